@@ -1,0 +1,29 @@
+package dev.radixserve.model;
+
+/**
+ * Runs the model over a paged KV pool. The scheduler sees only this seam: token ids, positions
+ * (implied by {@code pastLen}) and block tables in, one row of logits per sequence out.
+ *
+ * <p>Not thread-safe: the engine thread alone calls it.
+ */
+public interface ModelRunner extends AutoCloseable {
+
+  ModelConfig config();
+
+  /** Tokens per KV block (B). */
+  int blockSize();
+
+  /** Blocks in the KV pool; valid block ids are {@code [0, numBlocks)}. */
+  int numBlocks();
+
+  /**
+   * Computes the new tokens of every sequence, writes their keys and values into the pool, and
+   * returns the logits at each sequence's last new token.
+   *
+   * @return {@code [seqs.size()][vocabSize]} logits, in batch order
+   */
+  float[][] forward(ForwardBatch batch);
+
+  @Override
+  void close();
+}

@@ -1,0 +1,20 @@
+package dev.radixserve.model.sampling;
+
+import java.util.List;
+
+/**
+ * The token a sampler chose, with log-probabilities from the model's distribution after
+ * penalties and temperature are applied... see {@link Sampler} for the exact definition.
+ *
+ * @param tokenId chosen token
+ * @param logprob its log-probability (NaN when not requested)
+ * @param top the most likely alternatives, best first (empty when not requested)
+ */
+public record SampledToken(int tokenId, float logprob, List<TokenLogprob> top) {
+
+  public SampledToken {
+    top = List.copyOf(top);
+  }
+
+  public record TokenLogprob(int tokenId, float logprob) {}
+}

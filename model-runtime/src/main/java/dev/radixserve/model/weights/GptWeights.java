@@ -1,0 +1,103 @@
+package dev.radixserve.model.weights;
+
+import dev.radixserve.model.ModelConfig;
+import java.lang.foreign.Arena;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * GPT-2 weights under canonical names (Hugging Face's, without the {@code transformer.} prefix),
+ * shapes checked against the config. Conv1D layout: weights are {@code [in, out]}.
+ *
+ * <pre>
+ *   wte.weight                 [vocab, embd]      (also the LM head: tied)
+ *   wpe.weight                 [positions, embd]
+ *   h.{i}.ln_1.weight|bias     [embd]
+ *   h.{i}.attn.c_attn.weight   [embd, 3*embd]     bias [3*embd]   (q | k | v along out)
+ *   h.{i}.attn.c_proj.weight   [embd, embd]       bias [embd]
+ *   h.{i}.ln_2.weight|bias     [embd]
+ *   h.{i}.mlp.c_fc.weight      [embd, 4*embd]     bias [4*embd]
+ *   h.{i}.mlp.c_proj.weight    [4*embd, embd]     bias [embd]
+ *   ln_f.weight|bias           [embd]
+ * </pre>
+ *
+ * Owns the arena its tensors live in; closing it releases (or unmaps) them.
+ */
+public final class GptWeights implements AutoCloseable {
+
+  private final ModelConfig config;
+  private final Map<String, Tensor> tensors;
+  private final Arena arena;
+
+  /**
+   * @param arena owner of the tensors' memory, closed with these weights (may be null for heap)
+   */
+  public GptWeights(ModelConfig config, Map<String, Tensor> tensors, Arena arena) {
+    this.config = config;
+    this.tensors = new LinkedHashMap<>(tensors);
+    this.arena = arena;
+    expectedShapes(config).forEach(this::checkShape);
+  }
+
+  public ModelConfig config() {
+    return config;
+  }
+
+  public Tensor tensor(String name) {
+    Tensor t = tensors.get(name);
+    if (t == null) {
+      throw new IllegalArgumentException("no tensor named " + name);
+    }
+    return t;
+  }
+
+  public Map<String, Tensor> tensors() {
+    return java.util.Collections.unmodifiableMap(tensors);
+  }
+
+  /** Every canonical tensor name with the shape the config implies, in a stable order. */
+  public static Map<String, long[]> expectedShapes(ModelConfig c) {
+    long e = c.nEmbd();
+    Map<String, long[]> m = new LinkedHashMap<>();
+    m.put("wte.weight", new long[] {c.vocabSize(), e});
+    m.put("wpe.weight", new long[] {c.nPositions(), e});
+    for (int i = 0; i < c.nLayer(); i++) {
+      String p = "h." + i + ".";
+      m.put(p + "ln_1.weight", new long[] {e});
+      m.put(p + "ln_1.bias", new long[] {e});
+      m.put(p + "attn.c_attn.weight", new long[] {e, 3 * e});
+      m.put(p + "attn.c_attn.bias", new long[] {3 * e});
+      m.put(p + "attn.c_proj.weight", new long[] {e, e});
+      m.put(p + "attn.c_proj.bias", new long[] {e});
+      m.put(p + "ln_2.weight", new long[] {e});
+      m.put(p + "ln_2.bias", new long[] {e});
+      m.put(p + "mlp.c_fc.weight", new long[] {e, 4 * e});
+      m.put(p + "mlp.c_fc.bias", new long[] {4 * e});
+      m.put(p + "mlp.c_proj.weight", new long[] {4 * e, e});
+      m.put(p + "mlp.c_proj.bias", new long[] {e});
+    }
+    m.put("ln_f.weight", new long[] {e});
+    m.put("ln_f.bias", new long[] {e});
+    return m;
+  }
+
+  private void checkShape(String name, long[] shape) {
+    Tensor t = tensors.get(name);
+    if (t == null) {
+      throw new IllegalArgumentException("missing tensor " + name);
+    }
+    if (!Arrays.equals(t.shape(), shape)) {
+      throw new IllegalArgumentException(
+          "tensor " + name + " has shape " + Arrays.toString(t.shape()) + ", expected "
+              + Arrays.toString(shape));
+    }
+  }
+
+  @Override
+  public void close() {
+    if (arena != null) {
+      arena.close();
+    }
+  }
+}
