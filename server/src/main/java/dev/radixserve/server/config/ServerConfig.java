@@ -1,0 +1,84 @@
+package dev.radixserve.server.config;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * The server's whole configuration, validated. Built by the CLI from flags, environment
+ * variables ({@code RADIXSERVE_*}), a config file and defaults (that precedence); tests build
+ * it directly with {@link #defaults()} and the {@code with*} copies they need.
+ *
+ * @param host address to bind
+ * @param port HTTP port (0 picks a free one, for tests)
+ * @param model Hugging Face GPT-2 directory; null serves the embedded random-weight model
+ * @param servedModelName the model id clients send and {@code /v1/models} lists
+ * @param blockSize tokens per KV block
+ * @param kvCacheMemoryBytes KV pool budget in bytes; used when numBlocks is null
+ * @param numBlocks KV blocks; overrides kvCacheMemoryBytes when set
+ * @param maxNumSeqs most sequences in one batch
+ * @param maxNumBatchedTokens token budget of one forward step (prefill chunks + decodes)
+ * @param maxModelLen longest prompt + completion; null means the model's n_positions
+ * @param schedulePolicy admission order
+ * @param prefixCaching reuse cached prefixes (off only for comparisons)
+ * @param apiKey required bearer token; null disables auth
+ * @param maxQueuedRequests waiting requests beyond which new ones get 429
+ * @param threads ONNX Runtime intra-op threads; 0 lets it choose
+ * @param maxRequestBodyBytes larger bodies get 413
+ * @param shutdownTimeout how long SIGTERM waits for running requests
+ */
+public record ServerConfig(
+    String host,
+    int port,
+    Path model,
+    String servedModelName,
+    int blockSize,
+    long kvCacheMemoryBytes,
+    Integer numBlocks,
+    int maxNumSeqs,
+    int maxNumBatchedTokens,
+    Integer maxModelLen,
+    SchedulePolicy schedulePolicy,
+    boolean prefixCaching,
+    String apiKey,
+    int maxQueuedRequests,
+    int threads,
+    long maxRequestBodyBytes,
+    Duration shutdownTimeout) {
+
+  public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
+
+  public ServerConfig {
+    require(port >= 0 && port <= 65535, "port", port, "0..65535");
+    require(blockSize >= 1 && blockSize <= 1024, "block-size", blockSize, "1..1024");
+    require(kvCacheMemoryBytes > 0, "kv-cache-memory", kvCacheMemoryBytes, "> 0 bytes");
+    require(numBlocks == null || numBlocks >= 1, "num-blocks", numBlocks, ">= 1");
+    require(maxNumSeqs >= 1, "max-num-seqs", maxNumSeqs, ">= 1");
+    require(maxNumBatchedTokens >= 1, "max-num-batched-tokens", maxNumBatchedTokens, ">= 1");
+    require(maxModelLen == null || maxModelLen >= 1, "max-model-len", maxModelLen, ">= 1");
+    require(maxQueuedRequests >= 1, "max-queued-requests", maxQueuedRequests, ">= 1");
+    require(threads >= 0, "threads", threads, ">= 0");
+    require(maxRequestBodyBytes >= 1024, "max-request-body", maxRequestBodyBytes, ">= 1024 bytes");
+    require(!shutdownTimeout.isNegative(), "shutdown-timeout", shutdownTimeout, ">= 0");
+    if (servedModelName == null || servedModelName.isBlank()) {
+      servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
+    }
+  }
+
+  private static void require(boolean ok, String key, Object value, String allowed) {
+    if (!ok) {
+      throw new IllegalArgumentException(
+          "invalid value for " + key + ": " + value + " (allowed: " + allowed + ")");
+    }
+  }
+
+  public static ServerConfig defaults() {
+    return new ServerConfig("0.0.0.0", 8000, null, null, 16, 512L << 20, null, 64, 2048, null,
+        SchedulePolicy.LPM, true, null, 1024, 0, 8L << 20, Duration.ofSeconds(30));
+  }
+
+  public ServerConfig withPort(int p) {
+    return new ServerConfig(host, p, model, servedModelName, blockSize, kvCacheMemoryBytes,
+        numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
+        apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout);
+  }
+}
