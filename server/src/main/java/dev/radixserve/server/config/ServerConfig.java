@@ -72,13 +72,59 @@ public record ServerConfig(
   }
 
   public static ServerConfig defaults() {
-    return new ServerConfig("0.0.0.0", 8000, null, null, 16, 512L << 20, null, 64, 2048, null,
-        SchedulePolicy.LPM, true, null, 1024, 0, 8L << 20, Duration.ofSeconds(30));
+    return builder().build();
   }
 
-  public ServerConfig withPort(int p) {
-    return new ServerConfig(host, p, model, servedModelName, blockSize, kvCacheMemoryBytes,
-        numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
-        apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout);
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.host = host;
+    b.port = port;
+    b.model = model;
+    b.servedModelName = servedModelName;
+    b.blockSize = blockSize;
+    b.kvCacheMemoryBytes = kvCacheMemoryBytes;
+    b.numBlocks = numBlocks;
+    b.maxNumSeqs = maxNumSeqs;
+    b.maxNumBatchedTokens = maxNumBatchedTokens;
+    b.maxModelLen = maxModelLen;
+    b.schedulePolicy = schedulePolicy;
+    b.prefixCaching = prefixCaching;
+    b.apiKey = apiKey;
+    b.maxQueuedRequests = maxQueuedRequests;
+    b.threads = threads;
+    b.maxRequestBodyBytes = maxRequestBodyBytes;
+    b.shutdownTimeout = shutdownTimeout;
+    return b;
+  }
+
+  /** Mutable builder holding the built-in defaults; {@link #build()} validates. */
+  public static final class Builder {
+    public String host = "0.0.0.0";
+    public int port = 8000;
+    public Path model;
+    public String servedModelName;
+    public int blockSize = 16;
+    public long kvCacheMemoryBytes = 512L << 20;
+    public Integer numBlocks;
+    public int maxNumSeqs = 64;
+    public int maxNumBatchedTokens = 2048;
+    public Integer maxModelLen;
+    public SchedulePolicy schedulePolicy = SchedulePolicy.LPM;
+    public boolean prefixCaching = true;
+    public String apiKey;
+    public int maxQueuedRequests = 1024;
+    public int threads;
+    public long maxRequestBodyBytes = 8L << 20;
+    public Duration shutdownTimeout = Duration.ofSeconds(30);
+
+    public ServerConfig build() {
+      return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
+          numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
+          apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout);
+    }
   }
 }
