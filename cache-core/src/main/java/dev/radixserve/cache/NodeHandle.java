@@ -1,0 +1,7 @@
+package dev.radixserve.cache;
+
+/**
+ * An opaque reference to a tree node, for {@link PrefixCache#lock} and {@link PrefixCache#unlock}.
+ * The root handle (an empty match) may be locked and unlocked freely; it protects nothing.
+ */
+public interface NodeHandle {}

@@ -1,0 +1,92 @@
+package dev.radixserve.cache;
+
+/**
+ * The prefix cache seam: token sequences (per namespace) mapped to the KV blocks that hold them.
+ * Blocks come from, and go back to, one {@link BlockPool}.
+ *
+ * <p><b>Single-threaded by contract</b>: the engine thread alone calls it; nothing is
+ * synchronized.
+ *
+ * <p>Ownership of block ids: each id is at any time in exactly one place: the pool's free list,
+ * the cache (a node's block), or a caller (allocated and not yet inserted). So {@code free +
+ * cached + inUse == total}.
+ *
+ * <p>Matches are page-aligned: a match covers a multiple of {@link #blockSize()} tokens. The
+ * caller decides how much of a prompt to match (a match must never cover a prompt's last token,
+ * whose logits are needed: pass {@code length = promptLength - 1}).
+ */
+public interface PrefixCache {
+
+  /** Tokens per block (B). */
+  int blockSize();
+
+  /**
+   * Finds the longest cached prefix of {@code tokens[0, length)} in {@code namespace}, rounded
+   * down to whole blocks. Splits an edge when the match ends inside it. Touches the access time
+   * (and hit count) of every node on the path. Mutates the tree only by such splits.
+   *
+   * <p>The returned block ids stay valid only while the returned node is locked (or until the
+   * next call that may evict): lock it before anything else allocates.
+   *
+   * @param namespace partition key (cache salt, adapter id); {@code ""} is the default
+   */
+  MatchResult matchPrefix(int[] tokens, int length, String namespace);
+
+  /**
+   * Inserts {@code tokens[0, blockIds.length * B)} with its blocks, in one pass.
+   *
+   * <p>Where a leading part was already cached, the tree keeps its own blocks and the caller's
+   * blocks for that part are returned in {@link InsertResult#duplicateBlockIds()} for the caller
+   * to free (ids equal to the tree's own, e.g. from an earlier match, are not duplicates). Every
+   * other caller block now belongs to the cache.
+   *
+   * @throws IllegalArgumentException if {@code tokens.length < blockIds.length * B}
+   */
+  InsertResult insert(int[] tokens, int[] blockIds, String namespace);
+
+  /** Adds one lock ref to every node on the root-to-node path; locked nodes are never evicted. */
+  void lock(NodeHandle node);
+
+  /**
+   * Removes one lock ref from every node on the root-to-node path.
+   *
+   * @throws IllegalStateException if the node is not locked
+   */
+  void unlock(NodeHandle node);
+
+  /**
+   * Evicts unlocked leaves in policy order (cascading to parents that become unlocked leaves)
+   * until at least {@code nBlocks} blocks are freed or nothing evictable remains. May free more
+   * than asked (a whole node at a time).
+   *
+   * @return blocks freed to the pool
+   */
+  int evict(int nBlocks);
+
+  /** Evicts every unlocked node ({@code /reset_prefix_cache}); returns blocks freed. */
+  int evictAll();
+
+  /** Blocks held by the tree that no lock protects (can be evicted now). */
+  int evictableBlocks();
+
+  /** Blocks held by the tree under at least one lock. */
+  int protectedBlocks();
+
+  /** Blocks held by the tree: evictable + protected. */
+  default int cachedBlocks() {
+    return evictableBlocks() + protectedBlocks();
+  }
+
+  CacheStats stats();
+
+  /** A read-only snapshot walk of the tree for metrics and visualisation. */
+  TreeSnapshot snapshot();
+
+  /**
+   * Checks every structural and accounting invariant (see the implementation); throws
+   * {@link IllegalStateException} naming the first broken one.
+   *
+   * @param inUseBlocks blocks callers hold right now (allocated, not in the tree, not free)
+   */
+  void checkIntegrity(int inUseBlocks);
+}
