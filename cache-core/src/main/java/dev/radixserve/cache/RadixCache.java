@@ -174,7 +174,7 @@ public final class RadixCache implements PrefixCache {
       RadixNode child = node.child(new PageKey(tokens, pos, pageSize));
       if (child == null) {
         alreadyCached = pos;
-        node = attachLeaf(node, tokens, pos, limit, blockIds);
+        node = attachLeaf(node, tokens, pos, limit, blockIds, priority);
         break;
       }
       int pages = commonPages(child, tokens, pos, limit);
@@ -363,7 +363,8 @@ public final class RadixCache implements PrefixCache {
     return upper;
   }
 
-  private RadixNode attachLeaf(RadixNode parent, int[] tokens, int pos, int limit, int[] ids) {
+  private RadixNode attachLeaf(
+      RadixNode parent, int[] tokens, int pos, int limit, int[] ids, int priority) {
     int first = pos / pageSize;
     int[] blocks = Arrays.copyOfRange(ids, first, ids.length);
     for (int i = 0; i < blocks.length; i++) {
@@ -379,6 +380,7 @@ public final class RadixCache implements PrefixCache {
     RadixNode leaf = RadixNode.child(nextNodeId++, parent,
         Arrays.copyOfRange(tokens, pos, limit), blocks, pageSize);
     leaf.lastAccess = clock;
+    leaf.priority = priority;
     if (parent.inEvictableSet) {
       evictable.remove(parent);
     }
