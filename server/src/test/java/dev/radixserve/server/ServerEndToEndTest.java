@@ -101,7 +101,18 @@ class ServerEndToEndTest {
     assertEquals(first.at("/choices/0/text").asText(), second.at("/choices/0/text").asText());
     String metrics = get("/metrics").body();
     assertTrue(metrics.contains("radixserve_prefix_cache_hit_tokens_total"), metrics);
-    assertTrue(metrics.contains("radixserve_time_to_first_token_seconds_bucket"), metrics);
+    for (String name : List.of("radixserve_requests_running ", "radixserve_requests_waiting ",
+        "radixserve_kv_cache_usage_ratio ", "radixserve_kv_cache_blocks_total ",
+        "radixserve_kv_cache_blocks_free ", "radixserve_kv_cache_blocks_cached ",
+        "radixserve_prefix_cache_queried_tokens_total ", "radixserve_prefix_cache_hit_rate ",
+        "radixserve_prompt_tokens_computed_total ", "radixserve_prompt_tokens_cached_total ",
+        "radixserve_generation_tokens_total ", "radixserve_time_to_first_token_seconds_bucket{",
+        "radixserve_inter_token_latency_seconds_count ", "radixserve_e2e_request_latency_seconds_sum ",
+        "radixserve_request_queue_time_seconds_bucket{", "radixserve_preemptions_total ",
+        "radixserve_evicted_blocks_total ", "radixserve_requests_finished_total{finish_reason=\"length\"",
+        "radixserve_http_responses_total{status=\"200\"", "jvm_memory_used_bytes")) {
+      assertTrue(metrics.contains("\n" + name), name + " missing in\n" + metrics);
+    }
   }
 
   @Test
