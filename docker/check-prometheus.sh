@@ -7,7 +7,8 @@
 #  5. waits (<= 60 s) until the target is up, sends a few completions,
 #  6. asserts radixserve_* series have samples through Prometheus's HTTP API,
 #  7. stops both. Exit 0 on success, non-zero with a message otherwise.
-# Needs: the jar built (./mvnw -B -ntp -DskipTests package), JDK 25, curl, python3, root for apt.
+# Needs: the jar built (./mvnw -B -ntp -DskipTests package), JDK 25; root and apt-get when
+# prometheus, curl or python3 is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/java-home.sh
@@ -24,19 +25,22 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "check-prometheus: FAIL: $*" >&2; for f in "$WORK"/*.log; do echo "--- $f" >&2; tail -40 "$f" >&2; done; exit 1; }
 
-if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
-  echo "check-prometheus: installing Debian's prometheus package"
-  # policy-rc.d exit 101 keeps the package's system service from starting.
+missing=()
+command -v prometheus >/dev/null && command -v promtool >/dev/null || missing+=(prometheus)
+command -v curl >/dev/null || missing+=(curl ca-certificates)
+command -v python3 >/dev/null || missing+=(python3-minimal)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "check-prometheus: installing ${missing[*]} (Debian packages)"
+  # policy-rc.d exit 101 keeps the prometheus package's system service from starting.
   created_policy=""
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
     created_policy=1
   fi
   apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus >/dev/null
-  [ -n "$created_policy" ] && rm -f /usr/sbin/policy-rc.d
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  if [ -n "$created_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
 fi
-for tool in curl python3; do command -v "$tool" >/dev/null || fail "$tool is required"; done
 [ -f "$JAR" ] || fail "$JAR missing: run ./mvnw -B -ntp -DskipTests package first"
 
 promtool check config docker/prometheus.yml || fail "promtool rejects docker/prometheus.yml"
