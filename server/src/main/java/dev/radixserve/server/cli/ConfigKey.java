@@ -1,0 +1,96 @@
+package dev.radixserve.server.cli;
+
+import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.server.config.ServerConfig;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * Every setting of {@link ServerConfig} under the one name it has everywhere: the flag
+ * ({@code --max-num-seqs}), the config-file key ({@code max-num-seqs}) and, in upper snake case,
+ * the environment variable ({@code RADIXSERVE_MAX_NUM_SEQS}). Each knows how to parse its text
+ * into the builder and how to write the effective value back (for {@code --print-config}).
+ */
+enum ConfigKey {
+  HOST("host", (b, v) -> b.host = ConfigValues.text(v), ServerConfig::host),
+  PORT("port", (b, v) -> b.port = ConfigValues.integer(v), ServerConfig::port),
+  MODEL("model", (b, v) -> b.model = ConfigValues.directory(v),
+      c -> c.model() == null ? null : c.model().toString()),
+  SERVED_MODEL_NAME("served-model-name", (b, v) -> b.servedModelName = ConfigValues.text(v),
+      ServerConfig::servedModelName),
+  BLOCK_SIZE("block-size", (b, v) -> b.blockSize = ConfigValues.integer(v), ServerConfig::blockSize),
+  KV_CACHE_MEMORY("kv-cache-memory", (b, v) -> b.kvCacheMemoryBytes = ConfigValues.bytes(v),
+      c -> ConfigValues.formatBytes(c.kvCacheMemoryBytes())),
+  NUM_BLOCKS("num-blocks", (b, v) -> b.numBlocks = ConfigValues.integer(v), ServerConfig::numBlocks),
+  MAX_NUM_SEQS("max-num-seqs", (b, v) -> b.maxNumSeqs = ConfigValues.integer(v),
+      ServerConfig::maxNumSeqs),
+  MAX_NUM_BATCHED_TOKENS("max-num-batched-tokens",
+      (b, v) -> b.maxNumBatchedTokens = ConfigValues.integer(v), ServerConfig::maxNumBatchedTokens),
+  MAX_MODEL_LEN("max-model-len", (b, v) -> b.maxModelLen = ConfigValues.integer(v),
+      ServerConfig::maxModelLen),
+  SCHEDULE_POLICY("schedule-policy",
+      (b, v) -> b.schedulePolicy = ConfigValues.choice(v, SchedulePolicy.class),
+      c -> ConfigValues.formatChoice(c.schedulePolicy())),
+  PREFIX_CACHING("prefix-caching", (b, v) -> b.prefixCaching = ConfigValues.bool(v),
+      ServerConfig::prefixCaching),
+  API_KEY("api-key", (b, v) -> b.apiKey = ConfigValues.text(v), ServerConfig::apiKey),
+  MAX_QUEUED_REQUESTS("max-queued-requests", (b, v) -> b.maxQueuedRequests = ConfigValues.integer(v),
+      ServerConfig::maxQueuedRequests),
+  THREADS("threads", (b, v) -> b.threads = ConfigValues.integer(v), ServerConfig::threads),
+  MAX_REQUEST_BODY("max-request-body", (b, v) -> b.maxRequestBodyBytes = ConfigValues.bytes(v),
+      c -> ConfigValues.formatBytes(c.maxRequestBodyBytes())),
+  SHUTDOWN_TIMEOUT("shutdown-timeout", (b, v) -> b.shutdownTimeout = ConfigValues.duration(v),
+      c -> ConfigValues.formatDuration(c.shutdownTimeout()));
+
+  static final String ENV_PREFIX = "RADIXSERVE_";
+
+  private final String key;
+  private final BiConsumer<ServerConfig.Builder, String> parser;
+  private final Function<ServerConfig, Object> formatter;
+
+  ConfigKey(String key, BiConsumer<ServerConfig.Builder, String> parser,
+      Function<ServerConfig, Object> formatter) {
+    this.key = key;
+    this.parser = parser;
+    this.formatter = formatter;
+  }
+
+  /** The kebab-case name: config-file key, and the flag without its {@code --}. */
+  String key() {
+    return key;
+  }
+
+  String flag() {
+    return "--" + key;
+  }
+
+  String envVar() {
+    return envVarOf(key);
+  }
+
+  static String envVarOf(String kebabKey) {
+    return ENV_PREFIX + kebabKey.toUpperCase(Locale.ROOT).replace('-', '_');
+  }
+
+  /** Parses {@code raw} into the builder; throws {@link ConfigValues.BadValue} if it does not parse. */
+  void apply(ServerConfig.Builder builder, String raw) {
+    parser.accept(builder, raw);
+  }
+
+  /** The effective value as YAML writes it: a String, Integer, Boolean, or null when unset. */
+  Object format(ServerConfig config) {
+    return formatter.apply(config);
+  }
+
+  static Optional<ConfigKey> byKey(String key) {
+    return Arrays.stream(values()).filter(k -> k.key.equals(key)).findFirst();
+  }
+
+  static String allKeys() {
+    return Arrays.stream(values()).map(ConfigKey::key).collect(Collectors.joining(", "));
+  }
+}

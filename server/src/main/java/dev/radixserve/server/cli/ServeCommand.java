@@ -1,0 +1,214 @@
+package dev.radixserve.server.cli;
+
+import dev.radixserve.server.config.ServerConfig;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.Function;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IDefaultValueProvider;
+import picocli.CommandLine.Model.ArgSpec;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code radixserve serve}: resolves the configuration (flag > environment > file > default),
+ * then prints it or starts the server and blocks until it stops. SIGTERM and Ctrl-C drain
+ * running requests within {@code --shutdown-timeout}.
+ *
+ * <p>The setting flags are plain strings here: the parsing and validation of every layer lives
+ * in {@link ConfigKey} so a bad value reads the same wherever it came from.
+ */
+@Command(
+    name = "serve",
+    mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
+    sortOptions = false,
+    showDefaultValues = true,
+    description = "Start the OpenAI-compatible HTTP server (/v1/completions, "
+        + "/v1/chat/completions, /v1/models, /health, /metrics).",
+    footer = {
+        "",
+        "Every setting can also be given as an environment variable RADIXSERVE_<FLAG> in upper "
+            + "snake case (e.g. RADIXSERVE_MAX_NUM_SEQS=32) or as a key of the same name in the "
+            + "YAML file of --config (e.g. max-num-seqs: 32).",
+        "Precedence: flag > environment variable > config file > default.",
+        "Sizes take a suffix k, m, g (binary: 1k = 1024); durations a unit ms, s, m, h."})
+final class ServeCommand implements Callable<Integer> {
+
+  @Spec
+  private CommandSpec spec;
+
+  @Option(names = "--host", paramLabel = "ADDR", order = 1,
+      description = "Address to bind. Env RADIXSERVE_HOST.")
+  String host;
+
+  @Option(names = "--port", paramLabel = "PORT", order = 2,
+      description = "HTTP port (0 picks a free one). Env RADIXSERVE_PORT.")
+  String port;
+
+  @Option(names = "--model", paramLabel = "DIR", order = 3,
+      description = "Hugging Face GPT-2 directory (config.json, model.safetensors, vocab.json, "
+          + "merges.txt). Default: the embedded random-weight GPT-2. Env RADIXSERVE_MODEL.")
+  String model;
+
+  @Option(names = "--served-model-name", paramLabel = "NAME", order = 4,
+      description = "Model id that clients send and /v1/models lists. Default: the model "
+          + "directory's name. Env RADIXSERVE_SERVED_MODEL_NAME.")
+  String servedModelName;
+
+  @Option(names = "--block-size", paramLabel = "TOKENS", order = 5,
+      description = "Tokens per KV-cache block. Env RADIXSERVE_BLOCK_SIZE.")
+  String blockSize;
+
+  @Option(names = "--kv-cache-memory", paramLabel = "SIZE", order = 6,
+      description = "KV-cache pool budget (e.g. 512m, 4g); ignored when --num-blocks is set. "
+          + "Env RADIXSERVE_KV_CACHE_MEMORY.")
+  String kvCacheMemory;
+
+  @Option(names = "--num-blocks", paramLabel = "N", order = 7,
+      description = "KV-cache blocks; overrides --kv-cache-memory. Default: derived from "
+          + "--kv-cache-memory. Env RADIXSERVE_NUM_BLOCKS.")
+  String numBlocks;
+
+  @Option(names = "--max-num-seqs", paramLabel = "N", order = 8,
+      description = "Most sequences in one batch. Env RADIXSERVE_MAX_NUM_SEQS.")
+  String maxNumSeqs;
+
+  @Option(names = "--max-num-batched-tokens", paramLabel = "N", order = 9,
+      description = "Token budget of one step (prefill chunks + decodes). "
+          + "Env RADIXSERVE_MAX_NUM_BATCHED_TOKENS.")
+  String maxNumBatchedTokens;
+
+  @Option(names = "--max-model-len", paramLabel = "TOKENS", order = 10,
+      description = "Longest prompt + completion. Default: the model's n_positions. "
+          + "Env RADIXSERVE_MAX_MODEL_LEN.")
+  String maxModelLen;
+
+  @Option(names = "--schedule-policy", paramLabel = "lpm|fcfs", order = 11,
+      description = "Admission order: lpm = longest cached prefix first, fcfs = arrival order. "
+          + "Env RADIXSERVE_SCHEDULE_POLICY.")
+  String schedulePolicy;
+
+  @Option(names = "--prefix-caching", paramLabel = "true|false", order = 12, arity = "0..1",
+      fallbackValue = "true",
+      description = "Reuse cached prompt prefixes across requests. "
+          + "Env RADIXSERVE_PREFIX_CACHING.")
+  String prefixCaching;
+
+  @Option(names = "--api-key", paramLabel = "KEY", order = 13,
+      description = "Require 'Authorization: Bearer KEY'. Default: no authentication. "
+          + "Env RADIXSERVE_API_KEY.")
+  String apiKey;
+
+  @Option(names = "--max-queued-requests", paramLabel = "N", order = 14,
+      description = "Waiting requests beyond which new ones get 429. "
+          + "Env RADIXSERVE_MAX_QUEUED_REQUESTS.")
+  String maxQueuedRequests;
+
+  @Option(names = "--threads", paramLabel = "N", order = 15,
+      description = "ONNX Runtime intra-op threads (0 lets it choose). Env RADIXSERVE_THREADS.")
+  String threads;
+
+  @Option(names = "--max-request-body", paramLabel = "SIZE", order = 16,
+      description = "Largest request body; larger ones get 413. Env RADIXSERVE_MAX_REQUEST_BODY.")
+  String maxRequestBody;
+
+  @Option(names = "--shutdown-timeout", paramLabel = "DURATION", order = 17,
+      description = "How long SIGTERM / Ctrl-C waits for running requests. "
+          + "Env RADIXSERVE_SHUTDOWN_TIMEOUT.")
+  String shutdownTimeout;
+
+  @Option(names = "--config", paramLabel = "FILE", order = 18,
+      description = "YAML file setting any of the above by name (see config/radixserve.yaml). "
+          + "Env RADIXSERVE_CONFIG.")
+  Path configFile;
+
+  @Option(names = "--print-config", order = 19,
+      description = "Print the effective configuration as YAML (a valid --config file) and exit.")
+  boolean printConfig;
+
+  private final Map<String, String> env;
+  private final Function<ServerConfig, RunningServer> launcher;
+
+  /**
+   * @param env the process environment
+   * @param launcher starts the server; called once, only when not printing the configuration
+   */
+  ServeCommand(Map<String, String> env, Function<ServerConfig, RunningServer> launcher) {
+    this.env = Map.copyOf(env);
+    this.launcher = launcher;
+  }
+
+  /** Shows the built-in defaults in {@code --help}; resolution itself is {@link ConfigResolver}'s. */
+  static IDefaultValueProvider builtInDefaults() {
+    ServerConfig defaults = ServerConfig.defaults();
+    return (ArgSpec arg) -> {
+      if (!(arg instanceof OptionSpec option)) {
+        return null;
+      }
+      return ConfigKey.byKey(option.longestName().substring(2))
+          .map(key -> key.format(defaults))
+          .filter(value -> shownAsDefault(option, value))
+          .map(String::valueOf)
+          .orElse(null);
+    };
+  }
+
+  // The embedded model's name is a derived default; --served-model-name documents it in words.
+  private static boolean shownAsDefault(OptionSpec option, Object value) {
+    return value != null && !option.longestName().equals("--served-model-name");
+  }
+
+  @Override
+  public Integer call() throws InterruptedException {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    for (String unknown : ConfigResolver.unknownEnvVars(env)) {
+      err.println("radixserve: warning: ignoring environment variable " + unknown
+          + " (no such setting; known keys: " + ConfigKey.allKeys() + ")");
+    }
+    ServerConfig config = ConfigResolver.resolve(flagsGiven(), env, configPath());
+    if (printConfig) {
+      out.print(ConfigFile.write(config));
+      out.flush();
+      return 0;
+    }
+    RunningServer server = launcher.apply(config);
+    Runtime.getRuntime().addShutdownHook(new Thread(
+        () -> server.shutdown(config.shutdownTimeout()), "radixserve-shutdown"));
+    out.printf("radixserve: serving %s on http://%s:%d%n", config.servedModelName(),
+        config.host(), server.port());
+    out.flush();
+    server.awaitTermination();
+    return 0;
+  }
+
+  private Path configPath() {
+    if (configFile != null) {
+      return configFile;
+    }
+    String fromEnv = env.get(ConfigResolver.CONFIG_ENV);
+    return fromEnv == null || fromEnv.isEmpty() ? null : Path.of(fromEnv);
+  }
+
+  /** The raw text of each setting flag given on the command line. */
+  private Map<ConfigKey, String> flagsGiven() {
+    ParseResult parsed = spec.commandLine().getParseResult();
+    Map<ConfigKey, String> flags = new EnumMap<>(ConfigKey.class);
+    for (ConfigKey key : ConfigKey.values()) {
+      if (parsed.hasMatchedOption(key.flag())) {
+        OptionSpec option = parsed.matchedOption(key.flag());
+        List<String> values = option.stringValues();
+        flags.put(key, values.isEmpty() ? option.fallbackValue() : values.getLast());
+      }
+    }
+    return flags;
+  }
+}

@@ -1,0 +1,188 @@
+package dev.radixserve.server.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.server.config.ServerConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Flag > environment variable > config file > built-in default, one key at a time. */
+class ConfigPrecedenceTest {
+
+  @TempDir
+  Path dir;
+
+  private Path file(String yaml) throws IOException {
+    Path f = dir.resolve("radixserve.yaml");
+    Files.writeString(f, yaml);
+    return f;
+  }
+
+  @Test
+  void nothingGivenIsTheBuiltInDefault() {
+    assertEquals(ServerConfig.defaults(), ConfigResolver.resolve(Map.of(), Map.of(), null));
+  }
+
+  @Test
+  void eachLayerOverridesTheOnesBelow() throws IOException {
+    Path f = file("port: 1001\nmax-num-seqs: 7\nschedule-policy: fcfs\nthreads: 3\n");
+    Map<String, String> env = Map.of("RADIXSERVE_PORT", "2002", "RADIXSERVE_MAX_NUM_SEQS", "8");
+    Map<ConfigKey, String> flags = Map.of(ConfigKey.PORT, "3003");
+
+    ServerConfig c = ConfigResolver.resolve(flags, env, f);
+    assertEquals(3003, c.port());                          // flag beats env and file
+    assertEquals(8, c.maxNumSeqs());                       // env beats file
+    assertEquals(SchedulePolicy.FCFS, c.schedulePolicy()); // file beats default
+    assertEquals(3, c.threads());
+    assertEquals(2048, c.maxNumBatchedTokens());           // default
+
+    assertEquals(2002, ConfigResolver.resolve(Map.of(), env, f).port());
+    assertEquals(1001, ConfigResolver.resolve(Map.of(), Map.of(), f).port());
+    assertEquals(8000, ConfigResolver.resolve(Map.of(), Map.of(), null).port());
+  }
+
+  @Test
+  void anEmptyEnvironmentVariableSetsNothing() throws IOException {
+    ServerConfig c = ConfigResolver.resolve(Map.of(), Map.of("RADIXSERVE_PORT", ""), file("port: 1001\n"));
+    assertEquals(1001, c.port());
+  }
+
+  @Test
+  void nullInTheFileLeavesTheDefault() throws IOException {
+    ServerConfig c = ConfigResolver.resolve(Map.of(), Map.of(), file("num-blocks: null\napi-key: ~\n"));
+    assertNull(c.numBlocks());
+    assertNull(c.apiKey());
+  }
+
+  @Test
+  void everyKeyIsSettableFromEachLayer() throws IOException {
+    Path model = Files.createDirectory(dir.resolve("gpt2"));
+    Map<ConfigKey, String> values = new java.util.EnumMap<>(ConfigKey.class);
+    values.put(ConfigKey.HOST, "127.0.0.1");
+    values.put(ConfigKey.PORT, "0");
+    values.put(ConfigKey.MODEL, model.toString());
+    values.put(ConfigKey.SERVED_MODEL_NAME, "my-gpt");
+    values.put(ConfigKey.BLOCK_SIZE, "32");
+    values.put(ConfigKey.KV_CACHE_MEMORY, "2g");
+    values.put(ConfigKey.NUM_BLOCKS, "99");
+    values.put(ConfigKey.MAX_NUM_SEQS, "5");
+    values.put(ConfigKey.MAX_NUM_BATCHED_TOKENS, "512");
+    values.put(ConfigKey.MAX_MODEL_LEN, "256");
+    values.put(ConfigKey.SCHEDULE_POLICY, "FCFS");
+    values.put(ConfigKey.PREFIX_CACHING, "false");
+    values.put(ConfigKey.API_KEY, "sk-test");
+    values.put(ConfigKey.MAX_QUEUED_REQUESTS, "9");
+    values.put(ConfigKey.THREADS, "2");
+    values.put(ConfigKey.MAX_REQUEST_BODY, "64k");
+    values.put(ConfigKey.SHUTDOWN_TIMEOUT, "1500ms");
+    assertEquals(ConfigKey.values().length, values.size());
+
+    ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
+        512, 256, SchedulePolicy.FCFS, false, "sk-test", 9, 2, 64L << 10, Duration.ofMillis(1500));
+
+    assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
+
+    Map<String, String> env = new java.util.HashMap<>();
+    StringBuilder yaml = new StringBuilder();
+    values.forEach((k, v) -> {
+      env.put(k.envVar(), v);
+      yaml.append(k.key()).append(": \"").append(v).append("\"\n");
+    });
+    assertEquals(expected, ConfigResolver.resolve(Map.of(), env, null));
+    assertEquals(expected, ConfigResolver.resolve(Map.of(), Map.of(), file(yaml.toString())));
+  }
+
+  @Test
+  void envVarNamesAreUpperSnakeCaseOfTheKey() {
+    assertEquals("RADIXSERVE_MAX_NUM_BATCHED_TOKENS", ConfigKey.MAX_NUM_BATCHED_TOKENS.envVar());
+    assertEquals("--kv-cache-memory", ConfigKey.KV_CACHE_MEMORY.flag());
+  }
+
+  @Test
+  void unknownFileKeyIsNamedWithTheAllowedKeys() throws IOException {
+    Path f = file("port: 1\nmax-num-seq: 4\n");
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> ConfigResolver.resolve(Map.of(), Map.of(), f));
+    assertEquals("unknown key 'max-num-seq' in config file " + f + " (allowed keys: host, port, "
+        + "model, served-model-name, block-size, kv-cache-memory, num-blocks, max-num-seqs, "
+        + "max-num-batched-tokens, max-model-len, schedule-policy, prefix-caching, api-key, "
+        + "max-queued-requests, threads, max-request-body, shutdown-timeout)", e.getMessage());
+  }
+
+  @Test
+  void badValuesNameKeySourceAndAllowedValues() throws IOException {
+    Path f = file("prefix-caching: maybe\n");
+    assertEquals("invalid value for prefix-caching from config file " + f
+            + ": 'maybe' (allowed: true, false)",
+        assertThrows(ConfigException.class, () -> ConfigResolver.resolve(Map.of(), Map.of(), f))
+            .getMessage());
+    assertEquals("invalid value for schedule-policy from environment variable "
+            + "RADIXSERVE_SCHEDULE_POLICY: 'random' (allowed: lpm, fcfs)",
+        assertThrows(ConfigException.class, () -> ConfigResolver.resolve(Map.of(),
+            Map.of("RADIXSERVE_SCHEDULE_POLICY", "random"), null)).getMessage());
+    assertEquals("invalid value for port from flag --port: 'eighty' (allowed: an integer)",
+        assertThrows(ConfigException.class, () -> ConfigResolver.resolve(
+            Map.of(ConfigKey.PORT, "eighty"), Map.of(), null)).getMessage());
+    assertEquals("invalid value for port: 70000 (allowed: 0..65535)",
+        assertThrows(ConfigException.class, () -> ConfigResolver.resolve(
+            Map.of(ConfigKey.PORT, "70000"), Map.of(), null)).getMessage());
+    assertEquals("invalid value for model from flag --model: '" + dir.resolve("absent")
+            + "' (allowed: an existing directory holding config.json and model.safetensors)",
+        assertThrows(ConfigException.class, () -> ConfigResolver.resolve(
+            Map.of(ConfigKey.MODEL, dir.resolve("absent").toString()), Map.of(), null)).getMessage());
+  }
+
+  @Test
+  void aBadValueInALowerLayerIsNeverRead() throws IOException {
+    // The file's value is shadowed by the environment, so it cannot fail the start.
+    ServerConfig c = ConfigResolver.resolve(Map.of(), Map.of("RADIXSERVE_THREADS", "4"),
+        file("threads: lots\n"));
+    assertEquals(4, c.threads());
+  }
+
+  @Test
+  void malformedFilesAreRejected() throws IOException {
+    Path nested = file("port:\n  value: 1\n");
+    assertEquals("invalid value for port in config file " + nested
+            + ": a OBJECT (allowed: a single value)",
+        assertThrows(ConfigException.class, () -> ConfigResolver.resolve(Map.of(), Map.of(), nested))
+            .getMessage());
+    Path dup = file("port: 1\nport: 2\n");
+    assertEquals(true, assertThrows(ConfigException.class,
+        () -> ConfigResolver.resolve(Map.of(), Map.of(), dup)).getMessage()
+        .startsWith("config file " + dup + " is not valid YAML: Duplicate field 'port'"));
+    Path list = file("- port\n");
+    assertEquals("config file " + list + " must be a mapping of keys to values, not ARRAY",
+        assertThrows(ConfigException.class, () -> ConfigResolver.resolve(Map.of(), Map.of(), list))
+            .getMessage());
+    assertEquals("config file not found: " + dir.resolve("nope.yaml"),
+        assertThrows(ConfigException.class,
+            () -> ConfigResolver.resolve(Map.of(), Map.of(), dir.resolve("nope.yaml"))).getMessage());
+    assertEquals(ServerConfig.defaults(),
+        ConfigResolver.resolve(Map.of(), Map.of(), file("# nothing set\n")));
+  }
+
+  @Test
+  void unknownRadixserveEnvVarsAreReported() {
+    assertEquals(java.util.Set.of("RADIXSERVE_MAX_NUM_SEQ"), ConfigResolver.unknownEnvVars(Map.of(
+        "RADIXSERVE_MAX_NUM_SEQ", "1", "RADIXSERVE_PORT", "1", "RADIXSERVE_CONFIG", "x", "HOME", "/")));
+  }
+
+  @Test
+  void theShippedConfigFileListsEveryKeyWithItsDefault() throws IOException {
+    Path shipped = Path.of("../config/radixserve.yaml");
+    assertEquals(ServerConfig.defaults(), ConfigResolver.resolve(Map.of(), Map.of(), shipped));
+    String text = Files.readString(shipped);
+    for (ConfigKey key : ConfigKey.values()) {
+      assertEquals(true, text.contains("\n" + key.key() + ":"), "config/radixserve.yaml lacks " + key.key());
+    }
+  }
+}

@@ -1,0 +1,148 @@
+package dev.radixserve.server.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.radixserve.server.config.ServerConfig;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line as a user meets it: exit codes, stderr messages, help, --print-config. */
+class ServeCommandTest {
+
+  @TempDir
+  Path dir;
+
+  /** Exit status, stdout and stderr of one in-process run. */
+  record Run(int status, String out, String err) {}
+
+  private static final Function<ServerConfig, RunningServer> MUST_NOT_START = config -> {
+    throw new AssertionError("the server must not start in this test");
+  };
+
+  static Run run(Map<String, String> env, String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int status = Main.commandLine(env, MUST_NOT_START, new PrintWriter(out), new PrintWriter(err))
+        .execute(args);
+    return new Run(status, out.toString(), err.toString());
+  }
+
+  @Test
+  void printConfigShowsTheDefaultsAsYaml() {
+    Run r = run(Map.of(), "serve", "--print-config");
+    assertEquals(0, r.status(), r.err());
+    assertEquals("""
+        host: 0.0.0.0
+        port: 8000
+        model: null
+        served-model-name: radixserve-embedded-gpt2
+        block-size: 16
+        kv-cache-memory: 512m
+        num-blocks: null
+        max-num-seqs: 64
+        max-num-batched-tokens: 2048
+        max-model-len: null
+        schedule-policy: lpm
+        prefix-caching: true
+        api-key: null
+        max-queued-requests: 1024
+        threads: 0
+        max-request-body: 8m
+        shutdown-timeout: 30s
+        """, r.out());
+  }
+
+  @Test
+  void printConfigRoundTripsThroughConfig() throws IOException {
+    Path model = Files.createDirectory(dir.resolve("gpt2 model"));
+    Run first = run(Map.of("RADIXSERVE_MAX_NUM_SEQS", "3", "RADIXSERVE_API_KEY", "12345"),
+        "serve", "--print-config", "--port", "9001", "--model", model.toString(),
+        "--schedule-policy", "fcfs", "--prefix-caching=false", "--kv-cache-memory", "1536m",
+        "--shutdown-timeout", "2500ms", "--max-model-len", "512", "--served-model-name", "true");
+    assertEquals(0, first.status(), first.err());
+    Path file = dir.resolve("printed.yaml");
+    Files.writeString(file, first.out());
+
+    Run second = run(Map.of(), "serve", "--config", file.toString(), "--print-config");
+    assertEquals(0, second.status(), second.err());
+    assertEquals(first.out(), second.out());
+    assertTrue(first.out().contains("port: 9001\n"), first.out());
+    assertTrue(first.out().contains("max-num-seqs: 3\n"), first.out());
+    assertTrue(first.out().contains("prefix-caching: false\n"), first.out());
+
+    Run viaEnv = run(Map.of("RADIXSERVE_CONFIG", file.toString()), "serve", "--print-config");
+    assertEquals(first.out(), viaEnv.out());
+  }
+
+  @Test
+  void prefixCachingAloneMeansTrue() {
+    Run r = run(Map.of("RADIXSERVE_PREFIX_CACHING", "false"), "serve", "--print-config",
+        "--prefix-caching");
+    assertTrue(r.out().contains("prefix-caching: true\n"), r.out());
+  }
+
+  @Test
+  void badConfigurationExitsWithStatus2AndAMessageOnStderr() {
+    Run r = run(Map.of("RADIXSERVE_SCHEDULE_POLICY", "sjf"), "serve", "--print-config");
+    assertEquals(2, r.status());
+    assertEquals("", r.out());
+    assertEquals("radixserve: invalid value for schedule-policy from environment variable "
+        + "RADIXSERVE_SCHEDULE_POLICY: 'sjf' (allowed: lpm, fcfs)\n", r.err().replace("\r\n", "\n"));
+
+    Run range = run(Map.of(), "serve", "--block-size", "0");
+    assertEquals(2, range.status());
+    assertTrue(range.err().contains("invalid value for block-size: 0 (allowed: 1..1024)"), range.err());
+
+    Run unknownFlag = run(Map.of(), "serve", "--max-num-seq", "4");
+    assertEquals(2, unknownFlag.status());
+    assertTrue(unknownFlag.err().contains("Unknown options: '--max-num-seq', '4'"), unknownFlag.err());
+  }
+
+  @Test
+  void unknownEnvironmentVariablesAreWarnedAbout() {
+    Run r = run(Map.of("RADIXSERVE_THREAD", "2"), "serve", "--print-config");
+    assertEquals(0, r.status());
+    assertTrue(r.err().startsWith("radixserve: warning: ignoring environment variable "
+        + "RADIXSERVE_THREAD (no such setting;"), r.err());
+  }
+
+  @Test
+  void helpDocumentsEveryFlagItsEnvironmentVariableAndDefault() {
+    Run r = run(Map.of(), "serve", "--help");
+    assertEquals(0, r.status());
+    for (ConfigKey key : ConfigKey.values()) {
+      assertTrue(r.out().contains(key.flag() + "=") || r.out().contains(key.flag() + "[="),
+          key.flag() + " missing:\n" + r.out());
+      assertTrue(r.out().replaceAll("\\s+", " ").contains("Env " + key.envVar()),
+          key.envVar() + " missing:\n" + r.out());
+    }
+    String flat = r.out().replaceAll("\\s+", " ");
+    assertTrue(flat.contains("Default: 8000"), r.out());
+    assertTrue(flat.contains("Default: 512m"), r.out());
+    assertTrue(flat.contains("Default: lpm"), r.out());
+    assertTrue(flat.contains("Default: 30s"), r.out());
+    assertTrue(flat.contains("Precedence: flag > environment variable > config file > default."));
+  }
+
+  @Test
+  void versionNamesTheProjectVersion() {
+    Run r = run(Map.of(), "--version");
+    assertEquals(0, r.status());
+    assertTrue(r.out().matches("(?s)radixserve \\d+\\.\\d+\\.\\d+(-SNAPSHOT)?\n.*"), r.out());
+  }
+
+  @Test
+  void noCommandIsAUsageError() {
+    Run r = run(Map.of());
+    assertEquals(2, r.status());
+    assertTrue(r.err().contains("Missing command: serve or bench"), r.err());
+  }
+}
