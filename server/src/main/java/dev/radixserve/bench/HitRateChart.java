@@ -23,7 +23,7 @@ import javax.imageio.ImageIO;
 final class HitRateChart {
 
   private static final int WIDTH = 1200;
-  private static final int HEIGHT = 760;
+  private static final int HEIGHT = 860;
   private static final int LEFT = 70;
   private static final int RIGHT = 20;
   private static final Color MEASURED = new Color(0x1f77b4);
@@ -76,8 +76,8 @@ final class HitRateChart {
       legend(g, top - 20, new Color[] {MEASURED, THEORETICAL, COMPARE},
           new String[] {"measured hit rate", "theoretical max", "compare server hit rate"});
 
-      int rTop = 470;
-      int rBottom = HEIGHT - 50;
+      int rTop = 500;
+      int rBottom = HEIGHT - 100;
       double maxRatio = 2;
       for (Comparison c : comparisons) {
         if (c.outputThroughputRatio() != null) {
