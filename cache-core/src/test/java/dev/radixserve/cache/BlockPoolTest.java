@@ -1,0 +1,85 @@
+package dev.radixserve.cache;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class BlockPoolTest {
+
+  @Test
+  void freshPoolAllocatesAscendingIds() {
+    BlockPool pool = new BlockPool(11);
+    assertArrayEquals(new int[] {0, 1, 2}, pool.allocate(3));
+    assertArrayEquals(new int[] {3, 4}, pool.allocate(2));
+    assertEquals(6, pool.freeCount());
+    assertEquals(11, pool.total());
+    pool.checkIntegrity();
+  }
+
+  @Test
+  void lastFreedIsReusedFirst() {
+    BlockPool pool = new BlockPool(11);
+    pool.allocate(5); // 0..4
+    pool.free(new int[] {1, 3});
+    pool.free(0);
+    assertArrayEquals(new int[] {0, 3, 1, 5}, pool.allocate(4));
+    pool.checkIntegrity();
+  }
+
+  @Test
+  void allocateIsAllOrNothing() {
+    BlockPool pool = new BlockPool(11);
+    pool.allocate(9);
+    assertTrue(pool.canAllocate(2));
+    assertFalse(pool.canAllocate(3));
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> pool.allocate(3));
+    assertEquals("need 3 blocks, 2 free", e.getMessage());
+    assertEquals(2, pool.freeCount());
+    assertArrayEquals(new int[] {9, 10}, pool.allocate(2));
+    assertArrayEquals(new int[0], pool.allocate(0));
+  }
+
+  @Test
+  void doubleFreeFailsWithTheNumbers() {
+    BlockPool pool = new BlockPool(11);
+    pool.allocate(4);
+    pool.free(2);
+    IllegalStateException e = assertThrows(IllegalStateException.class, () -> pool.free(2));
+    assertEquals("block 2 freed twice: already free (8 of 11 free)", e.getMessage());
+    IllegalStateException never =
+        assertThrows(IllegalStateException.class, () -> pool.free(7));
+    assertEquals("block 7 freed twice: already free (8 of 11 free)", never.getMessage());
+  }
+
+  @Test
+  void outOfRangeFreeFailsWithTheNumbers() {
+    BlockPool pool = new BlockPool(11);
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> pool.free(11));
+    assertEquals("block id 11 out of range [0, 11)", e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> pool.free(-1));
+    assertThrows(IllegalArgumentException.class, () -> pool.allocate(-1));
+    assertThrows(IllegalArgumentException.class, () -> new BlockPool(0));
+  }
+
+  @Test
+  void batchFreeRollsBackOnABadId() {
+    BlockPool pool = new BlockPool(11);
+    pool.allocate(6); // 0..5
+    IllegalStateException e =
+        assertThrows(IllegalStateException.class, () -> pool.free(new int[] {1, 2, 1}));
+    assertEquals("block 1 freed twice: already free (7 of 11 free)", e.getMessage());
+    assertEquals(5, pool.freeCount());
+    assertThrows(IllegalArgumentException.class, () -> pool.free(new int[] {3, 99}));
+    assertEquals(5, pool.freeCount());
+    assertFalse(pool.isFree(1));
+    assertFalse(pool.isFree(3));
+    pool.checkIntegrity();
+    pool.free(new int[] {1, 2});
+    assertArrayEquals(new int[] {2, 1, 6}, pool.allocate(3));
+  }
+}

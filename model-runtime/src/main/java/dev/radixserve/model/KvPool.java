@@ -1,0 +1,138 @@
+package dev.radixserve.model;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The paged KV cache in host memory: per layer one key and one value tensor of
+ * {@code [numBlocks, blockSize, heads, headDim]} fp32, allocated once and owned here.
+ *
+ * <pre>
+ *   position p of a sequence lives in block blockTable[p / B], slot p % B:
+ *   byte offset ((block * B + slot) * heads * headDim) * 4 in each layer's key and value tensor
+ * </pre>
+ */
+public final class KvPool implements AutoCloseable {
+
+  private static final long FLOAT_BYTES = Float.BYTES;
+
+  private final ModelConfig config;
+  private final int blockSize;
+  private final int numBlocks;
+  private final long rowBytes;
+  private final Arena arena;
+  private final MemorySegment[] keys;
+  private final MemorySegment[] values;
+
+  private KvPool(ModelConfig config, int blockSize, int numBlocks) {
+    if (blockSize <= 0) {
+      throw new IllegalArgumentException("block size must be positive, got " + blockSize);
+    }
+    if (numBlocks <= 0) {
+      throw new IllegalArgumentException("a KV pool needs at least one block, got " + numBlocks);
+    }
+    this.config = config;
+    this.blockSize = blockSize;
+    this.numBlocks = numBlocks;
+    this.rowBytes = (long) config.nEmbd() * FLOAT_BYTES;
+    this.arena = Arena.ofShared();
+    this.keys = new MemorySegment[config.nLayer()];
+    this.values = new MemorySegment[config.nLayer()];
+    long layerBytes = (long) numBlocks * blockSize * rowBytes;
+    for (int i = 0; i < config.nLayer(); i++) {
+      // Zeroed by the arena: slots never written read as 0 (and are masked anyway).
+      keys[i] = arena.allocate(layerBytes, 64);
+      values[i] = arena.allocate(layerBytes, 64);
+    }
+  }
+
+  /** A pool of exactly {@code numBlocks} blocks. */
+  public static KvPool ofBlocks(ModelConfig config, int blockSize, int numBlocks) {
+    return new KvPool(config, blockSize, numBlocks);
+  }
+
+  /** As many blocks as fit in {@code budgetBytes}. */
+  public static KvPool forBudget(ModelConfig config, int blockSize, long budgetBytes) {
+    return new KvPool(config, blockSize, blocksFor(config, blockSize, budgetBytes));
+  }
+
+  /** Blocks that fit in a budget; at least one must fit. */
+  public static int blocksFor(ModelConfig config, int blockSize, long budgetBytes) {
+    long per = bytesPerBlock(config, blockSize);
+    long n = budgetBytes / per;
+    if (n < 1) {
+      throw new IllegalArgumentException("a KV budget of " + budgetBytes + " bytes holds no block of "
+          + per + " bytes");
+    }
+    return (int) Math.min(n, Integer.MAX_VALUE);
+  }
+
+  /** Bytes one block takes over all layers, keys and values. */
+  public static long bytesPerBlock(ModelConfig config, int blockSize) {
+    return 2L * config.nLayer() * blockSize * config.nEmbd() * FLOAT_BYTES;
+  }
+
+  public long bytesPerBlock() {
+    return bytesPerBlock(config, blockSize);
+  }
+
+  public ModelConfig config() {
+    return config;
+  }
+
+  public int blockSize() {
+    return blockSize;
+  }
+
+  public int numBlocks() {
+    return numBlocks;
+  }
+
+  /** Layer {@code layer}'s key tensor [numBlocks, B, H, D]. */
+  public MemorySegment keys(int layer) {
+    return keys[layer];
+  }
+
+  public MemorySegment values(int layer) {
+    return values[layer];
+  }
+
+  /**
+   * Copies rows {@code [from, from + count)} of {@code newKeys}/{@code newValues} ([T, H, D]) to
+   * the slots of positions {@code firstPosition ...} of a sequence with this block table.
+   */
+  public void write(int layer, MemorySegment newKeys, MemorySegment newValues, int from, int count,
+      int firstPosition, int[] blockTable) {
+    for (int r = 0; r < count; r++) {
+      int p = firstPosition + r;
+      long dst = slotOffset(blockTable[p / blockSize], p % blockSize);
+      long src = (long) (from + r) * rowBytes;
+      MemorySegment.copy(newKeys, src, keys[layer], dst, rowBytes);
+      MemorySegment.copy(newValues, src, values[layer], dst, rowBytes);
+    }
+  }
+
+  /** Reads one cached row (tests, debugging). */
+  public float[] keyRow(int layer, int block, int slot) {
+    return keys[layer].asSlice(slotOffset(block, slot), rowBytes).toArray(ValueLayout.JAVA_FLOAT);
+  }
+
+  public float[] valueRow(int layer, int block, int slot) {
+    return values[layer].asSlice(slotOffset(block, slot), rowBytes).toArray(ValueLayout.JAVA_FLOAT);
+  }
+
+  private long slotOffset(int block, int slot) {
+    if (block < 0 || block >= numBlocks) {
+      throw new IllegalArgumentException("block id " + block + " outside [0, " + numBlocks + ")");
+    }
+    return ((long) block * blockSize + slot) * rowBytes;
+  }
+
+  @Override
+  public void close() {
+    if (arena.scope().isAlive()) {
+      arena.close();
+    }
+  }
+}

@@ -1,0 +1,109 @@
+package dev.radixserve.model;
+
+import dev.radixserve.model.ort.ElementType;
+import dev.radixserve.model.ort.MemoryInfo;
+import dev.radixserve.model.ort.OrtValue;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+
+/**
+ * The six per-step graph inputs in native buffers reused across steps (grown, never shrunk).
+ *
+ * <pre>
+ *   input_ids    int64 [T]      positions   int64 [T]      (sequence after sequence)
+ *   block_tables int32 [S, M]   M = the batch's longest past in blocks (at least 1), padded with 0
+ *   cu_seqlens   int32 [S+1]    past_lens   int32 [S]      logits_index int64 [S] = cu[s+1] - 1
+ * </pre>
+ */
+final class StepInputs implements AutoCloseable {
+
+  private Arena arena = Arena.ofShared();
+  private MemorySegment ids = MemorySegment.NULL;
+  private MemorySegment positions = MemorySegment.NULL;
+  private MemorySegment tables = MemorySegment.NULL;
+  private MemorySegment cu = MemorySegment.NULL;
+  private MemorySegment past = MemorySegment.NULL;
+  private MemorySegment logitsIndex = MemorySegment.NULL;
+  private int tokens;
+  private int seqs;
+  private int maxBlocks;
+
+  /** Fills the buffers from a validated batch. */
+  void fill(ForwardBatch batch, int blockSize) {
+    List<ForwardBatch.Seq> list = batch.seqs();
+    seqs = list.size();
+    tokens = batch.totalNewTokens();
+    int m = 1;
+    for (ForwardBatch.Seq s : list) {
+      m = Math.max(m, (s.pastLen() + blockSize - 1) / blockSize);
+    }
+    maxBlocks = m;
+    ensureCapacity();
+    int t = 0;
+    for (int i = 0; i < seqs; i++) {
+      ForwardBatch.Seq s = list.get(i);
+      cu.setAtIndex(ValueLayout.JAVA_INT, i, t);
+      past.setAtIndex(ValueLayout.JAVA_INT, i, s.pastLen());
+      int pastBlocks = (s.pastLen() + blockSize - 1) / blockSize;
+      long row = (long) i * maxBlocks;
+      for (int b = 0; b < maxBlocks; b++) {
+        tables.setAtIndex(ValueLayout.JAVA_INT, row + b, b < pastBlocks ? s.blockTable()[b] : 0);
+      }
+      int[] newTokens = s.newTokens();
+      for (int k = 0; k < newTokens.length; k++) {
+        ids.setAtIndex(ValueLayout.JAVA_LONG, t + k, newTokens[k]);
+        positions.setAtIndex(ValueLayout.JAVA_LONG, t + k, s.pastLen() + k);
+      }
+      t += newTokens.length;
+      logitsIndex.setAtIndex(ValueLayout.JAVA_LONG, i, t - 1);
+    }
+    cu.setAtIndex(ValueLayout.JAVA_INT, seqs, t);
+  }
+
+  /** Start of sequence {@code i}'s new tokens in the flattened token axis. */
+  int tokenStart(int i) {
+    return cu.getAtIndex(ValueLayout.JAVA_INT, i);
+  }
+
+  /** Tensors over the filled buffers, in {@code PagedGpt2Graph.stepInputNames()} order. */
+  OrtValue[] values(MemoryInfo info) {
+    return new OrtValue[] {
+        OrtValue.wrap(info, ids.asSlice(0, tokens * 8L), ElementType.INT64, tokens),
+        OrtValue.wrap(info, positions.asSlice(0, tokens * 8L), ElementType.INT64, tokens),
+        OrtValue.wrap(info, tables.asSlice(0, (long) seqs * maxBlocks * 4), ElementType.INT32,
+            seqs, maxBlocks),
+        OrtValue.wrap(info, cu.asSlice(0, (seqs + 1) * 4L), ElementType.INT32, seqs + 1),
+        OrtValue.wrap(info, past.asSlice(0, seqs * 4L), ElementType.INT32, seqs),
+        OrtValue.wrap(info, logitsIndex.asSlice(0, seqs * 8L), ElementType.INT64, seqs),
+    };
+  }
+
+  private void ensureCapacity() {
+    long needTables = (long) seqs * maxBlocks * 4;
+    if (ids.byteSize() >= tokens * 8L && cu.byteSize() >= (seqs + 1) * 4L
+        && tables.byteSize() >= needTables) {
+      return;
+    }
+    // Grow geometrically so a growing batch reallocates O(log n) times.
+    long t = Math.max(64, Long.highestOneBit(Math.max(1, tokens)) * 2);
+    long s = Math.max(16, Long.highestOneBit(Math.max(1, seqs + 1)) * 2);
+    long tb = Math.max(256, Long.highestOneBit(Math.max(1, needTables)) * 2);
+    arena.close();
+    arena = Arena.ofShared();
+    ids = arena.allocate(t * 8, 64);
+    positions = arena.allocate(t * 8, 64);
+    tables = arena.allocate(tb, 64);
+    cu = arena.allocate(s * 4, 64);
+    past = arena.allocate(s * 4, 64);
+    logitsIndex = arena.allocate(s * 8, 64);
+  }
+
+  @Override
+  public void close() {
+    if (arena.scope().isAlive()) {
+      arena.close();
+    }
+  }
+}

@@ -1,0 +1,77 @@
+package dev.radixserve.model;
+
+import dev.radixserve.model.ort.ElementType;
+import dev.radixserve.model.ort.MemoryInfo;
+import dev.radixserve.model.ort.OrtValue;
+import dev.radixserve.model.weights.DType;
+import dev.radixserve.model.weights.GptWeights;
+import dev.radixserve.model.weights.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Map;
+
+/**
+ * One fp32 {@link OrtValue} per weight, in {@code GptWeights.expectedShapes} order (the graph's
+ * weight inputs). F32 tensors in native, 4-byte aligned memory are wrapped as they are; others
+ * (F16, BF16, heap or misaligned data) are converted once into fp32 memory owned here.
+ */
+final class WeightTensors implements AutoCloseable {
+
+  private final Arena converted;
+  private final OrtValue[] values;
+
+  private WeightTensors(Arena converted, OrtValue[] values) {
+    this.converted = converted;
+    this.values = values;
+  }
+
+  static WeightTensors of(GptWeights weights, MemoryInfo info) {
+    Map<String, long[]> shapes = GptWeights.expectedShapes(weights.config());
+    Arena arena = Arena.ofShared();
+    OrtValue[] values = new OrtValue[shapes.size()];
+    int i = 0;
+    try {
+      for (Map.Entry<String, long[]> e : shapes.entrySet()) {
+        Tensor t = weights.tensor(e.getKey());
+        values[i++] = OrtValue.wrap(info, fp32(t, arena), ElementType.FLOAT, e.getValue());
+      }
+    } catch (RuntimeException ex) {
+      for (OrtValue v : values) {
+        if (v != null) {
+          v.close();
+        }
+      }
+      arena.close();
+      throw ex;
+    }
+    return new WeightTensors(arena, values);
+  }
+
+  private static MemorySegment fp32(Tensor t, Arena arena) {
+    MemorySegment data = t.data();
+    if (t.dtype() == DType.F32 && data.isNative() && data.address() % Float.BYTES == 0) {
+      return data;
+    }
+    long n = t.elementCount();
+    MemorySegment copy = arena.allocate(n * Float.BYTES, 64);
+    for (long k = 0; k < n; k++) {
+      copy.setAtIndex(ValueLayout.JAVA_FLOAT, k, t.get(k));
+    }
+    return copy;
+  }
+
+  OrtValue[] values() {
+    return values;
+  }
+
+  @Override
+  public void close() {
+    for (OrtValue v : values) {
+      v.close();
+    }
+    if (converted.scope().isAlive()) {
+      converted.close();
+    }
+  }
+}

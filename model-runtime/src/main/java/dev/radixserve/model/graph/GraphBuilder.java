@@ -1,0 +1,155 @@
+package dev.radixserve.model.graph;
+
+import ai.onnx.proto.OnnxMl.AttributeProto;
+import ai.onnx.proto.OnnxMl.GraphProto;
+import ai.onnx.proto.OnnxMl.ModelProto;
+import ai.onnx.proto.OnnxMl.NodeProto;
+import ai.onnx.proto.OnnxMl.OperatorSetIdProto;
+import ai.onnx.proto.OnnxMl.TensorProto;
+import ai.onnx.proto.OnnxMl.TensorShapeProto;
+import ai.onnx.proto.OnnxMl.TypeProto;
+import ai.onnx.proto.OnnxMl.ValueInfoProto;
+import java.util.List;
+
+/**
+ * A thin writer of ONNX graphs over the {@code OnnxMl} protobuf classes: declares inputs and
+ * outputs, adds nodes under fresh value names, and holds small constants as initializers.
+ */
+final class GraphBuilder {
+
+  static final int FLOAT = TensorProto.DataType.FLOAT_VALUE;
+  static final int INT32 = TensorProto.DataType.INT32_VALUE;
+  static final int INT64 = TensorProto.DataType.INT64_VALUE;
+  static final int BOOL = TensorProto.DataType.BOOL_VALUE;
+
+  private final GraphProto.Builder graph;
+  private int counter;
+
+  GraphBuilder(String name) {
+    graph = GraphProto.newBuilder().setName(name);
+  }
+
+  /**
+   * Declares a graph input.
+   *
+   * @param dims each a number (fixed) or a name (symbolic)
+   */
+  String input(String name, int elemType, Object... dims) {
+    graph.addInput(valueInfo(name, elemType, dims));
+    return name;
+  }
+
+  /** Declares {@code value} a graph output, renaming it through an Identity node. */
+  void output(String value, String name, int elemType, Object... dims) {
+    graph.addNode(NodeProto.newBuilder().setOpType("Identity").addInput(value).addOutput(name)
+        .setName(name + "/out"));
+    graph.addOutput(valueInfo(name, elemType, dims));
+  }
+
+  private static ValueInfoProto valueInfo(String name, int elemType, Object... dims) {
+    TensorShapeProto.Builder shape = TensorShapeProto.newBuilder();
+    for (Object d : dims) {
+      TensorShapeProto.Dimension.Builder dim = TensorShapeProto.Dimension.newBuilder();
+      if (d instanceof Number n) {
+        dim.setDimValue(n.longValue());
+      } else {
+        dim.setDimParam(d.toString());
+      }
+      shape.addDim(dim);
+    }
+    TypeProto type = TypeProto.newBuilder().setTensorType(
+        TypeProto.Tensor.newBuilder().setElemType(elemType).setShape(shape)).build();
+    return ValueInfoProto.newBuilder().setName(name).setType(type).build();
+  }
+
+  /** Adds one node with a single fresh output (named after {@code hint}) and returns that name. */
+  String op(String opType, String hint, List<String> inputs, AttributeProto... attributes) {
+    String out = hint + "_" + (counter++);
+    NodeProto.Builder node = NodeProto.newBuilder().setOpType(opType).setName(out + "/" + opType)
+        .addAllInput(inputs).addOutput(out);
+    for (AttributeProto a : attributes) {
+      node.addAttribute(a);
+    }
+    graph.addNode(node);
+    return out;
+  }
+
+  String op(String opType, String hint, String... inputs) {
+    return op(opType, hint, List.of(inputs));
+  }
+
+  /** Adds a node with several fresh outputs. */
+  String[] ops(String opType, String hint, int outputs, List<String> inputs,
+      AttributeProto... attributes) {
+    String base = hint + "_" + (counter++);
+    NodeProto.Builder node = NodeProto.newBuilder().setOpType(opType).setName(base + "/" + opType)
+        .addAllInput(inputs);
+    String[] names = new String[outputs];
+    for (int i = 0; i < outputs; i++) {
+      names[i] = base + "_" + i;
+      node.addOutput(names[i]);
+    }
+    for (AttributeProto a : attributes) {
+      node.addAttribute(a);
+    }
+    graph.addNode(node);
+    return names;
+  }
+
+  /** A 1-D int64 constant. */
+  String ints(long... values) {
+    String name = "c" + (counter++);
+    TensorProto.Builder t = TensorProto.newBuilder().setName(name).setDataType(INT64)
+        .addDims(values.length);
+    for (long v : values) {
+      t.addInt64Data(v);
+    }
+    graph.addInitializer(t);
+    return name;
+  }
+
+  /** A scalar int64 constant. */
+  String scalarInt(long value) {
+    String name = "c" + (counter++);
+    graph.addInitializer(TensorProto.newBuilder().setName(name).setDataType(INT64)
+        .addInt64Data(value));
+    return name;
+  }
+
+  /** A scalar float constant. */
+  String scalar(float value) {
+    String name = "c" + (counter++);
+    graph.addInitializer(TensorProto.newBuilder().setName(name).setDataType(FLOAT)
+        .addFloatData(value));
+    return name;
+  }
+
+  static AttributeProto attr(String name, long value) {
+    return AttributeProto.newBuilder().setName(name).setType(AttributeProto.AttributeType.INT)
+        .setI(value).build();
+  }
+
+  static AttributeProto attr(String name, float value) {
+    return AttributeProto.newBuilder().setName(name).setType(AttributeProto.AttributeType.FLOAT)
+        .setF(value).build();
+  }
+
+  static AttributeProto attrs(String name, long... values) {
+    AttributeProto.Builder a = AttributeProto.newBuilder().setName(name)
+        .setType(AttributeProto.AttributeType.INTS);
+    for (long v : values) {
+      a.addInts(v);
+    }
+    return a.build();
+  }
+
+  /** The finished model at the given default-domain opset. */
+  ModelProto model(int opset, String producer) {
+    return ModelProto.newBuilder()
+        .setIrVersion(8)
+        .setProducerName(producer)
+        .addOpsetImport(OperatorSetIdProto.newBuilder().setDomain("").setVersion(opset))
+        .setGraph(graph)
+        .build();
+  }
+}

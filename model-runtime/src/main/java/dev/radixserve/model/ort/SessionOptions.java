@@ -1,0 +1,80 @@
+package dev.radixserve.model.ort;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/** {@code OrtSessionOptions}: threads, graph optimisation, execution mode. */
+public final class SessionOptions extends NativeHandle {
+
+  /** {@code GraphOptimizationLevel} values. */
+  public enum Optimization {
+    DISABLE_ALL(0),
+    BASIC(1),
+    EXTENDED(2),
+    ALL(99);
+
+    final int code;
+
+    Optimization(int code) {
+      this.code = code;
+    }
+  }
+
+  private SessionOptions(MemorySegment pointer) {
+    super("OrtSessionOptions", pointer);
+  }
+
+  public static SessionOptions create() {
+    try (Arena arena = Arena.ofConfined()) {
+      return new SessionOptions(OrtApi.get().createSessionOptions(arena.allocate(ValueLayout.ADDRESS)));
+    }
+  }
+
+  /** Threads inside one operator (0 = ONNX Runtime's default, one per physical core). */
+  public SessionOptions intraOpThreads(int threads) {
+    requireNonNegative("intra-op threads", threads);
+    OrtApi.get().setIntraOpNumThreads(pointer(), threads);
+    return this;
+  }
+
+  /** Threads running independent operators at once (only with parallel execution). */
+  public SessionOptions interOpThreads(int threads) {
+    requireNonNegative("inter-op threads", threads);
+    OrtApi.get().setInterOpNumThreads(pointer(), threads);
+    return this;
+  }
+
+  public SessionOptions optimization(Optimization level) {
+    OrtApi.get().setGraphOptimizationLevel(pointer(), level.code);
+    return this;
+  }
+
+  /** Runs operators one after another ({@code ORT_SEQUENTIAL}), the default. */
+  public SessionOptions sequentialExecution() {
+    OrtApi.get().setSessionExecutionMode(pointer(), 0);
+    return this;
+  }
+
+  /**
+   * Makes the session use {@code value} (which must outlive the session) for the graph's
+   * initializer {@code name} instead of the data in the model.
+   */
+  public SessionOptions addInitializer(String name, OrtValue value) {
+    try (Arena arena = Arena.ofConfined()) {
+      OrtApi.get().addInitializer(pointer(), arena.allocateFrom(name), value.pointer());
+    }
+    return this;
+  }
+
+  private static void requireNonNegative(String what, int n) {
+    if (n < 0) {
+      throw new IllegalArgumentException(what + " must be >= 0, got " + n);
+    }
+  }
+
+  @Override
+  void release(OrtApi api, MemorySegment pointer) {
+    api.releaseSessionOptions(pointer);
+  }
+}

@@ -1,0 +1,164 @@
+package dev.radixserve.model;
+
+import static dev.radixserve.model.OnnxModelRunnerTest.BLOCK;
+import static dev.radixserve.model.OnnxModelRunnerTest.TINY;
+import static dev.radixserve.model.OnnxModelRunnerTest.prompt;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.radixserve.model.weights.GptWeights;
+import dev.radixserve.model.weights.RandomGpt2;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Same logits however a prompt reaches the pool: at once, in chunks, token by token, batched
+ * with other sequences, or over prefix blocks another sequence computed.
+ */
+class PagedConsistencyTest {
+
+  private static final int[] TABLE = {21, 5, 40, 13, 2, 33, 9, 27, 16, 44, 1, 38, 7, 30, 19, 11};
+  private static final int[] OTHER = {3, 36, 22, 10, 41, 6, 29, 15, 0, 25, 34, 18, 43, 8, 31, 12};
+  private GptWeights weights;
+  private OnnxModelRunner runner;
+
+  @BeforeEach
+  void open() {
+    weights = RandomGpt2.create(TINY, 11);
+    runner = OnnxModelRunner.create(weights, BLOCK, 48, 1);
+  }
+
+  @AfterEach
+  void close() {
+    runner.close();
+    weights.close();
+  }
+
+  static void assertClose(float[] expected, float[] actual, double tolerance) {
+    double maxDiff = 0;
+    double maxRef = 0;
+    for (int i = 0; i < expected.length; i++) {
+      maxDiff = Math.max(maxDiff, Math.abs(expected[i] - actual[i]));
+      maxRef = Math.max(maxRef, Math.abs(expected[i]));
+    }
+    assertTrue(maxDiff / maxRef <= tolerance, "relative difference " + maxDiff / maxRef);
+  }
+
+  private float[] prefillInChunks(int[] tokens, int chunk, int[] table) {
+    float[] last = null;
+    for (int start = 0; start < tokens.length; start += chunk) {
+      int[] part = Arrays.copyOfRange(tokens, start, Math.min(tokens.length, start + chunk));
+      last = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(part, start, table))))[0];
+    }
+    return last;
+  }
+
+  @Test
+  void chunkSizesAgree() {
+    int[] tokens = prompt(37, 4);
+    double[] ref = new ReferenceGpt2(weights).logits(tokens)[tokens.length - 1];
+    float[] whole = prefillInChunks(tokens, tokens.length, TABLE);
+    assertTrue(OnnxModelRunnerTest.relativeError(whole, ref) <= 1e-4);
+    for (int chunk : new int[] {1, 3, 16, 17}) {
+      assertClose(whole, prefillInChunks(tokens, chunk, TABLE), 1e-5);
+    }
+  }
+
+  @Test
+  void mixedBatchAgreesWithAlone() {
+    int[] a = prompt(19, 1);
+    int[] b = prompt(26, 2);
+    int[] c = prompt(6, 3);
+    float[] aAlone = prefillInChunks(a, a.length, TABLE);
+    float[] cAlone = prefillInChunks(c, c.length, OTHER);
+    // b: prefilled to 25 tokens alone in other blocks, its last token decoded in the batch
+    int[] bTable = {47, 46, 45, 24, 26, 37, 35};
+    prefillInChunks(Arrays.copyOf(b, 25), 25, bTable);
+    float[] bAlone = runner.forward(new ForwardBatch(List.of(
+        new ForwardBatch.Seq(new int[] {b[25]}, 25, bTable))))[0];
+
+    // same computations again, batched: a's 2nd chunk, b's decode token, c's whole prompt
+    try (OnnxModelRunner fresh = OnnxModelRunner.create(weights, BLOCK, 48, 1)) {
+      fresh.forward(new ForwardBatch(List.of(
+          new ForwardBatch.Seq(Arrays.copyOf(a, 11), 0, TABLE),
+          new ForwardBatch.Seq(Arrays.copyOf(b, 25), 0, bTable))));
+      float[][] mixed = fresh.forward(new ForwardBatch(List.of(
+          new ForwardBatch.Seq(Arrays.copyOfRange(a, 11, 19), 11, TABLE),
+          new ForwardBatch.Seq(new int[] {b[25]}, 25, bTable),
+          new ForwardBatch.Seq(c, 0, OTHER))));
+      assertClose(aAlone, mixed[0], 1e-5);
+      assertClose(bAlone, mixed[1], 1e-5);
+      assertClose(cAlone, mixed[2], 1e-5);
+    }
+  }
+
+  @Test
+  void sharedPrefixBlocksAreReused() {
+    int[] first = prompt(30, 5);
+    prefillInChunks(first, 30, TABLE);
+    // second sequence: same first 24 tokens (6 full blocks), then its own suffix
+    int[] second = Arrays.copyOf(first, 33);
+    for (int i = 24; i < 33; i++) {
+      second[i] = (i * 7 + 1) % 97;
+    }
+    int[] secondTable = Arrays.copyOf(TABLE, 9);
+    secondTable[6] = 42;
+    secondTable[7] = 4;
+    secondTable[8] = 23;
+    float[] reused = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+        Arrays.copyOfRange(second, 24, 33), 24, secondTable))))[0];
+    double[] ref = new ReferenceGpt2(weights).logits(second)[32];
+    assertTrue(OnnxModelRunnerTest.relativeError(reused, ref) <= 1e-4);
+    float[] own = prefillInChunks(second, 33, OTHER);
+    assertClose(own, reused, 1e-5);
+  }
+
+  @Test
+  void newKeysLandInTheirSlots() {
+    int[] tokens = prompt(7, 6);
+    runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(tokens, 0, TABLE))));
+    // position 5 -> block TABLE[1] = 5, slot 1; never-written slots stay zero
+    float[] row = runner.kvPool().keyRow(0, TABLE[1], 1);
+    assertTrue(Arrays.stream(toDoubles(row)).anyMatch(v -> v != 0));
+    assertEquals(0f, runner.kvPool().keyRow(0, TABLE[1], 3)[0]);
+  }
+
+  private static double[] toDoubles(float[] f) {
+    double[] d = new double[f.length];
+    for (int i = 0; i < f.length; i++) {
+      d[i] = f[i];
+    }
+    return d;
+  }
+
+  @Test
+  void badBatchesAreRejected() {
+    var shortTable = assertThrows(IllegalArgumentException.class, () -> runner.forward(
+        new ForwardBatch(List.of(new ForwardBatch.Seq(prompt(9, 1), 0, new int[] {1, 2})))));
+    assertEquals("sequence 0: block table has 2 blocks, 3 needed for 9 tokens of block size 4",
+        shortTable.getMessage());
+    var outOfRange = assertThrows(IllegalArgumentException.class, () -> runner.forward(
+        new ForwardBatch(List.of(new ForwardBatch.Seq(prompt(3, 1), 0, new int[] {48})))));
+    assertEquals("sequence 0: block id 48 at table index 0 outside [0, 48)", outOfRange.getMessage());
+    int[] longTable = new int[17];
+    var tooLong = assertThrows(IllegalArgumentException.class, () -> runner.forward(
+        new ForwardBatch(List.of(new ForwardBatch.Seq(new int[] {1}, 64, longTable)))));
+    assertEquals("sequence 0: position 64 >= n_positions 64", tooLong.getMessage());
+    var badToken = assertThrows(IllegalArgumentException.class, () -> runner.forward(
+        new ForwardBatch(List.of(new ForwardBatch.Seq(new int[] {97}, 0, new int[] {0})))));
+    assertEquals("sequence 0: token id 97 outside [0, 97)", badToken.getMessage());
+  }
+
+  @Test
+  void closeTwiceIsSafeAndUseAfterCloseFails() {
+    runner.close();
+    runner.close();
+    var e = assertThrows(IllegalStateException.class, () -> runner.forward(
+        new ForwardBatch(List.of(new ForwardBatch.Seq(new int[] {1}, 0, new int[] {0})))));
+    assertEquals("the model runner is closed", e.getMessage());
+  }
+}

@@ -1,0 +1,156 @@
+package dev.radixserve.server;
+
+import dev.radixserve.cache.BlockPool;
+import dev.radixserve.cache.PrefixCache;
+import dev.radixserve.cache.RadixCache;
+import dev.radixserve.cache.EvictionPolicy;
+import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.OnnxModelRunner;
+import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.sampling.LogitsSampler;
+import dev.radixserve.model.tokenizer.TokenizerLoader;
+import dev.radixserve.model.weights.GptWeights;
+import dev.radixserve.model.weights.HfModelLoader;
+import dev.radixserve.model.weights.LoadedModel;
+import dev.radixserve.model.weights.RandomGpt2;
+import dev.radixserve.model.weights.Tensor;
+import dev.radixserve.server.config.ServerConfig;
+import dev.radixserve.server.engine.Engine;
+import dev.radixserve.server.engine.EngineSnapshot;
+import dev.radixserve.server.engine.PoolBlocks;
+import dev.radixserve.server.http.HttpHandler;
+import dev.radixserve.server.http.ServerInitializer;
+import dev.radixserve.server.metrics.ServerMetrics;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+
+/**
+ * The server: model, KV pool, prefix cache, engine thread and Netty endpoint. The CLI calls
+ * {@link #start}; {@link #shutdown} drains and releases everything.
+ */
+public final class RadixServer {
+
+  private static final Logger LOG = Logger.getLogger(RadixServer.class.getName());
+
+  private final GptWeights weights;
+  private final OnnxModelRunner runner;
+  private final Engine engine;
+  private final ServerMetrics metrics;
+  private final ExecutorService workers;
+  private final EventLoopGroup group;
+  private final Channel channel;
+  private final CountDownLatch terminated = new CountDownLatch(1);
+  private volatile boolean ready;
+
+  private RadixServer(ServerConfig config) throws InterruptedException {
+    Tokenizer tokenizer;
+    if (config.model() == null) {
+      weights = RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
+      tokenizer = TokenizerLoader.standard();
+    } else {
+      LoadedModel loaded = HfModelLoader.load(config.model());
+      weights = loaded.weights();
+      tokenizer = loaded.tokenizer();
+    }
+    ModelConfig mc = weights.config();
+    runner = config.numBlocks() != null
+        ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(), config.threads())
+        : OnnxModelRunner.createForBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(),
+            config.threads());
+    BlockPool pool = new BlockPool(runner.numBlocks());
+    Optional<PrefixCache> cache = config.prefixCaching()
+        ? Optional.of(new RadixCache(pool, config.blockSize(), EvictionPolicy.lru()))
+        : Optional.empty();
+    int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
+        : Math.min(config.maxModelLen(), mc.nPositions());
+    metrics = new ServerMetrics();
+    engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer,
+        p -> new LogitsSampler(p, mc.vocabSize()),
+        new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
+            config.maxNumBatchedTokens(), config.maxQueuedRequests()), metrics);
+    metrics.bindEngine(engine);
+    engine.start();
+    workers = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("radixserve-tokenize-", 0)
+        .daemon().factory());
+    HttpHandler handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
+        workers, config.servedModelName(), maxModelLen, config.blockSize(), runner.numBlocks(),
+        config.apiKey(), () -> ready));
+    group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
+    channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+        .childHandler(new ServerInitializer(handler, config.maxRequestBodyBytes(), metrics))
+        .bind(config.host(), config.port()).sync().channel();
+    long params = weights.tensors().values().stream()
+        .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
+    LOG.info(() -> String.format("model %s (%s): %d layers, %d heads, width %d, %,d parameters;"
+        + " KV pool %d blocks of %d tokens (%,d bytes); prefix caching %s; listening on"
+        + " http://%s:%d", config.servedModelName(),
+        config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
+        mc.nHead(), mc.nEmbd(), params, runner.numBlocks(), config.blockSize(),
+        runner.kvPool().bytesPerBlock() * runner.numBlocks(),
+        config.prefixCaching() ? "on" : "off", config.host(), port()));
+    ready = true;
+  }
+
+  /** Loads the model, starts the engine and the HTTP endpoint. */
+  public static RadixServer start(ServerConfig config) {
+    try {
+      return new RadixServer(config);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while starting", e);
+    }
+  }
+
+  public int port() {
+    return ((InetSocketAddress) channel.localAddress()).getPort();
+  }
+
+  public boolean isReady() {
+    return ready;
+  }
+
+  /** Test hook: the engine's memory consistency right now. */
+  public EngineSnapshot inspect() {
+    return engine.inspect().join();
+  }
+
+  /**
+   * Stops accepting, lets running requests finish within {@code drainTimeout}, aborts the rest,
+   * releases everything.
+   */
+  public void shutdown(Duration drainTimeout) {
+    if (!ready && terminated.getCount() == 0) {
+      return;
+    }
+    ready = false;
+    try {
+      engine.shutdown(drainTimeout);
+      channel.close().sync();
+      group.shutdownGracefully(0, 2, TimeUnit.SECONDS).sync();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      workers.shutdownNow();
+      runner.close();
+      weights.close();
+      metrics.close();
+      terminated.countDown();
+    }
+  }
+
+  public void awaitTermination() throws InterruptedException {
+    terminated.await();
+  }
+}

@@ -1,0 +1,27 @@
+package dev.radixserve.server.api;
+
+import dev.radixserve.model.sampling.SamplingParams;
+import java.util.List;
+
+/**
+ * A validated completions or chat request.
+ *
+ * @param prompts one token list per prompt (chat: one)
+ * @param maxTokens null: up to the model length
+ * @param logprobs completions: top alternatives to report (null: none); chat: top_logprobs when
+ *     logprobs is true
+ */
+public record GenerationRequest(
+    boolean chat,
+    List<int[]> prompts,
+    SamplingParams params,
+    int n,
+    Integer maxTokens,
+    List<String> stop,
+    boolean ignoreEos,
+    boolean stream,
+    boolean includeUsage,
+    boolean echo,
+    Integer logprobs,
+    String namespace,
+    String user) {}

@@ -1,0 +1,301 @@
+package dev.radixserve.server.engine;
+
+import dev.radixserve.cache.PrefixCache;
+import dev.radixserve.model.ModelRunner;
+import dev.radixserve.model.Tokenizer;
+import dev.radixserve.server.config.SchedulePolicy;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The engine thread: the only owner of the scheduler, the prefix cache, the block pool and the
+ * model runner. Other threads talk to it through {@link #submit}, {@link #abort} and the query
+ * methods, which post messages to its inbox; results go out through each request's
+ * {@link TokenSink}. Each loop: drain the inbox → schedule → forward → process outputs.
+ */
+public final class Engine {
+
+  private static final Logger LOG = Logger.getLogger(Engine.class.getName());
+
+  /** Engine settings (from ServerConfig). */
+  public record Settings(SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
+      int maxQueuedRequests) {}
+
+  private final ModelRunner runner;
+  private final BlockSource pool;
+  private final Optional<PrefixCache> cache;
+  private final Scheduler scheduler;
+  private final OutputProcessor outputs;
+  private final Map<String, RequestState> requests = new HashMap<>();
+  private final LinkedBlockingQueue<EngineMessage> inbox = new LinkedBlockingQueue<>();
+  private final AtomicInteger queued = new AtomicInteger();
+  private final int maxQueued;
+  private final Thread thread;
+  private volatile boolean accepting = true;
+  private volatile boolean idle = true;
+  private volatile EngineGauges gauges;
+  private boolean stopped;
+
+  /**
+   * @param cache empty to run with prefix caching off
+   */
+  public Engine(ModelRunner runner, BlockSource pool, Optional<PrefixCache> cache,
+      Tokenizer tokenizer, SamplerFactory samplers, Settings settings, EngineObserver observer) {
+    this.runner = runner;
+    this.pool = pool;
+    this.cache = cache;
+    this.maxQueued = settings.maxQueuedRequests();
+    EngineObserver counting = new QueueCountingObserver(observer, queued);
+    SequenceBlocks blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting);
+    this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
+        settings.maxBatchedTokens(), counting);
+    this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, counting, requests);
+    publishGauges();
+    this.thread = Thread.ofPlatform().name("radixserve-engine").unstarted(this::run);
+  }
+
+  public void start() {
+    thread.start();
+  }
+
+  /**
+   * Queues a request (any thread).
+   *
+   * @throws EngineRejectedException when the waiting queue is full or the engine shuts down
+   */
+  public void submit(EngineRequest request) {
+    if (!accepting) {
+      throw new EngineRejectedException(EngineRejectedException.Reason.SHUTTING_DOWN,
+          "the server is shutting down");
+    }
+    if (queued.incrementAndGet() > maxQueued) {
+      queued.decrementAndGet();
+      throw new EngineRejectedException(EngineRejectedException.Reason.QUEUE_FULL,
+          "too many waiting requests (max " + maxQueued + ")");
+    }
+    idle = false;
+    inbox.add(new EngineMessage.Submit(request, System.nanoTime()));
+  }
+
+  /** Aborts a request (client gone); its blocks and locks come back in the next loop. */
+  public void abort(String requestId) {
+    inbox.add(new EngineMessage.Abort(requestId));
+  }
+
+  public CompletableFuture<Integer> resetPrefixCache() {
+    CompletableFuture<Integer> f = new CompletableFuture<>();
+    inbox.add(new EngineMessage.ResetPrefixCache(f));
+    return f;
+  }
+
+  public CompletableFuture<EngineSnapshot> inspect() {
+    CompletableFuture<EngineSnapshot> f = new CompletableFuture<>();
+    inbox.add(new EngineMessage.Inspect(f));
+    return f;
+  }
+
+  public EngineGauges gauges() {
+    return gauges;
+  }
+
+  public boolean isAccepting() {
+    return accepting;
+  }
+
+  /**
+   * Stops taking requests, lets running ones finish within {@code drain}, aborts the rest
+   * (their clients get 503) and stops the engine thread.
+   */
+  public void shutdown(Duration drain) throws InterruptedException {
+    accepting = false;
+    long deadline = System.nanoTime() + drain.toNanos();
+    while (!idle && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    inbox.add(new EngineMessage.AbortAll(503, "the server shut down before the request finished"));
+    inbox.add(new EngineMessage.Stop());
+    thread.join();
+  }
+
+  private void run() {
+    while (!stopped) {
+      try {
+        EngineMessage m = scheduler.hasWork() ? inbox.poll() : inbox.poll(50, TimeUnit.MILLISECONDS);
+        while (m != null) {
+          handle(m);
+          m = inbox.poll();
+        }
+        if (scheduler.hasWork()) {
+          step();
+        }
+        publishGauges();
+        idle = !scheduler.hasWork() && inbox.isEmpty() && requests.isEmpty();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (RuntimeException e) {
+        // a bug in the engine itself: fail what is running, keep serving
+        LOG.log(Level.SEVERE, "engine loop failed", e);
+        failAll(500, "internal engine error: " + e);
+      }
+    }
+  }
+
+  private void handle(EngineMessage m) {
+    switch (m) {
+      case EngineMessage.Submit s -> scheduler.enqueue(outputs.newRequest(s.request(), s.arrivalNanos()));
+      case EngineMessage.Abort a -> {
+        RequestState state = requests.get(a.requestId());
+        if (state != null) {
+          drop(state, FinishReason.ABORT);
+        }
+      }
+      case EngineMessage.AbortAll a -> failAll(a.httpStatus(), a.message());
+      case EngineMessage.ResetPrefixCache r -> r.freedBlocks().complete(cache.map(PrefixCache::evictAll).orElse(0));
+      case EngineMessage.Inspect i -> i.snapshot().complete(snapshot());
+      case EngineMessage.Stop s -> stopped = true;
+    }
+  }
+
+  private void step() {
+    ScheduledStep step = scheduler.schedule();
+    if (step.isEmpty()) {
+      if (scheduler.running().isEmpty() && !scheduler.waiting().isEmpty()) {
+        // nothing runs, so nothing will free blocks: the head can never be admitted
+        Sequence head = scheduler.waiting().peekFirst();
+        fail(head.state, 500, "request needs more KV blocks than the pool can provide ("
+            + pool.freeBlocks() + " free of " + pool.totalBlocks() + ")");
+      }
+      return;
+    }
+    float[][] logits;
+    try {
+      logits = runner.forward(step.toBatch());
+    } catch (RuntimeException e) {
+      Set<RequestState> failed = new HashSet<>();
+      step.chunks().forEach(c -> failed.add(c.seq().state));
+      LOG.log(Level.SEVERE, "forward failed for requests "
+          + failed.stream().map(r -> r.request.id()).toList(), e);
+      failed.forEach(r -> fail(r, 500, "model forward failed: " + e.getMessage()));
+      return;
+    }
+    outputs.process(step, logits);
+  }
+
+  private void fail(RequestState state, int status, String message) {
+    drop(state, status == 500 ? FinishReason.ERROR : FinishReason.ABORT);
+    state.request.sink().onError(status, message);
+  }
+
+  private void failAll(int status, String message) {
+    for (RequestState state : List.copyOf(requests.values())) {
+      fail(state, status, message);
+    }
+  }
+
+  private void drop(RequestState state, FinishReason reason) {
+    if (!state.admitted) {
+      queued.decrementAndGet();
+      state.admitted = true; // counted out of the queue exactly once
+    }
+    outputs.drop(state, reason);
+  }
+
+  private void publishGauges() {
+    int waitingRequests = 0;
+    for (RequestState r : requests.values()) {
+      if (!r.admitted) {
+        waitingRequests++;
+      }
+    }
+    gauges = new EngineGauges(requests.size() - waitingRequests, waitingRequests,
+        pool.totalBlocks(), pool.freeBlocks(), cache.map(PrefixCache::cachedBlocks).orElse(0));
+  }
+
+  private EngineSnapshot snapshot() {
+    Set<Integer> inUse = new HashSet<>();
+    for (RequestState r : requests.values()) {
+      for (Sequence s : r.live) {
+        for (int b : s.ownedBlocks()) {
+          inUse.add(b);
+        }
+        if (s.hold != null) {
+          for (int b : s.hold.privateBlocks()) {
+            inUse.add(b);
+          }
+        }
+      }
+    }
+    int cached = cache.map(PrefixCache::cachedBlocks).orElse(0);
+    int evictable = cache.map(PrefixCache::evictableBlocks).orElse(0);
+    String error = null;
+    if (pool.freeBlocks() + cached + inUse.size() != pool.totalBlocks()) {
+      error = "free " + pool.freeBlocks() + " + cached " + cached + " + inUse " + inUse.size()
+          + " != total " + pool.totalBlocks();
+    } else if (cache.isPresent()) {
+      try {
+        cache.get().checkIntegrity(inUse.size());
+      } catch (IllegalStateException e) {
+        error = e.getMessage();
+      }
+    }
+    return new EngineSnapshot(pool.totalBlocks(), pool.freeBlocks(), cached, evictable,
+        inUse.size(), scheduler.running().size(), scheduler.waiting().size(), error);
+  }
+
+  /** Counts requests out of the waiting queue at their first admission. */
+  private record QueueCountingObserver(EngineObserver delegate, AtomicInteger queued)
+      implements EngineObserver {
+    @Override
+    public void admitted(long queueNanos, int queriedTokens, int hitTokens) {
+      queued.decrementAndGet();
+      delegate.admitted(queueNanos, queriedTokens, hitTokens);
+    }
+
+    @Override
+    public void promptTokensComputed(int tokens) {
+      delegate.promptTokensComputed(tokens);
+    }
+
+    @Override
+    public void firstToken(long sinceArrivalNanos) {
+      delegate.firstToken(sinceArrivalNanos);
+    }
+
+    @Override
+    public void interToken(long nanos) {
+      delegate.interToken(nanos);
+    }
+
+    @Override
+    public void tokensGenerated(int tokens) {
+      delegate.tokensGenerated(tokens);
+    }
+
+    @Override
+    public void finished(FinishReason reason, long sinceArrivalNanos) {
+      delegate.finished(reason, sinceArrivalNanos);
+    }
+
+    @Override
+    public void preempted() {
+      delegate.preempted();
+    }
+
+    @Override
+    public void evicted(int blocks) {
+      delegate.evicted(blocks);
+    }
+  }
+}

@@ -1,0 +1,20 @@
+package dev.radixserve.server.engine;
+
+import java.util.concurrent.CompletableFuture;
+
+/** What other threads send to the engine thread: its only way in. */
+sealed interface EngineMessage {
+
+  record Submit(EngineRequest request, long arrivalNanos) implements EngineMessage {}
+
+  record Abort(String requestId) implements EngineMessage {}
+
+  /** Aborts every request, telling each client {@code httpStatus} (shutdown). */
+  record AbortAll(int httpStatus, String message) implements EngineMessage {}
+
+  record ResetPrefixCache(CompletableFuture<Integer> freedBlocks) implements EngineMessage {}
+
+  record Inspect(CompletableFuture<EngineSnapshot> snapshot) implements EngineMessage {}
+
+  record Stop() implements EngineMessage {}
+}

@@ -1,0 +1,187 @@
+package dev.radixserve.server.engine;
+
+import dev.radixserve.server.config.SchedulePolicy;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.List;
+
+/**
+ * Decides what each forward step computes (continuous batching).
+ *
+ * <p>Running sequences come first, in admission order: each gets its remaining tokens (one for a
+ * decode, a chunk of its prompt while prefilling) within the step's token budget. When the pool
+ * cannot grow a running sequence, the most recently admitted one is preempted (its blocks freed;
+ * it is recomputed later, from the cache when it is still there). Waiting sequences are then
+ * admitted while budget, sequence slots and blocks (free plus evictable) last, in policy order:
+ * {@code LPM} takes the longest cached prefix first and, among waiting requests sharing a prefix
+ * that is not cached yet, admits one and lets the others wait a step to hit the cache; it falls
+ * back to arrival order when more than {@value #LPM_MAX_WAITING} wait.
+ */
+final class Scheduler {
+
+  static final int LPM_MAX_WAITING = 128;
+
+  private final SequenceBlocks blocks;
+  private final SchedulePolicy policy;
+  private final int maxNumSeqs;
+  private final int maxBatchedTokens;
+  private final EngineObserver observer;
+  private final Deque<Sequence> waiting = new ArrayDeque<>();
+  private final List<Sequence> running = new ArrayList<>();
+  private long admissions;
+
+  Scheduler(SequenceBlocks blocks, SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
+      EngineObserver observer) {
+    this.blocks = blocks;
+    this.policy = policy;
+    this.maxNumSeqs = maxNumSeqs;
+    this.maxBatchedTokens = maxBatchedTokens;
+    this.observer = observer;
+  }
+
+  void enqueue(Sequence s) {
+    waiting.addLast(s);
+  }
+
+  List<Sequence> running() {
+    return running;
+  }
+
+  Deque<Sequence> waiting() {
+    return waiting;
+  }
+
+  boolean hasWork() {
+    return !running.isEmpty() || !waiting.isEmpty();
+  }
+
+  ScheduledStep schedule() {
+    List<ScheduledStep.Chunk> chunks = new ArrayList<>();
+    int budget = maxBatchedTokens;
+    boolean preempted = false;
+    for (int i = 0; i < running.size() && budget > 0; i++) {
+      Sequence s = running.get(i);
+      int want = Math.min(s.length() - s.numComputed, budget);
+      boolean selfPreempted = false;
+      while (!selfPreempted && !blocks.ensureCapacity(s, s.numComputed + want)) {
+        Sequence victim = running.getLast();
+        preempt(victim);
+        preempted = true;
+        selfPreempted = victim == s;
+      }
+      if (selfPreempted) {
+        break; // s was the newest: nothing after it is left
+      }
+      chunks.add(new ScheduledStep.Chunk(s, want));
+      budget -= want;
+    }
+    if (!preempted) {
+      admit(chunks, budget);
+    }
+    return new ScheduledStep(chunks);
+  }
+
+  private void admit(List<ScheduledStep.Chunk> chunks, int budget) {
+    List<Sequence> admittedNow = new ArrayList<>();
+    for (Sequence s : admissionOrder()) {
+      int slots = s.forked || s.request.n() == 1 || s.choice != 0 ? 1 : s.request.n();
+      if (budget <= 0 || running.size() + slots > maxNumSeqs) {
+        return;
+      }
+      if (policy == SchedulePolicy.LPM && sharesUncachedPrefix(s, admittedNow)) {
+        continue;
+      }
+      int needed = SequenceBlocks.blocksFor(s.length() + 1, blocks.blockSize());
+      int cachedTokens = blocks.admit(s);
+      if (needed - s.tableSize() > blocks.available()) {
+        blocks.release(s);
+        return; // head of line waits: skipping it would starve long prompts
+      }
+      int want = Math.min(s.length() - s.numComputed, budget);
+      if (!blocks.ensureCapacity(s, s.numComputed + want)) {
+        throw new IllegalStateException("admission of " + s + " found " + blocks.available()
+            + " blocks available but could not allocate for " + want + " tokens");
+      }
+      waiting.remove(s);
+      running.add(s);
+      admittedNow.add(s);
+      s.admittedSeq = ++admissions;
+      s.prefillEnd = s.length();
+      if (!s.state.admitted) {
+        s.state.admitted = true;
+        s.state.cachedTokens = cachedTokens;
+        observer.admitted(System.nanoTime() - s.state.arrivalNanos, s.length() - 1, cachedTokens);
+      }
+      chunks.add(new ScheduledStep.Chunk(s, want));
+      budget -= want;
+    }
+  }
+
+  private List<Sequence> admissionOrder() {
+    List<Sequence> order = new ArrayList<>(waiting);
+    if (policy == SchedulePolicy.LPM && blocks.cachingEnabled()
+        && waiting.size() <= LPM_MAX_WAITING) {
+      java.util.Map<Sequence, Integer> hit = new java.util.IdentityHashMap<>();
+      for (Sequence s : order) {
+        hit.put(s, blocks.probe(s));
+      }
+      // stable sort: equal hits keep arrival order
+      order.sort(Comparator.comparing((Sequence s) -> hit.get(s)).reversed());
+    }
+    return order;
+  }
+
+  /**
+   * True when {@code s} shares at least one block beyond its cached prefix with a request
+   * admitted in this step: it waits, and hits the cache once that one's blocks are inserted.
+   */
+  private boolean sharesUncachedPrefix(Sequence s, List<Sequence> admittedNow) {
+    if (!blocks.cachingEnabled() || admittedNow.isEmpty()) {
+      return false;
+    }
+    int cached = blocks.probe(s);
+    for (Sequence other : admittedNow) {
+      if (!other.request.namespace().equals(s.request.namespace())) {
+        continue;
+      }
+      int common = commonPrefix(s, other);
+      if (common - cached >= blocks.blockSize()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static int commonPrefix(Sequence a, Sequence b) {
+    int n = Math.min(a.length() - 1, b.length() - 1);
+    int i = 0;
+    while (i < n && a.token(i) == b.token(i)) {
+      i++;
+    }
+    return i;
+  }
+
+  /** Frees {@code s}'s blocks (caching what it computed) and puts it first in line again. */
+  void preempt(Sequence s) {
+    running.remove(s);
+    blocks.cacheAndRelease(s);
+    waiting.addFirst(s);
+    observer.preempted();
+  }
+
+  /** Removes a finished or aborted sequence from wherever it is (its blocks already released). */
+  void remove(Sequence s) {
+    if (!running.remove(s)) {
+      waiting.remove(s);
+    }
+  }
+
+  /** Adds a forked choice right behind its parent's admission. */
+  void addForked(Sequence child) {
+    child.admittedSeq = ++admissions;
+    child.prefillEnd = child.promptLen;
+    running.add(child);
+  }
+}

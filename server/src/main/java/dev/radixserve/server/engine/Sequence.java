@@ -1,0 +1,121 @@
+package dev.radixserve.server.engine;
+
+import dev.radixserve.model.sampling.Sampler;
+import java.util.Arrays;
+
+/**
+ * One choice of one request as the scheduler tracks it.
+ *
+ * <pre>
+ *   tokens:      [ prompt ............ | output ...... ]            length
+ *   computed:    [ K/V in the pool ........... ) numComputed        (≤ length)
+ *   blockTable:  [ held by `hold` (cache lock / shared) | owned by this sequence ]
+ *                  0 .. heldBlocks                       heldBlocks .. tableSize
+ * </pre>
+ */
+final class Sequence {
+
+  final EngineRequest request;
+  final RequestState state;
+  final int choice;
+  final Sampler sampler;
+  final SequenceText text;
+  final int promptLen;
+
+  private int[] tokens;
+  private int length;
+  int numComputed;
+  /** Length when last admitted: positions below it are prefill, above decode. */
+  int prefillEnd;
+
+  private int[] blockTable = new int[8];
+  private int tableSize;
+  PrefixHold hold;
+  int heldBlocks;
+
+  /** Admission order stamp; preemption picks the largest. */
+  long admittedSeq;
+  int outputTokens;
+  long lastTokenNanos;
+  /** The prompt is computed and the choices have been forked (choice 0 only). */
+  boolean forked;
+
+  Sequence(EngineRequest request, RequestState state, int choice, Sampler sampler,
+      SequenceText text) {
+    this.request = request;
+    this.state = state;
+    this.choice = choice;
+    this.sampler = sampler;
+    this.text = text;
+    this.promptLen = request.promptTokens().length;
+    this.tokens = Arrays.copyOf(request.promptTokens(), promptLen + 16);
+    this.length = promptLen;
+  }
+
+  int length() {
+    return length;
+  }
+
+  int token(int i) {
+    return tokens[i];
+  }
+
+  /** The backing array; valid in {@code [0, length)}. */
+  int[] tokensArray() {
+    return tokens;
+  }
+
+  int[] tokenRange(int from, int to) {
+    return Arrays.copyOfRange(tokens, from, to);
+  }
+
+  void append(int token) {
+    if (length == tokens.length) {
+      tokens = Arrays.copyOf(tokens, length * 2);
+    }
+    tokens[length++] = token;
+  }
+
+  int tableSize() {
+    return tableSize;
+  }
+
+  int block(int i) {
+    return blockTable[i];
+  }
+
+  int[] blockTable() {
+    return Arrays.copyOf(blockTable, tableSize);
+  }
+
+  void appendBlocks(int[] ids) {
+    if (tableSize + ids.length > blockTable.length) {
+      blockTable = Arrays.copyOf(blockTable, Math.max(blockTable.length * 2, tableSize + ids.length));
+    }
+    System.arraycopy(ids, 0, blockTable, tableSize, ids.length);
+    tableSize += ids.length;
+  }
+
+  void replaceBlocks(int[] ids) {
+    System.arraycopy(ids, 0, blockTable, 0, ids.length);
+  }
+
+  /** Blocks this sequence owns alone (not covered by its hold). */
+  int[] ownedBlocks() {
+    return Arrays.copyOfRange(blockTable, heldBlocks, tableSize);
+  }
+
+  /** Forgets every block (after they were released or handed over). */
+  void clearBlocks() {
+    tableSize = 0;
+    heldBlocks = 0;
+    hold = null;
+    numComputed = 0;
+  }
+
+  @Override
+  public String toString() {
+    return request.id() + "#" + choice + "(len " + length + ", computed " + numComputed
+        + ", blocks " + tableSize + ")";
+  }
+}
