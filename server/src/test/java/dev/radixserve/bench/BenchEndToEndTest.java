@@ -73,6 +73,34 @@ class BenchEndToEndTest {
   }
 
   @Test
+  void compareAgainstTheSameServerWithoutPrefixCaching(@TempDir Path dir) throws Exception {
+    ServerConfig.Builder b = ServerConfig.builder();
+    b.host = "127.0.0.1";
+    b.port = 0;
+    b.prefixCaching = false;
+    RadixServer off = RadixServer.start(b.build());
+    try {
+      Path json = dir.resolve("compare.json");
+      ByteArrayOutputStream text = new ByteArrayOutputStream();
+      int exit = BenchCommand.commandLine(
+              new BenchCommand(new PrintStream(text, true, StandardCharsets.UTF_8), System.err))
+          .execute("--url", url, "--compare-url", "http://127.0.0.1:" + off.port(),
+              "--workload", "branching_conversation", "--seed", "11", "--max-tokens", "2",
+              "--concurrency", "1", "--quiet", "--output", json.toString());
+      System.out.print(text.toString(StandardCharsets.UTF_8));
+      assertEquals(0, exit, text.toString(StandardCharsets.UTF_8));
+      JsonNode c = JSON.readTree(json.toFile()).path("comparisons").get(0);
+      assertEquals("branching_conversation", c.path("workload").asText());
+      assertTrue(c.path("primaryHitRate").asDouble() > 0, c.toString());
+      assertEquals(0.0, c.path("compareHitRate").asDouble(), c.toString());
+      assertTrue(c.path("hitRateRatio").isNull(), c.toString());
+      assertTrue(c.path("outputThroughputRatio").asDouble() > 0, c.toString());
+    } finally {
+      off.shutdown(Duration.ofSeconds(10));
+    }
+  }
+
+  @Test
   void uniqueWorkloadGetsNone(@TempDir Path dir) throws Exception {
     JsonNode s = bench(dir, "--workload", "unique", "--num-requests", "4");
     assertEquals(4, s.path("completed").asInt());
