@@ -1,5 +1,6 @@
 package dev.radixserve.bench;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -134,8 +135,17 @@ public final class BenchCommand implements Callable<Integer> {
     BenchRunner runner = new BenchRunner(http, apiKey, model, maxTokens, maxConcurrency,
         requestRate, seed, blockSize, Duration.ofSeconds(timeoutSeconds),
         ProgressBar.wanted(quiet) ? err : null);
-    String primaryModel = runner.modelFor(url);
-    String compareModel = compareUrl == null ? null : runner.modelFor(compareUrl);
+    String primaryModel;
+    String compareModel;
+    try {
+      primaryModel = runner.modelFor(url);
+      compareModel = compareUrl == null ? null : runner.modelFor(compareUrl);
+    } catch (IOException e) {
+      err.println("bench: cannot list models (" + e.getClass().getSimpleName() + "): "
+          + e.getMessage() + "; is the server at " + url
+          + (compareUrl == null ? "" : " / " + compareUrl) + " up? Or pass --model.");
+      return 1;
+    }
 
     List<BenchReport.Run> runs = new ArrayList<>();
     List<RunSummary> primary = new ArrayList<>();
