@@ -1,0 +1,188 @@
+package dev.radixserve.bench;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bench}: drives an OpenAI-compatible server with the prefix-cache workloads and reports
+ * latency, throughput and cached tokens against the theoretical maximum. Exit code 0 when every
+ * request succeeded, 1 when some failed, 2 on bad usage.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
+    description = {
+        "Benchmark prefix caching: seeded token-id workloads streamed to /v1/completions.",
+        "Workloads: shared-system-prompt, multi-turn, few-shot, agent-loop, unique,"
+            + " eviction-pressure, shared_prefix_basic, high_reuse_many_requests,"
+            + " branching_conversation, multi_prefix_groups, low_reuse_control,"
+            + " eviction_pressure."})
+public final class BenchCommand implements Callable<Integer> {
+
+  private static final int DEFAULT_CONCURRENCY = 8;
+
+  @Option(names = "--url", defaultValue = "http://127.0.0.1:8000",
+      description = "Server base URL (default: ${DEFAULT-VALUE}).")
+  URI url;
+
+  @Option(names = "--compare-url",
+      description = "Second server to run the same workloads against (e.g. --prefix-caching=false);"
+          + " prints ratios url / compare-url.")
+  URI compareUrl;
+
+  @Option(names = "--model", description = "Model id (default: the first of GET /v1/models).")
+  String model;
+
+  @Option(names = "--workload", defaultValue = "all",
+      description = "A workload name (see above) or 'all' (default: ${DEFAULT-VALUE}).")
+  String workload;
+
+  @Option(names = "--seed", defaultValue = "0", description = "Seeds prompts and arrivals.")
+  long seed;
+
+  @Option(names = "--num-requests",
+      description = "Requests per workload (default: each workload's own; the published"
+          + " scenarios have fixed counts).")
+  Integer numRequests;
+
+  @Option(names = "--max-tokens", defaultValue = "32",
+      description = "Output tokens per request (ignore_eos), default ${DEFAULT-VALUE}.")
+  int maxTokens;
+
+  @Option(names = "--max-model-len", defaultValue = "1024",
+      description = "Server context (prompt + output); prompts are sized to fit."
+          + " Default ${DEFAULT-VALUE} (GPT-2).")
+  int maxModelLen;
+
+  @Option(names = "--concurrency",
+      description = "Most requests in flight (default: " + DEFAULT_CONCURRENCY
+          + "; with --request-rate: no limit).")
+  Integer concurrency;
+
+  @Option(names = "--request-rate",
+      description = "Requests per second with Poisson arrivals (seeded); default: as fast as"
+          + " --concurrency allows.")
+  Double requestRate;
+
+  @Option(names = "--api-key", description = "Bearer token.")
+  String apiKey;
+
+  @Option(names = "--block-size", defaultValue = "16",
+      description = "Block size for the theoretical maximum (default ${DEFAULT-VALUE}).")
+  int blockSize;
+
+  @Option(names = "--timeout", defaultValue = "600",
+      description = "Seconds one request may take (default ${DEFAULT-VALUE}).")
+  int timeoutSeconds;
+
+  @Option(names = "--output", description = "Write every figure and request record as JSON.")
+  Path output;
+
+  @Option(names = "--chart", description = "Write a PNG chart (hit rates, throughput ratios).")
+  Path chart;
+
+  @Option(names = "--quiet", description = "No progress bar.")
+  boolean quiet;
+
+  private final PrintStream out;
+  private final PrintStream err;
+
+  public BenchCommand() {
+    this(System.out, System.err);
+  }
+
+  BenchCommand(PrintStream out, PrintStream err) {
+    this.out = out;
+    this.err = err;
+  }
+
+  public static void main(String[] args) {
+    System.exit(commandLine(new BenchCommand()).execute(args));
+  }
+
+  static CommandLine commandLine(BenchCommand command) {
+    return new CommandLine(command);
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    List<Workload> workloads;
+    int maxConcurrency;
+    try {
+      if (blockSize < 1) {
+        throw new IllegalArgumentException("--block-size must be >= 1, got " + blockSize);
+      }
+      workloads = Workloads.select(workload,
+          new WorkloadParams(seed, numRequests, maxTokens, maxModelLen));
+      maxConcurrency = concurrency != null ? concurrency
+          : requestRate != null ? Integer.MAX_VALUE : DEFAULT_CONCURRENCY;
+      if (maxConcurrency < 1) {
+        throw new IllegalArgumentException("--concurrency must be >= 1, got " + maxConcurrency);
+      }
+    } catch (IllegalArgumentException e) {
+      err.println("bench: " + e.getMessage());
+      return 2;
+    }
+    HttpClient http = CompletionClient.newHttpClient();
+    BenchRunner runner = new BenchRunner(http, apiKey, model, maxTokens, maxConcurrency,
+        requestRate, seed, blockSize, Duration.ofSeconds(timeoutSeconds),
+        ProgressBar.wanted(quiet) ? err : null);
+    String primaryModel;
+    String compareModel;
+    try {
+      primaryModel = runner.modelFor(url);
+      compareModel = compareUrl == null ? null : runner.modelFor(compareUrl);
+    } catch (IOException e) {
+      err.println("bench: cannot list models (" + e.getClass().getSimpleName() + "): "
+          + e.getMessage() + "; is the server at " + url
+          + (compareUrl == null ? "" : " / " + compareUrl) + " up? Or pass --model.");
+      return 1;
+    }
+
+    List<BenchReport.Run> runs = new ArrayList<>();
+    List<RunSummary> primary = new ArrayList<>();
+    List<RunSummary> compared = new ArrayList<>();
+    List<Comparison> comparisons = new ArrayList<>();
+    for (Workload w : workloads) {
+      BenchReport.Run run = runner.run(w, url, primaryModel, "primary");
+      runs.add(run);
+      primary.add(run.summary());
+      SummaryTable.print(out, run.summary(), w.description());
+      if (compareUrl != null) {
+        BenchReport.Run other = runner.run(w, compareUrl, compareModel, "compare");
+        runs.add(other);
+        compared.add(other.summary());
+        SummaryTable.print(out, other.summary(), w.description());
+        Comparison c = Comparison.of(run.summary(), other.summary());
+        comparisons.add(c);
+        SummaryTable.print(out, c);
+      }
+    }
+    BenchReport report = new BenchReport(new BenchReport.Settings(url.toString(),
+        compareUrl == null ? null : compareUrl.toString(), primaryModel, seed, numRequests,
+        maxTokens, maxModelLen, maxConcurrency == Integer.MAX_VALUE ? null : maxConcurrency,
+        requestRate, blockSize), runs, comparisons);
+    if (output != null) {
+      report.write(output);
+      out.println("wrote " + output);
+    }
+    if (chart != null) {
+      HitRateChart.write(chart, primary, comparisons, compared);
+      out.println("wrote " + chart);
+    }
+    int failed = runs.stream().mapToInt(r -> r.summary().failed()).sum();
+    if (failed > 0) {
+      err.println("bench: " + failed + " request(s) failed; see the error field in --output");
+      return 1;
+    }
+    return 0;
+  }
+}

@@ -1,0 +1,55 @@
+package dev.radixserve.bench;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/** The catalogue of workloads by {@code --workload} name; {@code all} runs them in this order. */
+public final class Workloads {
+
+  public static final String ALL = "all";
+
+  private static final Map<String, Function<WorkloadParams, Workload>> BY_NAME = catalogue();
+
+  private Workloads() {}
+
+  private static Map<String, Function<WorkloadParams, Workload>> catalogue() {
+    Map<String, Function<WorkloadParams, Workload>> m = new LinkedHashMap<>();
+    m.put("shared-system-prompt", ChatWorkloads::sharedSystemPrompt);
+    m.put("multi-turn", ChatWorkloads::multiTurn);
+    m.put("few-shot", ChatWorkloads::fewShot);
+    m.put("agent-loop", ChatWorkloads::agentLoop);
+    m.put("unique", ChatWorkloads::unique);
+    m.put("eviction-pressure", ChatWorkloads::evictionPressure);
+    m.put("shared_prefix_basic", PublishedScenarios::sharedPrefixBasic);
+    m.put("high_reuse_many_requests", PublishedScenarios::highReuseManyRequests);
+    m.put("branching_conversation", PublishedScenarios::branchingConversation);
+    m.put("multi_prefix_groups", PublishedScenarios::multiPrefixGroups);
+    m.put("low_reuse_control", PublishedScenarios::lowReuseControl);
+    m.put("eviction_pressure", PublishedScenarios::evictionPressure);
+    return Collections.unmodifiableMap(m);
+  }
+
+  public static List<String> names() {
+    return List.copyOf(BY_NAME.keySet());
+  }
+
+  public static Workload create(String name, WorkloadParams params) {
+    Function<WorkloadParams, Workload> generator = BY_NAME.get(name);
+    if (generator == null) {
+      throw new IllegalArgumentException(
+          "unknown workload '" + name + "'; choose one of " + names() + " or " + ALL);
+    }
+    return generator.apply(params);
+  }
+
+  /** The workloads a {@code --workload} value names: one, or every one for {@code all}. */
+  public static List<Workload> select(String name, WorkloadParams params) {
+    if (ALL.equals(name)) {
+      return names().stream().map(n -> create(n, params)).toList();
+    }
+    return List.of(create(name, params));
+  }
+}
