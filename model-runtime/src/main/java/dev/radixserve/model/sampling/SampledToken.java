@@ -3,8 +3,8 @@ package dev.radixserve.model.sampling;
 import java.util.List;
 
 /**
- * The token a sampler chose, with log-probabilities from the model's distribution after
- * penalties and temperature are applied... see {@link Sampler} for the exact definition.
+ * The token a sampler chose, with log-probabilities from the raw model distribution
+ * (log-softmax of the unmodified logits, before penalties and temperature; see {@link Sampler}).
  *
  * @param tokenId chosen token
  * @param logprob its log-probability (NaN when not requested)

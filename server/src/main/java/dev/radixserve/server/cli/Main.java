@@ -1,5 +1,6 @@
 package dev.radixserve.server.cli;
 
+import dev.radixserve.bench.BenchCommand;
 import dev.radixserve.server.config.ServerConfig;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -44,9 +45,8 @@ public final class Main implements Runnable {
     CommandLine serve = new CommandLine(new ServeCommand(env, launcher))
         .setDefaultValueProvider(ServeCommand.builtInDefaults());
     CommandLine root = new CommandLine(new Main())
-        .addSubcommand("serve", serve);
-    // The integrator registers the benchmark here:
-    // root.addSubcommand("bench", new dev.radixserve.bench.BenchCommand());
+        .addSubcommand("serve", serve)
+        .addSubcommand("bench", new BenchCommand());
     return root
         .setOut(out)
         .setErr(err)
