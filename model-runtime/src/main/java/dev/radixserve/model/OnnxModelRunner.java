@@ -153,7 +153,7 @@ public final class OnnxModelRunner implements ModelRunner {
 
   private float[][] readLogits(OrtValue value, int seqs) {
     int vocab = config.vocabSize();
-    MemorySegment data = value.data();
+    MemorySegment data = value.data((long) seqs * vocab * Float.BYTES);
     float[][] logits = new float[seqs][vocab];
     for (int s = 0; s < seqs; s++) {
       MemorySegment.copy(data, ValueLayout.JAVA_FLOAT, (long) s * vocab * Float.BYTES,
@@ -165,8 +165,9 @@ public final class OnnxModelRunner implements ModelRunner {
   private void writeKv(OrtValue[] outputs, ForwardBatch batch) {
     List<ForwardBatch.Seq> seqs = batch.seqs();
     for (int layer = 0; layer < config.nLayer(); layer++) {
-      MemorySegment k = outputs[1 + 2 * layer].data();
-      MemorySegment v = outputs[2 + 2 * layer].data();
+      long bytes = (long) batch.totalNewTokens() * config.nEmbd() * Float.BYTES; // [T, H, D]
+      MemorySegment k = outputs[1 + 2 * layer].data(bytes);
+      MemorySegment v = outputs[2 + 2 * layer].data(bytes);
       for (int i = 0; i < seqs.size(); i++) {
         ForwardBatch.Seq s = seqs.get(i);
         pool.write(layer, k, v, step.tokenStart(i), s.newTokens().length, s.pastLen(),

@@ -15,6 +15,13 @@ import java.util.Map;
  * One fp32 {@link OrtValue} per weight, in {@code GptWeights.expectedShapes} order (the graph's
  * weight inputs). F32 tensors in native, 4-byte aligned memory are wrapped as they are; others
  * (F16, BF16, heap or misaligned data) are converted once into fp32 memory owned here.
+ *
+ * <p>Why graph inputs and not initializers: {@code AddInitializer} only replaces an initializer
+ * the model already holds, and ONNX Runtime 1.29 rejects a data-less one ("data field count (0)
+ * does not match expected count from shape") and an external-data one whose file does not exist
+ * ("External data path does not exist"). Embedding the data would copy every weight into the
+ * protobuf. {@code AddExternalInitializers} (a later API version than the one bound) is the way to
+ * get initializers (constant folding, MatMul pre-packing) without a copy.
  */
 final class WeightTensors implements AutoCloseable {
 
