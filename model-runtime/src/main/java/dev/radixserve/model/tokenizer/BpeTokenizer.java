@@ -224,11 +224,6 @@ public final class BpeTokenizer implements Tokenizer {
     return tokenBytes.length;
   }
 
-  /** Number of merges (the rank bound); for diagnostics and tests. */
-  int mergeCount() {
-    return merges.size();
-  }
-
   private static long pairKey(int left, int right) {
     return ((long) left << 32) | (right & 0xffffffffL);
   }
