@@ -174,6 +174,42 @@ class ServerEndToEndTest {
     assertEquals(5, completion("still works", 5, "").at("/usage/completion_tokens").asInt());
   }
 
+  @Test
+  void chatStreamCarriesRoleThenContentAndMatchesNonStreamed() throws Exception {
+    String msgs = "\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
+        + "{\"role\":\"user\",\"content\":\"hello\"}],\"max_tokens\":6,\"temperature\":0";
+    JsonNode whole = JSON.readTree(post("/v1/chat/completions", "{" + msgs + "}").body());
+    HttpResponse<String> r = post("/v1/chat/completions", "{" + msgs + ",\"stream\":true}");
+    assertEquals(200, r.statusCode());
+    List<String> events = List.of(r.body().split("\n\n"));
+    assertEquals("data: [DONE]", events.getLast());
+    JsonNode first = JSON.readTree(events.getFirst().substring(6));
+    assertEquals("assistant", first.at("/choices/0/delta/role").asText());
+    StringBuilder text = new StringBuilder();
+    for (String e : events.subList(1, events.size() - 1)) {
+      text.append(JSON.readTree(e.substring(6)).at("/choices/0/delta/content").asText(""));
+    }
+    assertEquals(whole.at("/choices/0/message/content").asText(), text.toString());
+    assertEquals(400, post("/v1/chat/completions",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"x\",\"extra\":1}]}").statusCode());
+  }
+
+  @Test
+  void severalPromptsGiveIndexOrderedChoices() throws Exception {
+    HttpResponse<String> r = post("/v1/completions",
+        "{\"prompt\":[\"one\",[464, 2068]],\"max_tokens\":3,\"temperature\":0,\"n\":2}");
+    assertEquals(200, r.statusCode(), r.body());
+    JsonNode j = JSON.readTree(r.body());
+    assertEquals(4, j.get("choices").size());
+    for (int i = 0; i < 4; i++) {
+      assertEquals(i, j.at("/choices/" + i + "/index").asInt());
+    }
+    assertEquals(completion("one", 3, "").at("/choices/0/text").asText(),
+        j.at("/choices/1/text").asText());
+    assertEquals(12, j.at("/usage/completion_tokens").asInt());
+    assertEquals(3, j.at("/usage/prompt_tokens").asInt()); // "one" is 1 token, [464, 2068] is 2
+  }
+
   private static void assertQuiescent() {
     EngineSnapshot s = server.inspect();
     assertNull(s.integrityError());

@@ -24,7 +24,7 @@ public final class TtftBench {
     RadixServer server = RadixServer.start(b.build());
     HttpClient client = HttpClient.newHttpClient();
     ObjectMapper json = new ObjectMapper();
-    String system = "You are a careful assistant. Answer concisely and cite sources. ".repeat(80);
+    String system = "You are a careful assistant. Answer concisely and cite sources. ".repeat(75);
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
     double cold = 0;
     double warm = 0;
@@ -42,6 +42,9 @@ public final class TtftBench {
               .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
               HttpResponse.BodyHandlers.ofString());
           ms[k] = (System.nanoTime() - t0) / 1_000_000;
+          if (resp.statusCode() != 200) {
+            throw new IllegalStateException(resp.statusCode() + " " + resp.body());
+          }
           var j = json.readTree(resp.body());
           promptTokens = j.at("/usage/prompt_tokens").asInt();
           if (k == 1) {

@@ -1,0 +1,65 @@
+package dev.radixserve.server.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.tokenizer.TokenizerLoader;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class SequenceTextTest {
+
+  private static final Tokenizer TOKENIZER = TokenizerLoader.standard();
+
+  @Test
+  void stopStringAcrossTokensIsCutAndNeverStreamed() {
+    int[] ids = TOKENIZER.encode("Hello world, END of story");
+    SequenceText text = new SequenceText(TOKENIZER, List.of(", END"));
+    StringBuilder streamed = new StringBuilder();
+    boolean stopped = false;
+    for (int id : ids) {
+      SequenceText.Step step = text.add(id);
+      streamed.append(step.delta());
+      assertFalse(streamed.toString().contains(","), streamed.toString());
+      if (step.stopped()) {
+        stopped = true;
+        break;
+      }
+    }
+    assertTrue(stopped);
+    assertEquals("Hello world", streamed.toString());
+  }
+
+  @Test
+  void heldBackTextIsReleasedWhenItIsNotAStop() {
+    SequenceText text = new SequenceText(TOKENIZER, List.of("abcX"));
+    StringBuilder streamed = new StringBuilder();
+    for (int id : TOKENIZER.encode("xx abc abd")) {
+      streamed.append(text.add(id).delta());
+    }
+    streamed.append(text.finish());
+    assertEquals("xx abc abd", streamed.toString());
+  }
+
+  @Test
+  void multiByteCharacterSplitAcrossTokensWaitsForItsLastByte() {
+    int[] ids = TOKENIZER.encode("日本");
+    SequenceText text = new SequenceText(TOKENIZER, List.of());
+    StringBuilder streamed = new StringBuilder();
+    for (int id : ids) {
+      String delta = text.add(id).delta();
+      assertFalse(delta.contains("\uFFFD"), delta);
+      streamed.append(delta);
+    }
+    assertEquals("日本", streamed + text.finish());
+  }
+
+  @Test
+  void completeUtf8Prefix() {
+    assertEquals(1, SequenceText.completeUtf8Prefix(new byte[] {'a', (byte) 0xE6, (byte) 0x97}));
+    assertEquals(3, SequenceText.completeUtf8Prefix(new byte[] {(byte) 0xE6, (byte) 0x97, (byte) 0xA5}));
+    assertEquals(2, SequenceText.completeUtf8Prefix(new byte[] {'a', 'b'}));
+  }
+}
