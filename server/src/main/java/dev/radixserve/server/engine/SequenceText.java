@@ -1,31 +1,29 @@
 package dev.radixserve.server.engine;
 
 import dev.radixserve.model.Tokenizer;
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
+import dev.radixserve.model.tokenizer.StreamDecoder;
 import java.util.List;
 
 /**
  * Incremental detokenizer with stop strings for one choice.
  *
- * <p>Token bytes are appended as they come; only complete UTF-8 characters become text (a
- * character split across tokens waits for its last byte). Stop strings are searched in the whole
+ * <p>Token bytes go through a {@link StreamDecoder}: only complete UTF-8 characters become text
+ * (a character split across tokens waits for its last byte). Stop strings are searched in the whole
  * text, so one spanning several tokens is found; the text is cut where the stop string starts.
  * Text that could be the beginning of a stop string is held back from {@link Step#delta()} until
  * it is known not to be one, so the streamed deltas never contain any part of a stop string.
  */
 final class SequenceText {
 
-  private final Tokenizer tokenizer;
+  private final StreamDecoder decoder;
   private final List<String> stops;
   private final int longestStop;
-  private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
   private final StringBuilder text = new StringBuilder();
   private int emitted;
   private boolean stopped;
 
   SequenceText(Tokenizer tokenizer, List<String> stops) {
-    this.tokenizer = tokenizer;
+    this.decoder = new StreamDecoder(tokenizer);
     this.stops = stops.stream().filter(s -> !s.isEmpty()).toList();
     this.longestStop = this.stops.stream().mapToInt(String::length).max().orElse(0);
   }
@@ -44,28 +42,24 @@ final class SequenceText {
       throw new IllegalStateException("token added after a stop string ended the text");
     }
     int offset = text.length();
-    pending.writeBytes(tokenizer.tokenBytes(tokenId));
-    byte[] bytes = pending.toByteArray();
-    int complete = completeUtf8Prefix(bytes);
-    if (complete > 0) {
-      int searchFrom = Math.max(0, text.length() - longestStop + 1);
-      text.append(new String(bytes, 0, complete, StandardCharsets.UTF_8));
-      pending.reset();
-      pending.write(bytes, complete, bytes.length - complete);
-      findStop(searchFrom);
-    }
+    append(decoder.push(tokenId));
     return new Step(takeDelta(stopped ? 0 : heldBack()), stopped, offset);
   }
 
   /** Ends the text: flushes incomplete bytes (as U+FFFD) and returns everything not yet emitted. */
   String finish() {
-    if (!stopped && pending.size() > 0) {
-      int searchFrom = Math.max(0, text.length() - longestStop + 1);
-      text.append(new String(pending.toByteArray(), StandardCharsets.UTF_8));
-      pending.reset();
-      findStop(searchFrom);
+    if (!stopped) {
+      append(decoder.finish());
     }
     return takeDelta(0);
+  }
+
+  private void append(String piece) {
+    if (!piece.isEmpty()) {
+      int searchFrom = Math.max(0, text.length() - longestStop + 1);
+      text.append(piece);
+      findStop(searchFrom);
+    }
   }
 
   private void findStop(int searchFrom) {
@@ -79,7 +73,6 @@ final class SequenceText {
     if (cut != Integer.MAX_VALUE) {
       text.setLength(cut);
       stopped = true;
-      pending.reset();
     }
   }
 
@@ -102,23 +95,5 @@ final class SequenceText {
     String delta = text.substring(emitted, end);
     emitted = end;
     return delta;
-  }
-
-  /**
-   * Bytes of {@code b} that form complete UTF-8 sequences: all of them unless the tail is the
-   * start of a multi-byte character still missing bytes (invalid bytes count as complete: the
-   * decoder turns them into U+FFFD).
-   */
-  static int completeUtf8Prefix(byte[] b) {
-    int n = b.length;
-    for (int back = 1; back <= Math.min(3, n); back++) {
-      int v = b[n - back] & 0xFF;
-      if ((v & 0xC0) == 0x80) {
-        continue; // continuation byte: keep looking for the lead byte
-      }
-      int need = (v & 0xE0) == 0xC0 ? 2 : (v & 0xF0) == 0xE0 ? 3 : (v & 0xF8) == 0xF0 ? 4 : 1;
-      return need > back ? n - back : n;
-    }
-    return n;
   }
 }

@@ -55,11 +55,4 @@ class SequenceTextTest {
     }
     assertEquals("日本", streamed + text.finish());
   }
-
-  @Test
-  void completeUtf8Prefix() {
-    assertEquals(1, SequenceText.completeUtf8Prefix(new byte[] {'a', (byte) 0xE6, (byte) 0x97}));
-    assertEquals(3, SequenceText.completeUtf8Prefix(new byte[] {(byte) 0xE6, (byte) 0x97, (byte) 0xA5}));
-    assertEquals(2, SequenceText.completeUtf8Prefix(new byte[] {'a', 'b'}));
-  }
 }
