@@ -89,6 +89,12 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--chart", description = "Write a PNG chart (hit rates, throughput ratios).")
   Path chart;
 
+  @Option(names = "--warmup", defaultValue = "16",
+      description = "Unmeasured requests (distinct prompts, no shared prefixes) sent to each"
+          + " server first, so a cold JIT does not bias whichever server runs first"
+          + " (default ${DEFAULT-VALUE}; 0 disables).")
+  int warmup;
+
   @Option(names = "--quiet", description = "No progress bar.")
   boolean quiet;
 
@@ -127,6 +133,9 @@ public final class BenchCommand implements Callable<Integer> {
       if (maxConcurrency < 1) {
         throw new IllegalArgumentException("--concurrency must be >= 1, got " + maxConcurrency);
       }
+      if (warmup < 0) {
+        throw new IllegalArgumentException("--warmup must be >= 0, got " + warmup);
+      }
     } catch (IllegalArgumentException e) {
       err.println("bench: " + e.getMessage());
       return 2;
@@ -145,6 +154,16 @@ public final class BenchCommand implements Callable<Integer> {
           + e.getMessage() + "; is the server at " + url
           + (compareUrl == null ? "" : " / " + compareUrl) + " up? Or pass --model.");
       return 1;
+    }
+
+    if (warmup > 0) {
+      // A different seed than the measured workloads: warm-up prompts share nothing with them.
+      Workload warm = Workloads.create("unique",
+          new WorkloadParams(~seed, warmup, maxTokens, maxModelLen));
+      runner.run(warm, url, primaryModel, "warmup");
+      if (compareUrl != null) {
+        runner.run(warm, compareUrl, compareModel, "warmup");
+      }
     }
 
     List<BenchReport.Run> runs = new ArrayList<>();

@@ -32,6 +32,8 @@ class BenchCommandTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private HttpServer stub;
+  private final java.util.concurrent.atomic.AtomicInteger completions =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   @BeforeEach
   void startStub() throws IOException {
@@ -48,6 +50,7 @@ class BenchCommandTest {
   }
 
   private void complete(HttpExchange ex) throws IOException {
+    completions.incrementAndGet();
     JsonNode body = JSON.readTree(ex.getRequestBody());
     if (!body.path("stream").asBoolean() || !body.path("ignore_eos").asBoolean()
         || !body.path("prompt").isArray()) {
@@ -93,9 +96,11 @@ class BenchCommandTest {
             new PrintStream(text, true, StandardCharsets.UTF_8), System.err))
         .execute("--url", url, "--compare-url", url, "--workload", "shared_prefix_basic",
             "--max-tokens", "3", "--block-size", "4", "--concurrency", "2", "--quiet",
-            "--output", json.toString(), "--chart", png.toString());
+            "--warmup", "3", "--output", json.toString(), "--chart", png.toString());
     String printed = text.toString(StandardCharsets.UTF_8);
     assertEquals(0, exit, printed);
+    // 3 warm-up requests per server, then the 8 measured ones per server; warm-ups not recorded
+    assertEquals(2 * (3 + 8), completions.get());
     assertTrue(printed.contains("Theoretical max hit rate:"), printed);
     assertTrue(printed.contains("58.3%"), printed);
 
