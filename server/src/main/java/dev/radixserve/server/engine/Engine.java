@@ -140,7 +140,11 @@ public final class Engine {
           step();
         }
         publishGauges();
+        boolean wasIdle = idle;
         idle = !scheduler.hasWork() && inbox.isEmpty() && requests.isEmpty();
+        if (idle && !wasIdle) {
+          checkWhenIdle();
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -221,6 +225,18 @@ public final class Engine {
     }
     gauges = new EngineGauges(requests.size() - waitingRequests, waitingRequests,
         pool.totalBlocks(), pool.freeBlocks(), cache.map(PrefixCache::cachedBlocks).orElse(0));
+  }
+
+  /**
+   * Each time the engine runs dry, every block must be free or cached and unlocked and the cache
+   * must pass its integrity check (mini-sglang's check-when-idle): a leak or a broken invariant is
+   * logged with its numbers when it happens, not found later as an exhausted pool.
+   */
+  private void checkWhenIdle() {
+    EngineSnapshot s = snapshot();
+    if (s.integrityError() != null || !s.quiescent()) {
+      LOG.severe("KV accounting broken with no request left: " + s);
+    }
   }
 
   private EngineSnapshot snapshot() {
