@@ -24,11 +24,7 @@ class AuthAndLimitsTest {
 
   @BeforeAll
   static void start() {
-    ServerConfig.Builder b = ServerConfig.builder();
-    b.host = "127.0.0.1";
-    b.port = 0;
-    b.numBlocks = 128;
-    b.threads = 1;
+    ServerConfig.Builder b = LocalServers.builder(128);
     b.apiKey = "sekret";
     b.maxRequestBodyBytes = 2048;
     server = RadixServer.start(b.build());

@@ -31,11 +31,7 @@ class CacheEquivalenceTest {
   private static final HttpClient CLIENT = HttpClient.newHttpClient();
 
   private static RadixServer start(boolean caching, int blocks) {
-    ServerConfig.Builder b = ServerConfig.builder();
-    b.host = "127.0.0.1";
-    b.port = 0;
-    b.numBlocks = blocks;
-    b.threads = 1;
+    ServerConfig.Builder b = LocalServers.builder(blocks);
     b.prefixCaching = caching;
     return RadixServer.start(b.build());
   }

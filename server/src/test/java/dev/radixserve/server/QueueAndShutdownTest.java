@@ -28,11 +28,7 @@ class QueueAndShutdownTest {
 
   @Test
   void queueFullThenDrainOnShutdown() throws Exception {
-    ServerConfig.Builder b = ServerConfig.builder();
-    b.host = "127.0.0.1";
-    b.port = 0;
-    b.numBlocks = 128;
-    b.threads = 1;
+    ServerConfig.Builder b = LocalServers.builder(128);
     b.maxNumSeqs = 1;
     b.maxQueuedRequests = 1;
     RadixServer server = RadixServer.start(b.build());

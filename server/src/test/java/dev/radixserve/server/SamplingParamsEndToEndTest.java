@@ -35,11 +35,7 @@ class SamplingParamsEndToEndTest {
 
   @BeforeAll
   static void start() {
-    ServerConfig.Builder b = ServerConfig.builder();
-    b.host = "127.0.0.1";
-    b.port = 0;
-    b.numBlocks = 128;
-    b.threads = 1;
+    ServerConfig.Builder b = LocalServers.builder(128);
     server = RadixServer.start(b.build());
   }
 

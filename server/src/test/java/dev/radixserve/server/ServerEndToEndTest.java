@@ -29,11 +29,7 @@ class ServerEndToEndTest {
 
   @BeforeAll
   static void start() {
-    ServerConfig.Builder b = ServerConfig.builder();
-    b.host = "127.0.0.1";
-    b.port = 0;
-    b.numBlocks = 256;
-    b.threads = 1;
+    ServerConfig.Builder b = LocalServers.builder(256);
     server = RadixServer.start(b.build());
   }
 
