@@ -67,7 +67,7 @@ public final class RadixCache implements PrefixCache {
   private long hitTokens;
   private long insertedBlocks;
   private long evictedBlocks;
-  private EvictionListener listener;
+  private final List<CacheListener> listeners = new ArrayList<>();
 
   /** Pages of {@link #DEFAULT_BLOCK_SIZE} tokens, least recently used leaves evicted first. */
   public RadixCache(BlockPool pool) {
@@ -324,9 +324,9 @@ public final class RadixCache implements PrefixCache {
     return owned;
   }
 
-  /** Test hook: told about every node eviction removes, in order. */
-  void onEvict(EvictionListener evictionListener) {
-    this.listener = evictionListener;
+  /** Adds a listener told about every store, split and eviction from now on (see its contract). */
+  public void addListener(CacheListener listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
   }
 
   // ---- internals ----
@@ -360,6 +360,9 @@ public final class RadixCache implements PrefixCache {
     node.parent = upper;
     upper.putChild(node);
     nodes++;
+    for (CacheListener l : listeners) {
+      l.split(node.namespace, node.id, upper.id, cut);
+    }
     return upper;
   }
 
@@ -390,13 +393,22 @@ public final class RadixCache implements PrefixCache {
     evictableBlocks += blocks.length;
     evictableTokens += leaf.tokens.length;
     evictable.add(leaf);
+    if (!listeners.isEmpty()) {
+      int[] path = pathTokens(leaf);
+      for (CacheListener l : listeners) {
+        l.stored(leaf.namespace, leaf.id, parent.id, path.clone(), leaf.blocks.clone());
+      }
+    }
     return leaf;
   }
 
   /** Removes an unlocked leaf already taken out of the evictable set; returns blocks freed. */
   private int remove(RadixNode leaf) {
-    if (listener != null) {
-      listener.evicted(leaf.namespace, pathTokens(leaf), leaf.blocks.clone());
+    if (!listeners.isEmpty()) {
+      int[] path = pathTokens(leaf);
+      for (CacheListener l : listeners) {
+        l.evicted(leaf.namespace, leaf.id, path.clone(), leaf.blocks.clone());
+      }
     }
     RadixNode parent = leaf.parent;
     parent.removeChild(leaf);

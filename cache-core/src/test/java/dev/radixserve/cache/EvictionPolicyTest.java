@@ -16,9 +16,12 @@ class EvictionPolicyTest {
 
   private RadixCache cache(EvictionPolicy policy) {
     RadixCache cache = new RadixCache(pool, B, policy);
-    cache.onEvict((ns, path, blocks) -> {
-      for (int b : blocks) {
-        evicted.add(b);
+    cache.addListener(new CacheListener() {
+      @Override
+      public void evicted(String ns, long id, int[] path, int[] blocks) {
+        for (int b : blocks) {
+          evicted.add(b);
+        }
       }
     });
     return cache;

@@ -13,8 +13,8 @@ import java.util.Map;
  *
  * <p>Why it is independent of the tree: inserts and matches are modelled from the caller's side
  * (what was inserted, what was locked). The one thing the model cannot predict is which node an
- * eviction picks, so the cache reports each evicted node through the test-only {@link
- * EvictionListener}; the oracle then <em>checks</em> that choice instead of trusting it: the
+ * eviction picks, so the cache reports each evicted node through {@link
+ * CacheListener#evicted}; the oracle then <em>checks</em> that choice instead of trusting it: the
  * removed pages must be stored, carry the reported block ids, have lock count 0, end in a leaf
  * (no stored extension), and the node's eviction key must be minimal among all unlocked leaves
  * under the policy. Everything else (matched length, matched ids, duplicates, already-cached

@@ -82,9 +82,12 @@ class RadixCachePropertyTest {
       };
       this.cache = new RadixCache(pool, pageSize, p);
       this.oracle = new PageOracle(pageSize, policy);
-      cache.onEvict((ns, path, blocks) -> {
-        oracle.evicted(ns, path, blocks);
-        reportedFreed += blocks.length;
+      cache.addListener(new CacheListener() {
+        @Override
+        public void evicted(String ns, long id, int[] path, int[] blocks) {
+          oracle.evicted(ns, path, blocks);
+          reportedFreed += blocks.length;
+        }
       });
       Random random = new Random(seed);
       for (int i = 0; i < prefixes.length; i++) {

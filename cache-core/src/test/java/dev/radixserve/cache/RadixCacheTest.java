@@ -285,4 +285,44 @@ class RadixCacheTest {
     assertEquals("cached 2 + free 9 + in use 1 = 12 != total 11", accounting.getMessage());
     check();
   }
+
+  @Test
+  void listenersSeeStoresSplitsAndEvictionsInOrder() {
+    List<String> events = new java.util.ArrayList<>();
+    cache.addListener(new CacheListener() {
+      @Override
+      public void stored(String ns, long id, long parent, int[] path, int[] blocks) {
+        events.add("stored " + id + " under " + parent + " path " + path.length + " blocks "
+            + java.util.Arrays.toString(blocks));
+      }
+
+      @Override
+      public void split(String ns, long id, long upper, int upperTokens) {
+        events.add("split " + id + " upper " + upper + " at " + upperTokens);
+      }
+
+      @Override
+      public void evicted(String ns, long id, int[] path, int[] blocks) {
+        events.add("evicted " + id + " path " + path.length + " blocks "
+            + java.util.Arrays.toString(blocks));
+      }
+    });
+    int[] a = run(1, 8);
+    InsertResult first = insert(a, allocate(2));
+    long leafA = ((RadixNode) first.node()).id;
+    long root = ((RadixNode) first.node()).parent.id;
+    int[] b = concat(run(1, 4), run(50, 4));
+    int[] bIds = allocate(2);
+    InsertResult second = insert(b, bIds);
+    long leafB = ((RadixNode) second.node()).id;
+    long upper = ((RadixNode) second.node()).parent.id;
+    assertEquals(3, cache.evict(3));
+    assertEquals(List.of(
+        "stored " + leafA + " under " + root + " path 8 blocks [0, 1]",
+        "split " + leafA + " upper " + upper + " at 4",
+        "stored " + leafB + " under " + upper + " path 8 blocks [" + bIds[1] + "]",
+        "evicted " + leafA + " path 8 blocks [1]",
+        "evicted " + leafB + " path 8 blocks [" + bIds[1] + "]",
+        "evicted " + upper + " path 4 blocks [0]"), events);
+  }
 }

@@ -35,5 +35,18 @@ final class BatchValidator {
         }
       }
     }
+    List<ForwardBatch.BlockCopy> copies = batch.copies();
+    for (int i = 0; i < copies.size(); i++) {
+      ForwardBatch.BlockCopy c = copies.get(i);
+      if (c.srcBlock() < 0 || c.srcBlock() >= numBlocks || c.dstBlock() < 0
+          || c.dstBlock() >= numBlocks) {
+        throw new IllegalArgumentException("block copy " + i + ": " + c.srcBlock() + " -> "
+            + c.dstBlock() + " outside [0, " + numBlocks + ")");
+      }
+      if (c.slots() > blockSize) {
+        throw new IllegalArgumentException("block copy " + i + ": " + c.slots()
+            + " slots > block size " + blockSize);
+      }
+    }
   }
 }

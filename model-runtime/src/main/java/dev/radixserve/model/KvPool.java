@@ -113,6 +113,23 @@ public final class KvPool implements AutoCloseable {
     }
   }
 
+  /**
+   * Copies slots {@code [0, slots)} of block {@code src} into block {@code dst}, keys and values of
+   * every layer (copy-on-write of a partly matched cached block).
+   */
+  public void copyBlock(int src, int dst, int slots) {
+    if (slots < 0 || slots > blockSize) {
+      throw new IllegalArgumentException("copy of " + slots + " slots, block size " + blockSize);
+    }
+    long from = slotOffset(src, 0);
+    long to = slotOffset(dst, 0);
+    long bytes = slots * rowBytes;
+    for (int layer = 0; layer < keys.length; layer++) {
+      MemorySegment.copy(keys[layer], from, keys[layer], to, bytes);
+      MemorySegment.copy(values[layer], from, values[layer], to, bytes);
+    }
+  }
+
   /** Reads one cached row (tests, debugging). */
   public float[] keyRow(int layer, int block, int slot) {
     return keys[layer].asSlice(slotOffset(block, slot), rowBytes).toArray(ValueLayout.JAVA_FLOAT);

@@ -17,10 +17,12 @@ public interface ModelRunner extends AutoCloseable {
   int numBlocks();
 
   /**
-   * Computes the new tokens of every sequence, writes their keys and values into the pool, and
-   * returns the logits at each sequence's last new token.
+   * Performs the batch's block copies, computes the new tokens of every sequence, writes their
+   * keys and values into the pool, and returns the logits at each sequence's last new token (at
+   * every new token for a sequence that asks for all).
    *
-   * @return {@code [seqs.size()][vocabSize]} logits, in batch order
+   * @return {@code [batch.logitRows()][vocabSize]} logits, in batch order (see {@link
+   *     ForwardBatch#lastRow})
    */
   float[][] forward(ForwardBatch batch);
 

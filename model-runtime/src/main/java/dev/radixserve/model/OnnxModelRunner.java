@@ -125,6 +125,9 @@ public final class OnnxModelRunner implements ModelRunner {
     }
     long t0 = System.nanoTime();
     BatchValidator.check(batch, config, pool.blockSize(), pool.numBlocks());
+    for (ForwardBatch.BlockCopy c : batch.copies()) {
+      pool.copyBlock(c.srcBlock(), c.dstBlock(), c.slots());
+    }
     step.fill(batch, pool.blockSize());
     OrtValue[] stepValues = step.values(cpu);
     OrtValue[] outputs = null;
@@ -135,7 +138,7 @@ public final class OnnxModelRunner implements ModelRunner {
       t1 = System.nanoTime();
       outputs = call.run(inputs);
       t2 = System.nanoTime();
-      float[][] logits = readLogits(outputs[0], batch.seqs().size());
+      float[][] logits = readLogits(outputs[0], batch.logitRows());
       writeKv(outputs, batch);
       lastTimings = new StepTimings(t1 - t0, t2 - t1, System.nanoTime() - t2);
       return logits;
@@ -151,11 +154,11 @@ public final class OnnxModelRunner implements ModelRunner {
     }
   }
 
-  private float[][] readLogits(OrtValue value, int seqs) {
+  private float[][] readLogits(OrtValue value, int rows) {
     int vocab = config.vocabSize();
-    MemorySegment data = value.data((long) seqs * vocab * Float.BYTES);
-    float[][] logits = new float[seqs][vocab];
-    for (int s = 0; s < seqs; s++) {
+    MemorySegment data = value.data((long) rows * vocab * Float.BYTES);
+    float[][] logits = new float[rows][vocab];
+    for (int s = 0; s < rows; s++) {
       MemorySegment.copy(data, ValueLayout.JAVA_FLOAT, (long) s * vocab * Float.BYTES,
           logits[s], 0, vocab);
     }

@@ -14,7 +14,8 @@ import java.util.List;
  * <pre>
  *   input_ids    int64 [T]      positions   int64 [T]      (sequence after sequence)
  *   block_tables int32 [S, M]   M = the batch's longest past in blocks (at least 1), padded with 0
- *   cu_seqlens   int32 [S+1]    past_lens   int32 [S]      logits_index int64 [S] = cu[s+1] - 1
+ *   cu_seqlens   int32 [S+1]    past_lens   int32 [S]
+ *   logits_index int64 [R]      per sequence cu[s+1] - 1, or every token of an all-logits one
  * </pre>
  */
 final class StepInputs implements AutoCloseable {
@@ -28,6 +29,7 @@ final class StepInputs implements AutoCloseable {
   private MemorySegment logitsIndex = MemorySegment.NULL;
   private int tokens;
   private int seqs;
+  private int rows;
   private int maxBlocks;
 
   /** Fills the buffers from a validated batch. */
@@ -35,6 +37,7 @@ final class StepInputs implements AutoCloseable {
     List<ForwardBatch.Seq> list = batch.seqs();
     seqs = list.size();
     tokens = batch.totalNewTokens();
+    rows = batch.logitRows();
     int m = 1;
     for (ForwardBatch.Seq s : list) {
       m = Math.max(m, (s.pastLen() + blockSize - 1) / blockSize);
@@ -42,6 +45,7 @@ final class StepInputs implements AutoCloseable {
     maxBlocks = m;
     ensureCapacity();
     int t = 0;
+    int r = 0;
     for (int i = 0; i < seqs; i++) {
       ForwardBatch.Seq s = list.get(i);
       cu.setAtIndex(ValueLayout.JAVA_INT, i, t);
@@ -56,8 +60,10 @@ final class StepInputs implements AutoCloseable {
         ids.setAtIndex(ValueLayout.JAVA_LONG, t + k, newTokens[k]);
         positions.setAtIndex(ValueLayout.JAVA_LONG, t + k, s.pastLen() + k);
       }
+      for (int k = s.allLogits() ? 0 : newTokens.length - 1; k < newTokens.length; k++) {
+        logitsIndex.setAtIndex(ValueLayout.JAVA_LONG, r++, t + k);
+      }
       t += newTokens.length;
-      logitsIndex.setAtIndex(ValueLayout.JAVA_LONG, i, t - 1);
     }
     cu.setAtIndex(ValueLayout.JAVA_INT, seqs, t);
   }
@@ -76,14 +82,14 @@ final class StepInputs implements AutoCloseable {
             seqs, maxBlocks),
         OrtValue.wrap(info, cu.asSlice(0, (seqs + 1) * 4L), ElementType.INT32, seqs + 1),
         OrtValue.wrap(info, past.asSlice(0, seqs * 4L), ElementType.INT32, seqs),
-        OrtValue.wrap(info, logitsIndex.asSlice(0, seqs * 8L), ElementType.INT64, seqs),
+        OrtValue.wrap(info, logitsIndex.asSlice(0, rows * 8L), ElementType.INT64, rows),
     };
   }
 
   private void ensureCapacity() {
     long needTables = (long) seqs * maxBlocks * 4;
     if (ids.byteSize() >= tokens * 8L && cu.byteSize() >= (seqs + 1) * 4L
-        && tables.byteSize() >= needTables) {
+        && tables.byteSize() >= needTables && logitsIndex.byteSize() >= rows * 8L) {
       return;
     }
     // Grow geometrically so a growing batch reallocates O(log n) times.
@@ -97,7 +103,7 @@ final class StepInputs implements AutoCloseable {
     tables = arena.allocate(tb, 64);
     cu = arena.allocate(s * 4, 64);
     past = arena.allocate(s * 4, 64);
-    logitsIndex = arena.allocate(s * 8, 64);
+    logitsIndex = arena.allocate(t * 8, 64); // rows <= tokens
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.radixserve.model;
 import static dev.radixserve.model.OnnxModelRunnerTest.BLOCK;
 import static dev.radixserve.model.OnnxModelRunnerTest.TINY;
 import static dev.radixserve.model.OnnxModelRunnerTest.prompt;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -115,6 +116,70 @@ class PagedConsistencyTest {
     assertTrue(OnnxModelRunnerTest.relativeError(reused, ref) <= 1e-4);
     float[] own = prefillInChunks(second, 33, OTHER);
     assertClose(own, reused, 1e-5);
+  }
+
+  @Test
+  void allLogitsRowsMatchTheReferenceAtEveryPosition() {
+    int[] a = prompt(10, 7);
+    int[] b = prompt(5, 8);
+    double[][] refA = new ReferenceGpt2(weights).logits(a);
+    ForwardBatch batch = new ForwardBatch(List.of(
+        new ForwardBatch.Seq(new int[] {b[0], b[1]}, 0, OTHER),
+        new ForwardBatch.Seq(Arrays.copyOf(a, 6), 0, TABLE, true)));
+    float[][] first = runner.forward(batch);
+    assertEquals(7, first.length);
+    assertEquals(1, batch.firstRow(1));
+    assertEquals(6, batch.lastRow(1));
+    for (int p = 0; p < 6; p++) {
+      assertTrue(OnnxModelRunnerTest.relativeError(first[1 + p], refA[p]) <= 1e-4, "position " + p);
+    }
+    // the rest of a in a second chunk, all rows again, now listed first
+    float[][] second = runner.forward(new ForwardBatch(List.of(
+        new ForwardBatch.Seq(Arrays.copyOfRange(a, 6, 10), 6, TABLE, true),
+        new ForwardBatch.Seq(new int[] {b[2]}, 2, OTHER))));
+    assertEquals(5, second.length);
+    for (int p = 6; p < 10; p++) {
+      assertTrue(OnnxModelRunnerTest.relativeError(second[p - 6], refA[p]) <= 1e-4, "position " + p);
+    }
+    assertTrue(OnnxModelRunnerTest.relativeError(second[4],
+        new ReferenceGpt2(weights).logits(Arrays.copyOf(b, 3))[2]) <= 1e-4);
+  }
+
+  @Test
+  void blockCopyStartsASequenceInsideACachedBlock() {
+    // a: 10 tokens in TABLE (blocks 21, 5, 40: the last holds positions 8, 9)
+    int[] a = prompt(10, 9);
+    prefillInChunks(a, 10, TABLE);
+    float[][] srcKeys = new float[BLOCK][];
+    for (int slot = 0; slot < BLOCK; slot++) {
+      srcKeys[slot] = runner.kvPool().keyRow(1, TABLE[1], slot);
+    }
+    // b shares a's first 6 tokens: reuses block 21, copies slots 0-1 of block 5 into its own 42
+    int[] b = Arrays.copyOf(a, 9);
+    b[6] = 50;
+    b[7] = 51;
+    b[8] = 52;
+    int[] bTable = {TABLE[0], 42, 4};
+    float[] cow = runner.forward(new ForwardBatch(
+        List.of(new ForwardBatch.Seq(Arrays.copyOfRange(b, 6, 9), 6, bTable)),
+        List.of(new ForwardBatch.BlockCopy(TABLE[1], 42, 2))))[0];
+    for (int layer = 0; layer < TINY.nLayer(); layer++) {
+      for (int slot = 0; slot < 2; slot++) {
+        assertArrayEquals(runner.kvPool().keyRow(layer, TABLE[1], slot),
+            runner.kvPool().keyRow(layer, 42, slot));
+        assertArrayEquals(runner.kvPool().valueRow(layer, TABLE[1], slot),
+            runner.kvPool().valueRow(layer, 42, slot));
+      }
+    }
+    for (int slot = 0; slot < BLOCK; slot++) {
+      assertArrayEquals(srcKeys[slot], runner.kvPool().keyRow(1, TABLE[1], slot));
+    }
+    float[] cold = prefillInChunks(b, 9, OTHER);
+    assertClose(cold, cow, 1e-5);
+    var bad = assertThrows(IllegalArgumentException.class, () -> runner.forward(new ForwardBatch(
+        List.of(new ForwardBatch.Seq(new int[] {1}, 0, new int[] {3})),
+        List.of(new ForwardBatch.BlockCopy(48, 3, 1)))));
+    assertEquals("block copy 0: 48 -> 3 outside [0, 48)", bad.getMessage());
   }
 
   @Test

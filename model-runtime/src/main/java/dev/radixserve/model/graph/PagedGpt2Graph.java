@@ -18,10 +18,10 @@ import java.util.Map;
  *
  * <pre>
  *   inputs   input_ids int64 [T]   positions int64 [T]   block_tables int32 [S, M]
- *            cu_seqlens int32 [S+1]   past_lens int32 [S]   logits_index int64 [S]
+ *            cu_seqlens int32 [S+1]   past_lens int32 [S]   logits_index int64 [R]
  *            key_cache_{i}, value_cache_{i} float [NB, B, H, D]        (per layer)
  *            every GptWeights tensor under its canonical name, float     (weights)
- *   outputs  logits float [S, vocab]
+ *   outputs  logits float [R, vocab]
  *            new_key_{i}, new_value_{i} float [T, H, D]   (the runtime writes them into the pool)
  * </pre>
  *
@@ -33,7 +33,8 @@ import java.util.Map;
  * </pre>
  * The additive mask [T, S*M*B + T] is built once per step and shared by all layers; seq(t) is the
  * number of sequences s >= 1 with cu_seqlens[s] <= t. Logits are computed only at
- * {@code logits_index} rows (the last new token of each sequence).
+ * {@code logits_index} rows (the last new token of each sequence, or every token of a sequence
+ * that asks for prompt logprobs).
  */
 public final class PagedGpt2Graph {
 
@@ -117,7 +118,7 @@ public final class PagedGpt2Graph {
     String tables = g.input(BLOCK_TABLES, INT32, "S", "M");
     String cu = g.input(CU_SEQLENS, INT32, "S_plus_1");
     String past = g.input(PAST_LENS, INT32, "S");
-    String logitsIndex = g.input(LOGITS_INDEX, INT64, "S");
+    String logitsIndex = g.input(LOGITS_INDEX, INT64, "R");
     for (int i = 0; i < c.nLayer(); i++) {
       g.input(keyCache(i), FLOAT, "num_blocks", blockSize, h, d);
       g.input(valueCache(i), FLOAT, "num_blocks", blockSize, h, d);
@@ -139,7 +140,7 @@ public final class PagedGpt2Graph {
     String last = gather(x, logitsIndex, 0);
     String normed = layerNorm(last, "ln_f");
     String logits = g.op("Gemm", "lm_head", List.of(normed, "wte.weight"), attr("transB", 1L));
-    g.output(logits, LOGITS, FLOAT, "S", c.vocabSize());
+    g.output(logits, LOGITS, FLOAT, "R", c.vocabSize());
     return g.model(OPSET, "radixserve");
   }
 
