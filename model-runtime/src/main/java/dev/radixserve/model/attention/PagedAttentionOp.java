@@ -38,6 +38,10 @@ public final class PagedAttentionOp implements CustomOp.Definition {
   private static final CustomOpDomain PROCESS_DOMAIN =
       CustomOpDomain.create(DOMAIN, List.of(CustomOp.of(new PagedAttentionOp(RowAttention.best()))));
 
+  /** Nanoseconds spent in the kernel, every node of every session (a diagnostic counter). */
+  private static final java.util.concurrent.atomic.LongAdder KERNEL_NANOS =
+      new java.util.concurrent.atomic.LongAdder();
+
   private final RowAttention math;
 
   PagedAttentionOp(RowAttention math) {
@@ -51,6 +55,14 @@ public final class PagedAttentionOp implements CustomOp.Definition {
    */
   public static CustomOpDomain domain() {
     return PROCESS_DOMAIN;
+  }
+
+  /**
+   * Nanoseconds this process spent inside the kernel so far (validation, writes and attention of
+   * every node): benchmarks read it before and after a step to split the step's time.
+   */
+  public static long kernelNanos() {
+    return KERNEL_NANOS.sum();
   }
 
   /** Whether this JVM runs the vectorised kernel ({@code --add-modules jdk.incubator.vector}). */
@@ -112,7 +124,12 @@ public final class PagedAttentionOp implements CustomOp.Definition {
       if (kernel == null || kernel.headSize() != step.headSize()) {
         kernel = new PagedAttentionKernel(heads, kvHeads, step.headSize(), scale, math);
       }
-      kernel.run(step, context::parallelFor);
+      long t0 = System.nanoTime();
+      try {
+        kernel.run(step, context::parallelFor);
+      } finally {
+        KERNEL_NANOS.add(System.nanoTime() - t0);
+      }
     }
   }
 
