@@ -139,7 +139,8 @@ public final class PagedGpt2Graph {
     }
     String last = gather(x, logitsIndex, 0);
     String normed = layerNorm(last, "ln_f");
-    String logits = g.op("Gemm", "lm_head", List.of(normed, "wte.weight"), attr("transB", 1L));
+    String logits = g.op("Gemm", "lm_head", List.of(normed, GptWeights.lmHeadName(c)),
+        attr("transB", 1L));
     g.output(logits, LOGITS, FLOAT, "R", c.vocabSize());
     return g.model(OPSET, "radixserve");
   }
