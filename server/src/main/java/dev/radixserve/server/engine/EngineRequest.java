@@ -15,6 +15,9 @@ import java.util.List;
  * @param ignoreEos keep generating past the EOS token
  * @param namespace prefix-cache partition (the cache salt); {@code ""} by default
  * @param sink where results go
+ * @param promptLogprobs score every prompt token too ({@link TokenSink#onPromptLogprobs}), with
+ *     {@code params.topLogprobs()} alternatives; such a request computes its whole prompt (it
+ *     reuses no cached prefix, whose logits are gone)
  */
 public record EngineRequest(
     String id,
@@ -25,7 +28,8 @@ public record EngineRequest(
     List<String> stop,
     boolean ignoreEos,
     String namespace,
-    TokenSink sink) {
+    TokenSink sink,
+    boolean promptLogprobs) {
 
   public EngineRequest {
     if (promptTokens.length == 0) {
@@ -38,5 +42,11 @@ public record EngineRequest(
       throw new IllegalArgumentException("max_tokens must be >= 1, got " + maxTokens);
     }
     stop = List.copyOf(stop);
+  }
+
+  /** A request without prompt logprobs. */
+  public EngineRequest(String id, int[] promptTokens, SamplingParams params, int n, int maxTokens,
+      List<String> stop, boolean ignoreEos, String namespace, TokenSink sink) {
+    this(id, promptTokens, params, n, maxTokens, stop, ignoreEos, namespace, sink, false);
   }
 }

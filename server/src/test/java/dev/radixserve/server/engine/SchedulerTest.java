@@ -42,22 +42,30 @@ class SchedulerTest {
     final Scheduler scheduler;
     final OutputProcessor outputs;
     final List<String> finished = new ArrayList<>();
+    final List<Integer> sampled = new ArrayList<>();
 
     Harness(int blocks, SchedulePolicy policy, int maxTokens) {
+      this(blocks, policy, maxTokens, TOKENIZER.vocabSize());
+    }
+
+    /** @param modelVocab logits per row: the tokenizer's vocabulary, or more when padded */
+    Harness(int blocks, SchedulePolicy policy, int maxTokens, int modelVocab) {
       pool = new BlockPool(blocks);
       cache = new RadixCache(pool);
       SequenceBlocks sb = new SequenceBlocks(new PoolBlocks(pool), Optional.<PrefixCache>of(cache),
           B, EngineObserver.NONE);
       scheduler = new Scheduler(sb, policy, 8, maxTokens, EngineObserver.NONE);
-      outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, TOKENIZER.vocabSize()),
-          TOKENIZER, EngineObserver.NONE, new HashMap<>());
+      outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, modelVocab),
+          TOKENIZER, java.util.Set.of(TOKENIZER.eosTokenId()), EngineObserver.NONE, new HashMap<>());
     }
 
     Sequence submit(String id, int[] prompt, int n, int maxTokens) {
       EngineRequest r = new EngineRequest(id, prompt, SamplingParams.greedy(), n, maxTokens,
           List.of(), true, "", new TokenSink() {
             @Override
-            public void onOutput(ChoiceOutput output) {}
+            public void onOutput(ChoiceOutput output) {
+              output.tokens().forEach(t -> sampled.add(t.tokenId()));
+            }
 
             @Override
             public void onComplete(RequestUsage usage) {
@@ -96,6 +104,18 @@ class SchedulerTest {
 
   private static int[] tokens(int from, int count) {
     return IntStream.range(from, from + count).toArray();
+  }
+
+  @Test
+  void idsPastTheTokenizerAreNeverSampled() {
+    Harness h = new Harness(16, SchedulePolicy.FCFS, 64, TOKENIZER.vocabSize() + 47); // padded
+    h.submit("padded", tokens(100, 5), 1, 1);
+    float[] row = new float[TOKENIZER.vocabSize() + 47];
+    row[TOKENIZER.vocabSize() + 3] = 100;
+    row[42] = 5;
+    h.outputs.process(h.scheduler.schedule(), new float[][] {row});
+    assertEquals(List.of(42), h.sampled);
+    assertEquals(List.of("padded"), h.finished);
   }
 
   @Test
