@@ -102,7 +102,8 @@ public final class LogitsSampler implements Sampler {
     }
   }
 
-  static int argmax(float[] logits) {
+  /** The index of the largest logit, the lowest on ties. */
+  public static int argmax(float[] logits) {
     int best = 0;
     for (int i = 1; i < logits.length; i++) {
       if (logits[i] > logits[best]) {
