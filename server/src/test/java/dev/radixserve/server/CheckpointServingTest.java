@@ -182,6 +182,21 @@ class CheckpointServingTest {
     assertEquals(PROMPT.length(), lp.at("/text_offset/" + prompt.length).asInt());
     assertEquals(lp, r.at("/choices/1/logprobs")); // greedy: both choices alike, prompt included
     assertEquals(lp, streamedLogprobs(body + ",\"stream\":true}"));
+
+    // max_tokens 0: the prompt alone, scored (the legacy API's way to score text)
+    JsonNode scored = completion("{" + promptJson() + ",\"max_tokens\":0,\"echo\":true,\"logprobs\":2}");
+    assertEquals(PROMPT, scored.at("/choices/0/text").asText());
+    assertEquals("length", scored.at("/choices/0/finish_reason").asText());
+    assertEquals(0, scored.at("/usage/completion_tokens").asInt());
+    for (String field : new String[] {"tokens", "token_logprobs", "top_logprobs", "text_offset"}) {
+      JsonNode withOutput = lp.get(field);
+      JsonNode promptOnly = scored.at("/choices/0/logprobs/" + field);
+      assertEquals(prompt.length, promptOnly.size(), field);
+      for (int i = 0; i < prompt.length; i++) {
+        assertEquals(withOutput.get(i), promptOnly.get(i), field + " " + i);
+      }
+    }
+    assertEquals(400, post("/v1/completions", "{" + promptJson() + ",\"max_tokens\":0}").statusCode());
   }
 
   /**

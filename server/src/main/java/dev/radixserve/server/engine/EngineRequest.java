@@ -10,7 +10,8 @@ import java.util.List;
  * @param promptTokens at least one token
  * @param params sampling settings; choice {@code i > 0} uses seed {@code seed + i}
  * @param n choices; they share the prompt's KV blocks (prefilled once, forked after)
- * @param maxTokens tokens to generate at most per choice, at least 1
+ * @param maxTokens tokens to generate at most per choice; 0 computes the prompt only (echo that
+ *     scores it) and ends every choice with finish reason length
  * @param stop stop strings (not included in the output)
  * @param ignoreEos keep generating past the EOS token
  * @param namespace prefix-cache partition (the cache salt); {@code ""} by default
@@ -38,8 +39,8 @@ public record EngineRequest(
     if (n < 1) {
       throw new IllegalArgumentException("n must be >= 1, got " + n);
     }
-    if (maxTokens < 1) {
-      throw new IllegalArgumentException("max_tokens must be >= 1, got " + maxTokens);
+    if (maxTokens < 0) {
+      throw new IllegalArgumentException("max_tokens must be >= 0, got " + maxTokens);
     }
     stop = List.copyOf(stop);
   }

@@ -89,6 +89,10 @@ final class OutputProcessor {
       if (s.needsPromptLogits()) {
         deliverPromptLogprobs(s.state);
       }
+      if (s.request.maxTokens() == 0) {
+        finishPromptOnly(s);
+        continue;
+      }
       if (s.choice == 0 && s.request.n() > 1 && !s.forked) {
         fork(s, last);
       }
@@ -104,6 +108,15 @@ final class OutputProcessor {
       scored[next] = LogitsSampler.score(sampleable(logits[firstRow + i]), s.token(next),
           s.request.params().topLogprobs());
     }
+  }
+
+  /** max_tokens 0: every choice ends with its prompt, nothing sampled. */
+  private void finishPromptOnly(Sequence s) {
+    for (int choice = 0; choice < s.request.n(); choice++) {
+      s.request.sink().onOutput(new ChoiceOutput(choice, "", List.of(), FinishReason.LENGTH));
+    }
+    s.state.unfinishedChoices = 1; // the other choices were never forked
+    retire(s, FinishReason.LENGTH);
   }
 
   private void deliverPromptLogprobs(RequestState state) {
