@@ -122,8 +122,8 @@ final class OutputProcessor {
   private void deliverPromptLogprobs(RequestState state) {
     List<SampledToken> scored = Arrays.asList(state.promptLogprobs).subList(1, state.promptLogprobs.length);
     if (scored.contains(null)) {
-      throw new IllegalStateException("prompt of " + state.request.id() + " computed, but positions "
-          + "without logprobs remain: " + scored.indexOf(null));
+      throw new IllegalStateException("prompt of " + state.request.id() + " computed, but position "
+          + (scored.indexOf(null) + 1) + " has no logprob");
     }
     state.promptLogprobs = null;
     state.request.sink().onPromptLogprobs(List.copyOf(scored));
