@@ -10,6 +10,7 @@ import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
+import dev.radixserve.model.weights.EosTokens;
 import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.LoadedModel;
@@ -57,13 +58,16 @@ public final class RadixServer {
 
   private RadixServer(ServerConfig config) throws InterruptedException {
     Tokenizer tokenizer;
+    EosTokens eos;
     if (config.model() == null) {
       weights = RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
       tokenizer = TokenizerLoader.standard();
+      eos = EosTokens.of(tokenizer);
     } else {
       LoadedModel loaded = HfModelLoader.load(config.model());
       weights = loaded.weights();
       tokenizer = loaded.tokenizer();
+      eos = loaded.eos();
     }
     ModelConfig mc = weights.config();
     if (!PagedAttentionOp.vectorized()) {
@@ -81,7 +85,7 @@ public final class RadixServer {
     int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
         : Math.min(config.maxModelLen(), mc.nPositions());
     metrics = new ServerMetrics();
-    engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer,
+    engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer, eos.ids(),
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
             config.maxNumBatchedTokens(), config.maxQueuedRequests()), metrics);
@@ -91,7 +95,8 @@ public final class RadixServer {
         .daemon().factory());
     HttpHandler handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
         workers, config.servedModelName(), maxModelLen, config.blockSize(), runner.numBlocks(),
-        config.apiKey(), () -> ready));
+        config.apiKey(), () -> ready,
+        config.model() == null ? config.servedModelName() : config.model().toString()));
     group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
     channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
         .childHandler(new ServerInitializer(handler, config.maxRequestBodyBytes(), metrics))
@@ -99,10 +104,10 @@ public final class RadixServer {
     long params = weights.tensors().values().stream()
         .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
     LOG.info(() -> String.format("model %s (%s): %d layers, %d heads, width %d, %,d parameters;"
-        + " KV pool %d blocks of %d tokens (%,d bytes); prefix caching %s; listening on"
-        + " http://%s:%d", config.servedModelName(),
+        + " EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching %s;"
+        + " listening on http://%s:%d", config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
-        mc.nHead(), mc.nEmbd(), params, runner.numBlocks(), config.blockSize(),
+        mc.nHead(), mc.nEmbd(), params, eos.ids(), eos.source(), runner.numBlocks(), config.blockSize(),
         runner.kvPool().bytesPerBlock() * runner.numBlocks(),
         config.prefixCaching() ? "on" : "off", config.host(), port()));
     ready = true;

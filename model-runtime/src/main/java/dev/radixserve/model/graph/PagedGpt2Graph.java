@@ -135,7 +135,7 @@ public final class PagedGpt2Graph {
     }
     String last = gather(x, logitsIndex);
     String normed = layerNorm(last, "ln_f");
-    g.node("Gemm", "", "lm_head", List.of(normed, "wte.weight"), List.of(LOGITS),
+    g.node("Gemm", "", "lm_head", List.of(normed, GptWeights.lmHeadName(c)), List.of(LOGITS),
         attr("transB", 1L));
     g.declareOutput(LOGITS, FLOAT, "R", c.vocabSize());
     for (int i = 0; i < c.nLayer(); i++) {

@@ -45,8 +45,10 @@ public final class RequestParser {
     checkModel(body);
     List<int[]> prompts = chat ? List.of(tokenizer.encode(chatPrompt(body))) : prompts(body);
     int n = intField(body, "n", 1, 1, 128);
+    boolean echo = !chat && boolField(body, "echo", false);
+    // echo with max_tokens 0 returns the prompt (scored, with logprobs) and generates nothing
     Integer maxTokens = optInt(body, chat && body.has("max_completion_tokens")
-        ? "max_completion_tokens" : "max_tokens", 1);
+        ? "max_completion_tokens" : "max_tokens", echo ? 0 : 1);
     List<String> stop = stops(body);
     if (chat) {
       stop = new ArrayList<>(stop);
@@ -65,7 +67,6 @@ public final class RequestParser {
       }
       top = logprobs == null ? 0 : logprobs;
     }
-    boolean echo = !chat && boolField(body, "echo", false);
     boolean stream = boolField(body, "stream", false);
     boolean includeUsage = streamOptions(body);
     Set<Integer> stopIds = new HashSet<>();

@@ -49,9 +49,11 @@ public final class Engine {
 
   /**
    * @param cache empty to run with prefix caching off
+   * @param eosTokenIds tokens that end a choice (the model's EOS ids) unless it ignores EOS
    */
   public Engine(ModelRunner runner, BlockSource pool, Optional<PrefixCache> cache,
-      Tokenizer tokenizer, SamplerFactory samplers, Settings settings, EngineObserver observer) {
+      Tokenizer tokenizer, Set<Integer> eosTokenIds, SamplerFactory samplers, Settings settings,
+      EngineObserver observer) {
     this.runner = runner;
     this.pool = pool;
     this.cache = cache;
@@ -60,7 +62,8 @@ public final class Engine {
     SequenceBlocks blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
         settings.maxBatchedTokens(), counting);
-    this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, counting, requests);
+    this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, eosTokenIds,
+        counting, requests);
     publishGauges();
     this.thread = Thread.ofPlatform().name("radixserve-engine").unstarted(this::run);
   }

@@ -3,7 +3,9 @@ package dev.radixserve.server.http;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.model.sampling.SampledToken.TokenLogprob;
+import dev.radixserve.model.tokenizer.StreamDecoder;
 import dev.radixserve.server.api.ApiException;
 import dev.radixserve.server.api.GenerationRequest;
 import dev.radixserve.server.engine.ChoiceOutput;
@@ -20,6 +22,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * One HTTP generation request (several engine requests when it has several prompts): gathers
@@ -39,6 +42,8 @@ final class GenerationCall {
   private final String[] finish;
   private final boolean[] started;
   private final String[] echo;
+  /** Per prompt: its tokens' logprob entries (echo with logprobs), set before its first output. */
+  private final ArrayNode[] promptLogprobs;
   private int pending;
   private int promptTokens;
   private int completionTokens;
@@ -65,6 +70,7 @@ final class GenerationCall {
       echo[i] = req.echo() ? tokenizer.decode(req.prompts().get(i / req.n())) : "";
     }
     pending = req.prompts().size();
+    promptLogprobs = new ArrayNode[req.prompts().size()];
   }
 
   boolean isDone() {
@@ -75,6 +81,11 @@ final class GenerationCall {
   TokenSink sink(int promptIndex) {
     int base = promptIndex * req.n();
     return new TokenSink() {
+      @Override
+      public void onPromptLogprobs(List<SampledToken> scored) {
+        ctx.executor().execute(() -> promptLogprobs[promptIndex] = promptLogprobs(promptIndex, scored));
+      }
+
       @Override
       public void onOutput(ChoiceOutput o) {
         ctx.executor().execute(() -> output(base + o.choice(), o));
@@ -106,14 +117,18 @@ final class GenerationCall {
       return;
     }
     String delta = o.textDelta();
+    ArrayNode lp = Responses.JSON.createArrayNode();
     if (!started[choice]) {
       started[choice] = true;
       delta = echo[choice] + delta;
+      if (req.echo() && req.logprobs() != null) {
+        lp.addAll(promptLogprobs[choice / req.n()]);
+      }
     }
-    ArrayNode lp = Responses.JSON.createArrayNode();
     if (req.logprobs() != null) {
       for (GeneratedToken t : o.tokens()) {
-        lp.add(tokenLogprob(t));
+        // with echo, offsets count from the start of the prompt's text (OpenAI's legacy API)
+        lp.add(tokenLogprob(t.tokenId(), t.logprob(), t.top(), echo[choice].length() + t.textOffset()));
       }
     }
     texts[choice].append(delta);
@@ -139,22 +154,52 @@ final class GenerationCall {
     return s;
   }
 
-  private ObjectNode tokenLogprob(GeneratedToken t) {
-    ObjectNode n = Responses.JSON.createObjectNode();
-    n.put("token", tokenizer.decode(new int[] {t.tokenId()}));
-    n.put("logprob", t.logprob());
-    ArrayNode bytes = n.putArray("bytes");
-    for (byte b : tokenizer.tokenBytes(t.tokenId())) {
-      bytes.add(b & 0xFF);
+  /**
+   * The prompt's tokens as logprob entries: the first has no context, so its logprob and
+   * alternatives are null; each offset counts the prompt text's chars before the token.
+   */
+  private ArrayNode promptLogprobs(int promptIndex, List<SampledToken> scored) {
+    int[] prompt = req.prompts().get(promptIndex);
+    if (scored.size() != prompt.length - 1) {
+      throw new IllegalStateException(scored.size() + " prompt logprobs for " + prompt.length + " tokens");
     }
-    n.put("text_offset", t.textOffset());
+    ArrayNode out = Responses.JSON.createArrayNode();
+    StreamDecoder text = new StreamDecoder(tokenizer);
+    int offset = text.push(prompt[0]).length();
+    ObjectNode first = tokenLogprob(prompt[0], 0, List.of(), 0);
+    first.putNull("logprob");
+    first.putNull("top_logprobs");
+    out.add(first);
+    for (int i = 1; i < prompt.length; i++) {
+      SampledToken t = scored.get(i - 1);
+      out.add(tokenLogprob(prompt[i], t.logprob(), t.top(), offset));
+      offset += text.push(prompt[i]).length();
+    }
+    return out;
+  }
+
+  private ObjectNode tokenLogprob(int tokenId, float logprob, List<TokenLogprob> alternatives, int offset) {
+    ObjectNode n = Responses.JSON.createObjectNode();
+    n.put("token", tokenizer.decode(new int[] {tokenId}));
+    n.put("logprob", logprob);
+    putBytes(n, tokenId);
+    n.put("text_offset", offset);
     ArrayNode top = n.putArray("top_logprobs");
-    for (TokenLogprob a : t.top()) {
+    for (TokenLogprob a : alternatives) {
       ObjectNode e = top.addObject();
       e.put("token", tokenizer.decode(new int[] {a.tokenId()}));
       e.put("logprob", a.logprob());
+      putBytes(e, a.tokenId());
     }
     return n;
+  }
+
+  /** The token's raw bytes: a byte-level token may be part of a UTF-8 character. */
+  private void putBytes(ObjectNode n, int tokenId) {
+    ArrayNode bytes = n.putArray("bytes");
+    for (byte b : tokenizer.tokenBytes(tokenId)) {
+      bytes.add(b & 0xFF);
+    }
   }
 
   private ObjectNode chunk(int choice, String delta, ArrayNode lp, String fin, String role) {
@@ -194,7 +239,6 @@ final class GenerationCall {
       lp.forEach(t -> {
         ObjectNode e = ((ObjectNode) t).deepCopy();
         e.remove("text_offset");
-        e.get("top_logprobs").forEach(a -> ((ObjectNode) a).putArray("bytes"));
         content.add(e);
       });
       return out;
@@ -206,9 +250,13 @@ final class GenerationCall {
     lp.forEach(t -> {
       tokens.add(t.get("token"));
       lps.add(t.get("logprob"));
-      ObjectNode top = Responses.JSON.createObjectNode();
-      t.get("top_logprobs").forEach(a -> top.set(a.get("token").asText(), a.get("logprob")));
-      tops.add(top);
+      if (t.get("top_logprobs").isNull()) {
+        tops.addNull(); // the prompt's first token
+      } else {
+        ObjectNode top = Responses.JSON.createObjectNode();
+        t.get("top_logprobs").forEach(a -> top.set(a.get("token").asText(), a.get("logprob")));
+        tops.add(top);
+      }
       offsets.add(t.get("text_offset").asInt());
     });
     return out;

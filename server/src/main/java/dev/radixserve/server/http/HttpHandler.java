@@ -37,31 +37,41 @@ import java.util.logging.Logger;
 public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
   private static final Logger LOG = Logger.getLogger(HttpHandler.class.getName());
+  private static final String MODEL_ROUTE = "/v1/models/{model}";
   private static final Map<String, HttpMethod> ROUTES = Map.of(
       "/v1/completions", HttpMethod.POST, "/v1/chat/completions", HttpMethod.POST,
-      "/v1/models", HttpMethod.GET, "/tokenize", HttpMethod.POST, "/detokenize", HttpMethod.POST,
+      "/v1/models", HttpMethod.GET, MODEL_ROUTE, HttpMethod.GET,
+      "/tokenize", HttpMethod.POST, "/detokenize", HttpMethod.POST,
       "/version", HttpMethod.GET, "/metrics", HttpMethod.GET,
       "/reset_prefix_cache", HttpMethod.POST, "/health", HttpMethod.GET);
 
-  /** What the handler serves with. */
+  /**
+   * What the handler serves with.
+   *
+   * @param modelRoot where the model came from (its directory), {@code root} in /v1/models
+   */
   public record Context(Engine engine, Tokenizer tokenizer, ServerMetrics metrics,
       ExecutorService workers, String modelName, int maxModelLen, int blockSize, int totalBlocks,
-      String apiKey, BooleanSupplier ready) {}
+      String apiKey, BooleanSupplier ready, String modelRoot) {}
 
   private final Context c;
   private final Responses responses;
   private final RequestParser parser;
+  private final ModelCards models;
 
   public HttpHandler(Context c) {
     this.c = c;
     this.responses = new Responses(c.metrics());
     this.parser = new RequestParser(c.tokenizer(), c.modelName());
+    this.models = new ModelCards(c.modelName(), c.modelRoot(), c.maxModelLen(),
+        System.currentTimeMillis() / 1000);
   }
 
   @Override
   protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
     String path = new QueryStringDecoder(req.uri()).path();
-    HttpMethod method = ROUTES.get(path);
+    String route = path.startsWith(ModelCards.PREFIX) ? MODEL_ROUTE : path;
+    HttpMethod method = ROUTES.get(route);
     try {
       if (method == null) {
         throw new ApiException(404, "invalid_request_error", null, "not_found", "no route " + path);
@@ -76,10 +86,11 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
             "missing or wrong API key");
       }
       byte[] body = ByteBufUtil.getBytes(req.content());
-      switch (path) {
+      switch (route) {
         case "/v1/completions" -> generate(ctx, body, false);
         case "/v1/chat/completions" -> generate(ctx, body, true);
-        case "/v1/models" -> models(ctx);
+        case "/v1/models" -> responses.json(ctx, 200, models.list());
+        case MODEL_ROUTE -> responses.json(ctx, 200, models.card(path.substring(ModelCards.PREFIX.length())));
         case "/tokenize" -> c.workers().execute(() -> guarded(ctx, () -> tokenize(ctx, body)));
         case "/detokenize" -> c.workers().execute(() -> guarded(ctx, () -> detokenize(ctx, body)));
         case "/version" -> responses.json(ctx, 200, Map.of("version", "0.1.0"));
@@ -140,7 +151,7 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
             + " KV blocks but the pool has only " + c.totalBlocks());
       }
       engineRequests.add(new EngineRequest(id + "-" + i, prompt, g.params(), g.n(), maxTokens,
-          g.stop(), g.ignoreEos(), g.namespace(), call.sink(i)));
+          g.stop(), g.ignoreEos(), g.namespace(), call.sink(i), g.echo() && g.logprobs() != null));
     }
     ctx.executor().execute(() -> {
       if (!ctx.channel().isActive()) {
@@ -171,18 +182,6 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
         }
       }
     });
-  }
-
-  private void models(ChannelHandlerContext ctx) {
-    ObjectNode root = Responses.JSON.createObjectNode();
-    root.put("object", "list");
-    ObjectNode m = root.putArray("data").addObject();
-    m.put("id", c.modelName());
-    m.put("object", "model");
-    m.put("created", 0);
-    m.put("owned_by", "radixserve");
-    m.put("max_model_len", c.maxModelLen());
-    responses.json(ctx, 200, root);
   }
 
   private void tokenize(ChannelHandlerContext ctx, byte[] body) {

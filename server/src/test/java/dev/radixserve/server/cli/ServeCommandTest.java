@@ -143,6 +143,6 @@ class ServeCommandTest {
   void noCommandIsAUsageError() {
     Run r = run(Map.of());
     assertEquals(2, r.status());
-    assertTrue(r.err().contains("Missing command: serve or bench"), r.err());
+    assertTrue(r.err().contains("Missing command: serve, bench or check-model"), r.err());
   }
 }

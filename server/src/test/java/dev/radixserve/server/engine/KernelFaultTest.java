@@ -114,7 +114,8 @@ class KernelFaultTest {
       BlockPool pool = new BlockPool(runner.numBlocks());
       Engine engine = new Engine(runner, new PoolBlocks(pool),
           Optional.<PrefixCache>of(new RadixCache(pool, 16, dev.radixserve.cache.EvictionPolicy.lru())),
-          tokenizer, p -> new LogitsSampler(p, tokenizer.vocabSize()),
+          tokenizer, java.util.Set.of(tokenizer.eosTokenId()),
+          p -> new LogitsSampler(p, tokenizer.vocabSize()),
           new Engine.Settings(SchedulePolicy.FCFS, 8, 256, 16), EngineObserver.NONE);
       Map<String, String> results = new ConcurrentHashMap<>();
       CompletableFuture<Void> bad = new CompletableFuture<>();
