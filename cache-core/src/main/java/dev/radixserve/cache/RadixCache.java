@@ -218,6 +218,11 @@ public final class RadixCache implements PrefixCache {
         evictable.remove(n);
       }
     }
+    if (!node.isRoot()) {
+      for (CacheListener l : listeners) {
+        l.locked(node.namespace, node.id, node.lockRef);
+      }
+    }
   }
 
   @Override
@@ -239,6 +244,9 @@ public final class RadixCache implements PrefixCache {
           evictable.add(n);
         }
       }
+    }
+    for (CacheListener l : listeners) {
+      l.unlocked(node.namespace, node.id, node.lockRef);
     }
   }
 
@@ -294,8 +302,8 @@ public final class RadixCache implements PrefixCache {
     List<TreeSnapshot.Root> list = new ArrayList<>(roots.size());
     roots.values().stream()
         .sorted(Comparator.comparing((RadixNode r) -> r.namespace))
-        .forEach(r -> list.add(new TreeSnapshot.Root(r.namespace, snapshotChildren(r))));
-    return new TreeSnapshot(List.copyOf(list));
+        .forEach(r -> list.add(new TreeSnapshot.Root(r.namespace, r.id, snapshotChildren(r))));
+    return new TreeSnapshot(clock, List.copyOf(list));
   }
 
   /**
@@ -473,8 +481,8 @@ public final class RadixCache implements PrefixCache {
     List<TreeSnapshot.Node> list = new ArrayList<>(node.children.size());
     node.children.values().stream()
         .sorted(Comparator.comparingLong((RadixNode c) -> c.id))
-        .forEach(c -> list.add(new TreeSnapshot.Node(c.tokens.length, c.blocks.length,
-            c.lockRef, c.hits, c.lastAccess, snapshotChildren(c))));
+        .forEach(c -> list.add(new TreeSnapshot.Node(c.id, c.tokens.clone(), c.blocks.length,
+            c.lockRef, c.hits, c.lastAccess, c.inEvictableSet, snapshotChildren(c))));
     return List.copyOf(list);
   }
 }
