@@ -16,10 +16,14 @@ import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.model.weights.Tensor;
+import dev.radixserve.server.cacheview.CacheRecorder;
+import dev.radixserve.server.cacheview.CacheViewService;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.engine.Engine;
+import dev.radixserve.server.engine.EngineObserver;
 import dev.radixserve.server.engine.EngineSnapshot;
 import dev.radixserve.server.engine.PoolBlocks;
+import dev.radixserve.server.http.CacheViewHandler;
 import dev.radixserve.server.http.HttpHandler;
 import dev.radixserve.server.http.ServerInitializer;
 import dev.radixserve.server.metrics.ServerMetrics;
@@ -49,6 +53,7 @@ public final class RadixServer {
   private final GptWeights weights;
   private final OnnxModelRunner runner;
   private final Engine engine;
+  private final CacheViewService cacheView;
   private final ServerMetrics metrics;
   private final ExecutorService workers;
   private final EventLoopGroup group;
@@ -79,18 +84,26 @@ public final class RadixServer {
         : OnnxModelRunner.createForBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(),
             config.threads());
     BlockPool pool = new BlockPool(runner.numBlocks());
-    Optional<PrefixCache> cache = config.prefixCaching()
-        ? Optional.of(new RadixCache(pool, config.blockSize(), EvictionPolicy.lru()))
-        : Optional.empty();
+    CacheRecorder cacheRecorder = new CacheRecorder();
+    Optional<PrefixCache> cache = Optional.empty();
+    if (config.prefixCaching()) {
+      RadixCache radix = new RadixCache(pool, config.blockSize(), EvictionPolicy.lru());
+      radix.addListener(cacheRecorder);
+      cache = Optional.of(radix);
+    }
     int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
         : Math.min(config.maxModelLen(), mc.nPositions());
     metrics = new ServerMetrics();
     engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer, eos.ids(),
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
-            config.maxNumBatchedTokens(), config.maxQueuedRequests()), metrics);
+            config.maxNumBatchedTokens(), config.maxQueuedRequests()),
+        EngineObserver.both(metrics, cacheRecorder));
     metrics.bindEngine(engine);
     engine.start();
+    cacheView = new CacheViewService(engine, config.prefixCaching(), tokenizer::decode,
+        config.blockSize(), cacheRecorder);
+    cacheView.start();
     workers = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("radixserve-tokenize-", 0)
         .daemon().factory());
     HttpHandler handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
@@ -99,7 +112,9 @@ public final class RadixServer {
         config.model() == null ? config.servedModelName() : config.model().toString()));
     group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
     channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
-        .childHandler(new ServerInitializer(handler, config.maxRequestBodyBytes(), metrics))
+        .childHandler(new ServerInitializer(handler,
+            new CacheViewHandler(cacheView, config.apiKey(), metrics),
+            config.maxRequestBodyBytes(), metrics))
         .bind(config.host(), config.port()).sync().channel();
     long params = weights.tensors().values().stream()
         .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
@@ -153,6 +168,7 @@ public final class RadixServer {
       Thread.currentThread().interrupt();
     } finally {
       workers.shutdownNow();
+      cacheView.close();
       runner.close();
       weights.close();
       metrics.close();

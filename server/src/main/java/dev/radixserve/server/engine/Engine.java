@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -108,6 +109,23 @@ public final class Engine {
     return f;
   }
 
+  /**
+   * Runs {@code read} on the engine thread between two steps, with the prefix cache (empty result
+   * when prefix caching is off). For cheap reads only, such as the cache view's snapshots: the
+   * engine waits for it.
+   */
+  public <T> CompletableFuture<Optional<T>> readCache(Function<PrefixCache, T> read) {
+    CompletableFuture<Optional<T>> f = new CompletableFuture<>();
+    inbox.add(new EngineMessage.ReadCache(() -> {
+      try {
+        f.complete(cache.map(read));
+      } catch (RuntimeException e) {
+        f.completeExceptionally(e);
+      }
+    }));
+    return f;
+  }
+
   public EngineGauges gauges() {
     return gauges;
   }
@@ -171,6 +189,7 @@ public final class Engine {
       case EngineMessage.AbortAll a -> failAll(a.httpStatus(), a.message());
       case EngineMessage.ResetPrefixCache r -> r.freedBlocks().complete(cache.map(PrefixCache::evictAll).orElse(0));
       case EngineMessage.Inspect i -> i.snapshot().complete(snapshot());
+      case EngineMessage.ReadCache r -> r.read().run();
       case EngineMessage.Stop s -> stopped = true;
     }
   }
@@ -315,6 +334,12 @@ public final class Engine {
     @Override
     public void evicted(int blocks) {
       delegate.evicted(blocks);
+    }
+
+    @Override
+    public void prefixMatched(String requestId, int choice, String namespace, long nodeId,
+        int matchedTokens, int queriedTokens) {
+      delegate.prefixMatched(requestId, choice, namespace, nodeId, matchedTokens, queriedTokens);
     }
   }
 }

@@ -16,5 +16,8 @@ sealed interface EngineMessage {
 
   record Inspect(CompletableFuture<EngineSnapshot> snapshot) implements EngineMessage {}
 
+  /** Runs a read of the prefix cache on the engine thread (the cache view's snapshots). */
+  record ReadCache(Runnable read) implements EngineMessage {}
+
   record Stop() implements EngineMessage {}
 }
