@@ -25,7 +25,7 @@ import java.util.List;
 final class TreeJson {
 
   static final ObjectMapper JSON = new ObjectMapper();
-  /** Characters of edge text in a node; the whole edge is searched. */
+  /** Characters of edge text in a node at most; the whole edge is searched. */
   static final int PREVIEW_CHARS = 80;
 
   private TreeJson() {}
@@ -52,15 +52,20 @@ final class TreeJson {
     return o;
   }
 
+  /** The whole edge, or its start and end around "…" (siblings often differ only at the end). */
   static String preview(String text) {
     if (text.length() <= PREVIEW_CHARS) {
       return text;
     }
-    int end = PREVIEW_CHARS;
-    if (Character.isHighSurrogate(text.charAt(end - 1))) {
-      end--;
+    int head = PREVIEW_CHARS / 2;
+    int tail = text.length() - (PREVIEW_CHARS - head - 1);
+    if (Character.isHighSurrogate(text.charAt(head - 1))) {
+      head--;
     }
-    return text.substring(0, end) + "…";
+    if (Character.isLowSurrogate(text.charAt(tail))) {
+      tail++;
+    }
+    return text.substring(0, head) + "…" + text.substring(tail);
   }
 
   private static void totals(ObjectNode o, CacheTree.Totals t) {

@@ -101,7 +101,7 @@ class CacheViewBrowserTest {
                    label: g.querySelector('.label').textContent };
         })()""");
     assertEquals(2, shared.path("kids").asInt(), "shared prefix node: " + shared);
-    assertTrue(shared.path("label").asText().startsWith("“You are a careful"), shared.toString());
+    assertTrue(shared.path("label").asText().startsWith("“You are a "), shared.toString());
     assertEquals(0, shared.path("tokens").asInt() % 16, shared.toString());
     assertTrue(shared.path("tokens").asInt() >= 32, shared.toString());
 

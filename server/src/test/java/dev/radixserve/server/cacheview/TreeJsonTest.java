@@ -168,6 +168,15 @@ class TreeJsonTest {
   }
 
   @Test
+  void previewsKeepTheStartAndTheEndOfLongEdges() {
+    String edge = "a".repeat(50) + "b".repeat(50);
+    String p = TreeJson.preview(edge);
+    assertEquals(TreeJson.PREVIEW_CHARS, p.length());
+    assertEquals("a".repeat(40) + "…" + "b".repeat(39), p);
+    assertEquals("short", TreeJson.preview("short"));
+  }
+
+  @Test
   void badParametersAreRejectedByName() {
     ApiException e = assertThrows(ApiException.class, () -> query(Map.of("max_nodes", "0")));
     assertEquals("max_nodes", e.param());

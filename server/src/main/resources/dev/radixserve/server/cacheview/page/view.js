@@ -13,6 +13,7 @@
   const REFETCH_MS = 1000;  // at most one tree refetch a second for diffs outside the view
   const FLASH_MS = 1200;    // a changed node's halo shrinks and fades over this time
   const GHOST_MS = 1500;    // an evicted node fades out where it was
+  const CULL = 600;         // px around the viewport that are drawn too
 
   const $ = (id) => document.getElementById(id);
   const view = {
@@ -32,6 +33,11 @@
     flashes: new Map(),     // id -> {kind, until}
     ghosts: [],             // evicted nodes fading out where they were: {x, y, text, until}
     layout: new Map(),      // id -> {x, y}
+    items: [],              // laid out nodes and "more" rows: {n | more, x, y, collapsed}
+    edges: [],              // laid out edges: {x1, y1, x2, y2, onPath}
+    width: 0,
+    height: 0,
+    layoutDirty: true,
     pending: [],            // diffs that arrived while a tree fetch was under way
     fetching: false,
     again: false,
@@ -40,9 +46,10 @@
     renderQueued: false,
     eventCount: 0,
     stats: { renders: 0, lastRenderMs: 0, maxRenderMs: 0, lastFrameMs: 0, lastFetchMs: 0,
-             diffs: 0, refetches: 0, droppedFrames: 0, shown: 0 },
+             buildMs: 0, domMs: 0, diffs: 0, refetches: 0, droppedFrames: 0, shown: 0,
+             drawn: 0 },
   };
-  window.cacheView = view;  // for tests and curious operators
+  window.cacheView = view;  // for tests, benchmarks and curious operators
 
   // ---- data ----
 
@@ -79,6 +86,8 @@
       }
     }
   }
+
+  view.refetch = () => fetchTree();
 
   function load(j) {
     view.nodes = new Map();
@@ -234,16 +243,29 @@
   // ---- drawing ----
 
   function requestRender() {
+    view.layoutDirty = true;
+    requestPaint();
+  }
+
+  function requestPaint() {
     if (view.renderQueued) return;
     view.renderQueued = true;
     requestAnimationFrame(() => {
       view.renderQueued = false;
-      render();
+      const t0 = performance.now();
+      if (view.layoutDirty) {
+        view.layoutDirty = false;
+        layoutTree();
+        renderHeader();
+        renderDetails();
+      }
+      paint(t0);
     });
   }
 
-  function render() {
-    const t0 = performance.now();
+  // Places every node in the model (the budget bounds how many): one row per leaf, collapsed
+  // node or "more" summary, a parent on its first child's row, a column per depth.
+  function layoutTree() {
     const kids = new Map();
     const roots = [];
     for (const n of view.nodes.values()) {
@@ -257,10 +279,8 @@
     }
     roots.sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0));
     for (const list of kids.values()) list.sort((a, b) => a.id - b.id);
-
-    const now = performance.now();
-    const edges = [];
-    const shapes = [];
+    const items = [];   // {n, x, y, collapsed} or {more: n, x, y}
+    const edges = [];   // {x1, y1, x2, y2, onPath}
     const layout = new Map();
     let row = 0;
     let maxDepth = 0;
@@ -269,72 +289,103 @@
       const collapsed = view.collapsed.has(n.id);
       const children = collapsed ? [] : (kids.get(n.id) || []);
       const ys = children.map((c) => visit(c, depth + 1));
-      if (!collapsed && n.more) ys.push(moreRow(n, depth + 1));
-      const y = ys.length ? (ys[0] + ys[ys.length - 1]) / 2 : PAD + (row++) * ROW;
+      let moreAt = null;
+      if (!collapsed && n.more) {
+        moreAt = { more: n, x: PAD + (depth + 1) * COL, y: PAD + (row++) * ROW };
+        items.push(moreAt);
+        ys.push(moreAt.y);
+        maxDepth = Math.max(maxDepth, depth + 1);
+      }
+      // level with its first child: a parent stays in view next to the top of its subtree
+      const y = ys.length ? ys[0] : PAD + (row++) * ROW;
       const x = PAD + depth * COL;
       layout.set(n.id, { x, y });
       for (const c of children) {
         const at = layout.get(c.id);
-        edges.push(edge(x, y, at.x, at.y, view.onPath.has(n.id) && view.onPath.has(c.id)));
+        edges.push({ x1: x, y1: y, x2: at.x, y2: at.y,
+                     onPath: view.onPath.has(n.id) && view.onPath.has(c.id) });
       }
-      shapes.push(nodeShape(n, x, y, collapsed, now));
-      return y;
-    };
-    const moreRow = (n, depth) => {
-      const y = PAD + (row++) * ROW;
-      const x = PAD + depth * COL;
-      const m = n.more;
-      edges.push(edge(PAD + (depth - 1) * COL, null, x, y, false, n.id));
-      shapes.push(`<g class="node more" data-more="${n.id}" transform="translate(${x},${y})">`
-        + '<rect x="-6" y="-6" width="12" height="12"/>'
-        + `<text class="label" x="10" y="-6">+${m.children} more: ${m.nodes} node${m.nodes === 1
-          ? '' : 's'}</text><text class="meta" x="10" y="14">${m.blocks} blk · ${m.tokens} tok`
-        + `${m.locked ? ' · ' + m.locked + ' locked' : ''} · click to show</text></g>`);
+      if (moreAt) edges.push({ x1: x, y1: y, x2: moreAt.x, y2: moreAt.y, onPath: false });
+      items.push({ n, x, y, collapsed });
       return y;
     };
     for (const r of roots) {
       visit(r, 0);
       row += 0.5;  // a gap between namespaces
     }
-    // edges to "more" rows were pushed before their parent's y was known: fix them up
-    const fixed = edges.map((e) => (typeof e === 'string' ? e
-      : edgePath(layout.get(e.parent).x, layout.get(e.parent).y, e.x2, e.y2, false)));
-    for (const g of view.ghosts) {
-      if (g.until > now) {
-        const left = ((g.until - now) / GHOST_MS).toFixed(2);
-        shapes.push(`<g class="ghost" opacity="${left}" transform="translate(${g.x},${g.y})">`
-          + `<circle r="6"/><text class="label" x="10" y="-6">evicted “${esc(short(g.text))}”`
-          + '</text></g>');
+    view.items = items;
+    view.edges = edges;
+    view.layout = layout;
+    view.width = PAD * 2 + (maxDepth + 1) * COL + 120;
+    view.height = PAD * 2 + row * ROW;
+    view.stats.shown = layout.size;
+    $('empty').hidden = roots.length > 0;
+  }
+
+  // Draws what lies in (or near) the scrolled viewport only, so the cost of a frame follows
+  // the window's size, not the tree's.
+  function paint(t0) {
+    const wrap = $('tree-wrap');
+    const top = wrap.scrollTop - CULL;
+    const bottom = wrap.scrollTop + wrap.clientHeight + CULL;
+    const left = wrap.scrollLeft - CULL;
+    const right = wrap.scrollLeft + wrap.clientWidth + CULL;
+    const inY = (y) => y >= top && y <= bottom;
+    const inX = (x) => x >= left && x <= right;
+    const now = performance.now();
+    const out = [];
+    for (const e of view.edges) {
+      if (Math.max(e.y1, e.y2) >= top && Math.min(e.y1, e.y2) <= bottom && e.x2 >= left
+          && e.x1 <= right) {
+        out.push(edgePath(e.x1, e.y1, e.x2, e.y2, e.onPath));
       }
     }
+    let drawn = 0;
+    for (const it of view.items) {
+      if (!inY(it.y) || !inX(it.x)) continue;
+      drawn++;
+      out.push(it.more ? moreShape(it.more, it.x, it.y) : nodeShape(it.n, it.x, it.y,
+        it.collapsed, now));
+    }
+    for (const [id, f] of view.flashes) if (f.until <= now) view.flashes.delete(id);
     view.ghosts = view.ghosts.filter((g) => g.until > now);
-
+    for (const g of view.ghosts) {
+      const left = ((g.until - now) / GHOST_MS).toFixed(2);
+      out.push(`<g class="ghost" opacity="${left}" transform="translate(${g.x},${g.y})">`
+        + `<circle r="6"/><text class="label" x="10" y="-6">evicted “${esc(short(g.text))}”`
+        + '</text></g>');
+    }
     const svg = $('tree');
-    svg.setAttribute('width', PAD * 2 + (maxDepth + 1) * COL + 120);
-    svg.setAttribute('height', PAD * 2 + row * ROW);
-    svg.innerHTML = fixed.join('') + shapes.join('');
-    view.layout = layout;
-    $('empty').hidden = roots.length > 0;
-    renderHeader();
-    renderDetails();
+    const tBuilt = performance.now();
+    svg.setAttribute('width', view.width);
+    svg.setAttribute('height', view.height);
+    svg.innerHTML = out.join('');
+    const tDom = performance.now();
     svg.getBoundingClientRect();  // include style and layout in the measured time
     const ms = performance.now() - t0;
+    view.stats.buildMs = tBuilt - t0;
+    view.stats.domMs = tDom - tBuilt;
     view.stats.renders++;
     view.stats.lastRenderMs = ms;
     view.stats.maxRenderMs = Math.max(view.stats.maxRenderMs, ms);
-    view.stats.shown = layout.size;
+    view.stats.drawn = drawn;
     requestAnimationFrame(() => setTimeout(() => {
       view.stats.lastFrameMs = performance.now() - t0;
     }, 0));
     if ([...view.flashes.values()].some((f) => f.until > now) || view.ghosts.length) {
-      // animation frames, fewer when the tree is slow to draw
-      setTimeout(requestRender, Math.max(100, 4 * ms));
+      // animation frames (halos shrinking, ghosts fading): a repaint, not a new layout
+      setTimeout(requestPaint, Math.max(80, 4 * ms));
     }
   }
 
-  function edge(x1, y1, x2, y2, onPath, parent) {
-    if (y1 === null) return { parent, x2, y2 };
-    return edgePath(x1, y1, x2, y2, onPath);
+  function moreShape(n, x, y) {
+    const m = n.more;
+    return `<g class="node more" data-more="${n.id}" transform="translate(${x},${y})">`
+      + '<rect x="-6" y="-6" width="12" height="12"/>'
+      + `<text class="label" x="10" y="-6">+${m.children} more: ${m.nodes} node`
+      + `${m.nodes === 1 ? '' : 's'}</text><text class="meta" x="10" y="14">${m.blocks} blk · `
+      + `${m.tokens} tok${m.locked ? ' · ' + m.locked + ' locked' : ''} · click to show</text>`
+      + '</g>';
   }
 
   // Straight along the parent's row (between its label and its numbers), then a bend to the
@@ -448,9 +499,10 @@
     }
   }
 
+  // The start and the end of an edge: siblings often differ only at the end.
   function short(text) {
     const s = oneLine(text);
-    return s.length > LABEL_CHARS ? s.slice(0, LABEL_CHARS - 1) + '…' : s;
+    return s.length > LABEL_CHARS ? s.slice(0, 10) + '…' + s.slice(-(LABEL_CHARS - 11)) : s;
   }
 
   function oneLine(text) {
@@ -495,6 +547,8 @@
 
   function init() {
     const svg = $('tree');
+    $('tree-wrap').addEventListener('scroll', requestPaint, { passive: true });
+    window.addEventListener('resize', requestPaint);
     svg.addEventListener('click', (e) => {
       const g = e.target.closest('g.node');
       if (!g) return;
