@@ -2,6 +2,7 @@ package dev.radixserve.server.cacheview;
 
 import dev.radixserve.cache.CacheListener;
 import dev.radixserve.cache.PrefixCache;
+import dev.radixserve.cache.TreeSnapshot;
 import dev.radixserve.server.engine.EngineObserver;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -61,8 +62,10 @@ public final class CacheRecorder implements CacheListener, EngineObserver {
     if (last == null || changes != sampledChanges || queries != sampledQueries) {
       sampledChanges = changes;
       sampledQueries = queries;
+      long t0 = System.nanoTime();
+      TreeSnapshot tree = cache.snapshot();
       last = new CacheSample(++version, seq, System.currentTimeMillis(), cache.blockSize(),
-          cache.snapshot(), cache.stats());
+          tree, cache.stats(), System.nanoTime() - t0);
     }
     return last;
   }

@@ -9,6 +9,7 @@ import dev.radixserve.cache.TreeSnapshot;
  * @param version increases by one per distinct snapshot
  * @param eventSeq the last event recorded before it was taken (the tree includes its effect)
  * @param takenMillis wall-clock time
+ * @param copyNanos what taking it cost the engine thread
  */
 record CacheSample(long version, long eventSeq, long takenMillis, int blockSize,
-    TreeSnapshot tree, CacheStats stats) {}
+    TreeSnapshot tree, CacheStats stats, long copyNanos) {}

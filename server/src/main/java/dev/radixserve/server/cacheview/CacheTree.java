@@ -56,7 +56,7 @@ final class CacheTree {
   /** An empty tree (prefix caching off, or nothing sampled yet). */
   static CacheTree empty(int blockSize) {
     return new CacheTree(new CacheSample(0, 0, System.currentTimeMillis(), blockSize,
-        new TreeSnapshot(0, List.of()), new CacheStats(0, 0, 0, 0, 0, 0, 0, 0)),
+        new TreeSnapshot(0, List.of()), new CacheStats(0, 0, 0, 0, 0, 0, 0, 0), 0),
         Map.of(), List.of());
   }
 

@@ -22,10 +22,12 @@ import java.util.logging.Logger;
  * The live view of the radix cache, on a thread of its own ({@code radixserve-cacheview}).
  *
  * <p>Every {@value #TICK_MS} ms it drains the engine-side {@link CacheRecorder}; while someone
- * watches the stream it sends the new events, asks the engine thread for a snapshot (a cheap copy
+ * watches the stream it sends the new events, asks the engine thread for a snapshot (a copy
  * taken between two steps, reused when nothing changed) and sends the diff to the previous one.
- * So the engine takes at most {@code 1000 / TICK_MS} snapshots a second, and none while nobody
- * watches and nobody asks for the tree. Decoding, diffing and JSON happen here, never on the
+ * So the engine takes at most {@code 1000 / TICK_MS} snapshots a second, none while nobody
+ * watches and nobody asks for the tree, and fewer when they are costly: after a copy that took
+ * the engine {@code t}, the next waits at least {@value #ENGINE_SHARE} × {@code t}, so copies
+ * take at most about 1/{@value #ENGINE_SHARE} of the engine's time however large the tree. Decoding, diffing and JSON happen here, never on the
  * engine thread or an event loop. A viewer that cannot keep up loses frames (counted, see
  * {@link Viewer}) instead of holding anything back.
  */
@@ -37,6 +39,8 @@ public final class CacheViewService implements AutoCloseable {
   /** Events sent per tick at most (the newest); the page lists only recent ones. */
   static final int EVENTS_PER_TICK = 1000;
   static final long HEARTBEAT_MS = 15_000;
+  /** The engine spends at most about 1/ENGINE_SHARE of its time copying the tree for the view. */
+  static final long ENGINE_SHARE = 50;
   /** Event-stream clients at once. */
   public static final int MAX_VIEWERS = 32;
   private static final long SAMPLE_TIMEOUT_MS = 10_000;
@@ -66,7 +70,7 @@ public final class CacheViewService implements AutoCloseable {
       Thread.ofPlatform().name("radixserve-cacheview").daemon().factory());
   // view thread only
   private CacheTree latest;
-  private long sampledAt;
+  private long nextSampleAt;
   private long lastBeat;
   private CompletableFuture<CacheTree> inFlight;
 
@@ -90,13 +94,14 @@ public final class CacheViewService implements AutoCloseable {
   }
 
   /**
-   * The bounded tree as JSON bytes, from a snapshot at most {@value #TICK_MS} ms old.
+   * The bounded tree as JSON bytes, from a snapshot at most {@value #TICK_MS} ms old (older for
+   * trees that are costly to copy, see above).
    *
    * @return fails with an {@link ApiException} (404) when {@code query.node()} is not in the tree
    */
   public CompletableFuture<byte[]> tree(Map<String, List<String>> params) {
     TreeQuery query = TreeQuery.parse(params);
-    return CompletableFuture.supplyAsync(this::fresh, thread)
+    return CompletableFuture.supplyAsync(this::sample, thread)
         .thenCompose(f -> f)
         .thenApplyAsync(tree -> bytes(render(tree, query)), thread);
   }
@@ -115,7 +120,8 @@ public final class CacheViewService implements AutoCloseable {
     thread.execute(() -> {
       viewers.add(viewer);
       recorder.watching(true);
-      ObjectNode hello = header(latest);
+      ObjectNode hello = withPool(TreeJson.header(latest));
+      hello.put("prefix_caching", prefixCaching);
       hello.put("tick_ms", TICK_MS);
       viewer.offer(frame("hello", hello));
     });
@@ -188,18 +194,17 @@ public final class CacheViewService implements AutoCloseable {
     }
   }
 
-  /** View thread: the latest tree if sampled within a tick, else a new sample. */
-  private CompletableFuture<CacheTree> fresh() {
-    if (latest.sample().version() > 0 && System.currentTimeMillis() - sampledAt < TICK_MS) {
-      return CompletableFuture.completedFuture(latest);
-    }
-    return sample();
-  }
-
-  /** View thread: asks the engine thread for a sample (one at a time); completes on this one. */
+  /**
+   * View thread: asks the engine thread for a sample (one at a time, none before it is due);
+   * completes on this thread.
+   */
   private CompletableFuture<CacheTree> sample() {
     if (inFlight != null) {
       return inFlight;
+    }
+    long requestedAt = System.currentTimeMillis();
+    if (requestedAt < nextSampleAt) {
+      return CompletableFuture.completedFuture(latest);
     }
     CompletableFuture<CacheTree> f = engine.readCache(recorder::sample)
         .orTimeout(SAMPLE_TIMEOUT_MS, TimeUnit.MILLISECONDS)
@@ -208,7 +213,11 @@ public final class CacheViewService implements AutoCloseable {
           if (error != null) {
             throw new IllegalStateException("no cache snapshot from the engine", error);
           }
-          sampledAt = System.currentTimeMillis();
+          long gap = TICK_MS;
+          if (sample.isPresent() && sample.get().version() != latest.sample().version()) {
+            gap = Math.max(TICK_MS, ENGINE_SHARE * sample.get().copyNanos() / 1_000_000);
+          }
+          nextSampleAt = requestedAt + gap;
           accept(sample);
           return latest;
         }, thread);
@@ -227,15 +236,6 @@ public final class CacheViewService implements AutoCloseable {
     if (!viewers.isEmpty()) {
       broadcast(frame("diff", withPool(TreeJson.diff(previous, next, DIFF_LIMIT))));
     }
-  }
-
-  private ObjectNode header(CacheTree tree) {
-    ObjectNode o = TreeJson.JSON.createObjectNode();
-    o.put("version", tree.sample().version());
-    o.put("event_seq", tree.sample().eventSeq());
-    o.put("block_size", tree.sample().blockSize());
-    o.put("prefix_caching", prefixCaching);
-    return withPool(o);
   }
 
   private ObjectNode withPool(ObjectNode o) {

@@ -76,7 +76,8 @@ final class TreeJson {
     o.put("evictable", t.evictable());
   }
 
-  private static ObjectNode header(CacheTree tree) {
+  /** What every tree, diff and hello starts with: the snapshot's version, clock and totals. */
+  static ObjectNode header(CacheTree tree) {
     CacheSample s = tree.sample();
     ObjectNode o = JSON.createObjectNode();
     o.put("version", s.version());

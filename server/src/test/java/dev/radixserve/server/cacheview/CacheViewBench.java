@@ -39,12 +39,16 @@ import java.util.concurrent.Semaphore;
 public final class CacheViewBench {
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int WARMUP = 50;
+  private static final int ROUNDS = 50;
 
   public static void main(String[] args) throws Exception {
     int sequences = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
     List<String> prompts = prompts(sequences, 0);
     offline(prompts);
-    online(prompts);
+    if (!List.of(args).contains("--offline")) {
+      online(prompts);
+    }
   }
 
   /** 20 system prompts × 10 preambles × 50 questions (then more questions past 10,000). */
@@ -90,40 +94,44 @@ public final class CacheViewBench {
     }
     EdgeTexts texts = new EdgeTexts(tokenizer::decode);
     TreeSnapshot snap = null;
-    long[] snapNs = new long[25];
-    for (int i = 0; i < snapNs.length; i++) {
+    long[] snapNs = new long[ROUNDS];
+    for (int i = -WARMUP; i < snapNs.length; i++) {
       long t0 = System.nanoTime();
       snap = cache.snapshot();
-      snapNs[i] = System.nanoTime() - t0;
+      if (i >= 0) {
+        snapNs[i] = System.nanoTime() - t0;
+      }
     }
-    CacheSample sample = new CacheSample(1, 0, 0, b, snap, cache.stats());
+    CacheSample sample = new CacheSample(1, 0, 0, b, snap, cache.stats(), 0);
     CacheTree first = CacheTree.build(sample, texts); // decodes every edge once
-    long[] buildNs = new long[25];
-    long[] selectNs = new long[25];
-    long[] diffNs = new long[25];
+    long[] buildNs = new long[ROUNDS];
+    long[] selectNs = new long[ROUNDS];
+    long[] diffNs = new long[ROUNDS];
     CacheTree tree = first;
-    for (int i = 0; i < buildNs.length; i++) {
+    for (int i = -WARMUP; i < buildNs.length; i++) {
       long t0 = System.nanoTime();
-      tree = CacheTree.build(new CacheSample(i + 2, 0, 0, b, snap, cache.stats()), texts);
+      tree = CacheTree.build(new CacheSample(i + 2, 0, 0, b, snap, cache.stats(), 0), texts);
       long t1 = System.nanoTime();
       TreeJson.tree(tree, TreeQuery.parse(Map.of()).select(tree, List.of())).toString();
       long t2 = System.nanoTime();
       TreeJson.diff(first, tree, Integer.MAX_VALUE);
       long t3 = System.nanoTime();
-      buildNs[i] = t1 - t0;
-      selectNs[i] = t2 - t1;
-      diffNs[i] = t3 - t2;
+      if (i >= 0) {
+        buildNs[i] = t1 - t0;
+        selectNs[i] = t2 - t1;
+        diffNs[i] = t3 - t2;
+      }
     }
-    System.out.printf("offline: %d sequences, %d nodes, %d blocks; median ms: engine-thread"
-        + " snapshot %.2f, view build %.2f, select+JSON (500 nodes) %.2f, full diff %.2f%n",
-        prompts.size(), cache.stats().nodes(), cache.cachedBlocks(), median(snapNs),
-        median(buildNs), median(selectNs), median(diffNs));
+    System.out.printf("offline: %d sequences, %d nodes, %d blocks; ms (median / p90 of %d after"
+        + " %d warm-up): engine-thread snapshot %s, view build %s, select+JSON (500 nodes) %s,"
+        + " full diff %s%n", prompts.size(), cache.stats().nodes(), cache.cachedBlocks(), ROUNDS,
+        WARMUP, quantiles(snapNs), quantiles(buildNs), quantiles(selectNs), quantiles(diffNs));
   }
 
-  private static double median(long[] ns) {
+  private static String quantiles(long[] ns) {
     long[] s = ns.clone();
     Arrays.sort(s);
-    return s[s.length / 2] / 1e6;
+    return String.format("%.2f / %.2f", s[s.length / 2] / 1e6, s[s.length * 9 / 10] / 1e6);
   }
 
   private static void online(List<String> prompts) throws Exception {
