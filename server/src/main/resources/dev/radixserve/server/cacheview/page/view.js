@@ -38,6 +38,7 @@
     width: 0,
     height: 0,
     layoutDirty: true,
+    recentMs: [],           // the last 500 frame times (layout when needed + paint), for benchmarks
     pending: [],            // diffs that arrived while a tree fetch was under way
     fetching: false,
     again: false,
@@ -196,12 +197,13 @@
     const list = $('events');
     const items = batch.events.slice(-MAX_EVENTS);
     const frag = document.createDocumentFragment();
+    for (const li of list.querySelectorAll('li.latest')) li.classList.remove('latest');
     for (const e of items) {
       if (e.type === 'stored') flash(e.node, 'stored');
       else if (e.type === 'split') { flash(e.upper, 'split'); flash(e.node, 'split'); }
       else if (e.type === 'lock') flash(e.node, 'lock');
       const li = document.createElement('li');
-      li.className = e.type;
+      li.className = e.type + ' latest';
       li.dataset.node = e.node;
       if (e.type === 'match') li.dataset.request = e.request;
       li.title = JSON.stringify(e);
@@ -218,7 +220,7 @@
     $('event-count').textContent = `${view.eventCount} seen`
       + (batch.dropped ? ` · ${batch.dropped} dropped by the server` : '')
       + (view.stats.droppedFrames ? ` · ${view.stats.droppedFrames} frames lost` : '');
-    requestRender();
+    requestPaint();  // the flashes; the tree itself changes with the next diff
   }
 
   function describe(e) {
@@ -357,8 +359,10 @@
     }
     const svg = $('tree');
     const tBuilt = performance.now();
-    svg.setAttribute('width', view.width);
-    svg.setAttribute('height', view.height);
+    if (svg.getAttribute('width') !== String(view.width)) svg.setAttribute('width', view.width);
+    if (svg.getAttribute('height') !== String(view.height)) {
+      svg.setAttribute('height', view.height);
+    }
     svg.innerHTML = out.join('');
     const tDom = performance.now();
     svg.getBoundingClientRect();  // include style and layout in the measured time
@@ -368,13 +372,16 @@
     view.stats.renders++;
     view.stats.lastRenderMs = ms;
     view.stats.maxRenderMs = Math.max(view.stats.maxRenderMs, ms);
+    view.recentMs.push(ms);
+    if (view.recentMs.length > 500) view.recentMs.shift();
     view.stats.drawn = drawn;
     requestAnimationFrame(() => setTimeout(() => {
       view.stats.lastFrameMs = performance.now() - t0;
     }, 0));
     if ([...view.flashes.values()].some((f) => f.until > now) || view.ghosts.length) {
-      // animation frames (halos shrinking, ghosts fading): a repaint, not a new layout
-      setTimeout(requestPaint, Math.max(80, 4 * ms));
+      // animation steps (halos shrinking, ghosts fading), about 5 a second: a repaint of the
+      // viewport, not a new layout
+      setTimeout(requestPaint, Math.max(200, 4 * ms));
     }
   }
 
