@@ -5,6 +5,7 @@ import dev.radixserve.server.engine.EngineGauges;
 import dev.radixserve.server.engine.EngineObserver;
 import dev.radixserve.server.engine.FinishReason;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -15,6 +16,7 @@ import io.micrometer.prometheus.PrometheusConfig;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
@@ -80,6 +82,14 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
     gauge("radixserve.kv.cache.blocks.cached", engine::gauges, EngineGauges::cachedBlocks);
     gauge("radixserve.kv.cache.usage.ratio", engine::gauges,
         g -> (g.totalBlocks() - g.freeBlocks()) / (double) g.totalBlocks());
+  }
+
+  /** Binds the KV event counters (only when events are published). */
+  public void bindKvEvents(LongSupplier published, LongSupplier dropped) {
+    FunctionCounter.builder("radixserve.kv.events.published", published,
+        LongSupplier::getAsLong).register(registry);
+    FunctionCounter.builder("radixserve.kv.events.dropped", dropped,
+        LongSupplier::getAsLong).register(registry);
   }
 
   private void gauge(String name, Supplier<EngineGauges> source, ToDoubleFunction<EngineGauges> f) {
