@@ -20,6 +20,8 @@ import org.zeromq.ZMQ;
  */
 public final class KvEventFollower implements AutoCloseable {
 
+  private static final int MAX_ANOMALIES = 20;
+
   private final ZContext context = new ZContext();
   private final ZMQ.Socket sub;
   private final ZMQ.Socket replay;
@@ -73,6 +75,7 @@ public final class KvEventFollower implements AutoCloseable {
     return applied;
   }
 
+  /** The first anomalies seen (at most 20, then "... and more"); empty when all was consistent. */
   public synchronized List<String> anomalies() {
     return List.copyOf(anomalies);
   }
@@ -159,7 +162,11 @@ public final class KvEventFollower implements AutoCloseable {
 
   private void anomaly(String what) {
     synchronized (this) {
-      anomalies.add(what);
+      if (anomalies.size() < MAX_ANOMALIES) {
+        anomalies.add(what);
+      } else if (anomalies.size() == MAX_ANOMALIES) {
+        anomalies.add("... and more");
+      }
     }
   }
 

@@ -88,7 +88,7 @@ public final class RadixServer {
             config.maxNumBatchedTokens(), config.maxQueuedRequests()), metrics);
     metrics.bindEngine(engine);
     if (kvEvents != null) {
-      metrics.bindKvEvents(kvEvents::publishedEvents, kvEvents::droppedEvents);
+      metrics.bindKvEvents(kvEvents);
     }
     engine.start();
     workers = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("radixserve-tokenize-", 0)

@@ -4,6 +4,7 @@ import dev.radixserve.server.engine.Engine;
 import dev.radixserve.server.engine.EngineGauges;
 import dev.radixserve.server.engine.EngineObserver;
 import dev.radixserve.server.engine.FinishReason;
+import dev.radixserve.server.kvevents.KvEventPublisher;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -16,7 +17,6 @@ import io.micrometer.prometheus.PrometheusConfig;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
@@ -85,11 +85,12 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
   }
 
   /** Binds the KV event counters (only when events are published). */
-  public void bindKvEvents(LongSupplier published, LongSupplier dropped) {
-    FunctionCounter.builder("radixserve.kv.events.published", published,
-        LongSupplier::getAsLong).register(registry);
-    FunctionCounter.builder("radixserve.kv.events.dropped", dropped,
-        LongSupplier::getAsLong).register(registry);
+  public void bindKvEvents(KvEventPublisher publisher) {
+    // the registry holds the publisher weakly; the server holds it for its whole life
+    FunctionCounter.builder("radixserve.kv.events.published", publisher,
+        KvEventPublisher::publishedEvents).register(registry);
+    FunctionCounter.builder("radixserve.kv.events.dropped", publisher,
+        KvEventPublisher::droppedEvents).register(registry);
   }
 
   private void gauge(String name, Supplier<EngineGauges> source, ToDoubleFunction<EngineGauges> f) {
