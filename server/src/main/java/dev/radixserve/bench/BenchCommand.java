@@ -134,20 +134,19 @@ public final class BenchCommand implements Callable<Integer> {
     return new CommandLine(command);
   }
 
-  private int routing(HttpClient http, List<Workload> workloads, int maxConcurrency)
+  private int routing(HttpClient http, BenchRunner runner, List<Workload> workloads)
       throws Exception {
     RoutingBench bench;
     String routedModel;
     try {
-      bench = new RoutingBench(http, routeUrls, routeEvents, routeReplays, apiKey, maxTokens,
-          maxConcurrency, requestRate, seed, blockSize, Duration.ofSeconds(timeoutSeconds), out);
+      bench = new RoutingBench(runner, http, routeUrls, routeEvents, routeReplays, apiKey,
+          blockSize, out);
     } catch (IllegalArgumentException e) {
       err.println("bench: " + e.getMessage());
       return 2;
     }
     try {
-      routedModel = model != null ? model
-          : CompletionClient.firstModelId(http, routeUrls.getFirst(), apiKey);
+      routedModel = runner.modelFor(routeUrls.getFirst());
     } catch (IOException e) {
       err.println("bench: cannot list models at " + routeUrls.getFirst() + ": " + e.getMessage());
       return 1;
@@ -188,12 +187,12 @@ public final class BenchCommand implements Callable<Integer> {
       return 2;
     }
     HttpClient http = CompletionClient.newHttpClient();
-    if (!routeUrls.isEmpty()) {
-      return routing(http, workloads, maxConcurrency);
-    }
     BenchRunner runner = new BenchRunner(http, apiKey, model, maxTokens, maxConcurrency,
         requestRate, seed, blockSize, Duration.ofSeconds(timeoutSeconds),
         ProgressBar.wanted(quiet) ? err : null);
+    if (!routeUrls.isEmpty()) {
+      return routing(http, runner, workloads);
+    }
     String primaryModel;
     String compareModel;
     try {

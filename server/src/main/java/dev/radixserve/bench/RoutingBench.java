@@ -25,22 +25,22 @@ final class RoutingBench {
   record Result(String workload, String policy, RunSummary summary, int[] requestsPerReplica,
       List<String> eventAnomalies) {}
 
+  private final BenchRunner runner;
   private final HttpClient http;
   private final List<URI> urls;
   private final List<String> events;
   private final List<String> replays;
   private final String apiKey;
-  private final int maxTokens;
-  private final int maxConcurrency;
-  private final Double requestRate;
-  private final long seed;
   private final int blockSize;
-  private final Duration timeout;
   private final PrintStream out;
 
-  RoutingBench(HttpClient http, List<URI> urls, List<String> events, List<String> replays,
-      String apiKey, int maxTokens, int maxConcurrency, Double requestRate, long seed,
-      int blockSize, Duration timeout, PrintStream out) {
+  /**
+   * @param runner runs each workload (concurrency, rate, seed, output tokens)
+   * @param http the client that resets the replicas' caches
+   * @param blockSize the replicas' block size, to hash prompts as they do
+   */
+  RoutingBench(BenchRunner runner, HttpClient http, List<URI> urls, List<String> events,
+      List<String> replays, String apiKey, int blockSize, PrintStream out) {
     if (urls.size() < 2 || urls.size() > 4) {
       throw new IllegalArgumentException("--route-url: give 2 to 4 replicas, got " + urls.size());
     }
@@ -52,17 +52,13 @@ final class RoutingBench {
       throw new IllegalArgumentException("--route-replay: none or one per --route-url ("
           + urls.size() + "), got " + replays.size());
     }
+    this.runner = runner;
     this.http = http;
     this.urls = urls;
     this.events = events;
     this.replays = replays;
     this.apiKey = apiKey;
-    this.maxTokens = maxTokens;
-    this.maxConcurrency = maxConcurrency;
-    this.requestRate = requestRate;
-    this.seed = seed;
     this.blockSize = blockSize;
-    this.timeout = timeout;
     this.out = out;
   }
 
@@ -80,14 +76,11 @@ final class RoutingBench {
         for (RoutedSender.Policy policy : RoutedSender.Policy.values()) {
           resetCaches(followers);
           long start = System.nanoTime();
-          List<CompletionClient> clients = urls.stream().map(u -> new CompletionClient(http, u,
-              apiKey, model, maxTokens, timeout, start)).toList();
+          List<CompletionClient> clients =
+              urls.stream().map(u -> runner.client(u, model, start)).toList();
           RoutedSender sender = new RoutedSender(clients, followers, hasher, policy);
-          List<RequestRecord> records =
-              new LoadDriver(sender, maxConcurrency, requestRate, seed).run(w, done -> {});
-          double durationS = (System.nanoTime() - start) / 1e9;
-          RunSummary summary = RunSummary.of(w.name(), policy.label + " over " + urls, model,
-              records, durationS, TheoreticalMaximum.perRequest(w, blockSize), blockSize);
+          RunSummary summary = runner.run(w, sender, policy.label + " over " + urls, model,
+              policy.label, start).summary();
           List<String> anomalies = followers.stream()
               .flatMap(f -> f.anomalies().stream()).toList();
           pair.add(new Result(w.name(), policy.label, summary, sender.sentPerReplica(),

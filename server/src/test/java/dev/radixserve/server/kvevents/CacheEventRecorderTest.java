@@ -34,12 +34,16 @@ class CacheEventRecorderTest {
     }).toList();
   }
 
+  private final BlockPool pool = new BlockPool(16);
+  private final RadixCache cache = new RadixCache(pool, B, EvictionPolicy.lru());
+  private final CacheEventRecorder r = new CacheEventRecorder(B, 100);
+
+  CacheEventRecorderTest() {
+    cache.addListener(r);
+  }
+
   @Test
   void storesSplitsEvictionsAndAResetOfARealCache() {
-    BlockPool pool = new BlockPool(16);
-    RadixCache cache = new RadixCache(pool, B, EvictionPolicy.lru());
-    CacheEventRecorder r = new CacheEventRecorder(B, 100);
-    cache.addListener(r);
     cache.insert(run(1, 12), pool.allocate(3), "");
     int[] branch = run(1, 16);
     branch[6] = 99; // shares block 0 only: splits the first leaf after one block
@@ -57,10 +61,6 @@ class CacheEventRecorderTest {
 
   @Test
   void aLockedNodeSurvivingAResetMeansNoClear() {
-    BlockPool pool = new BlockPool(16);
-    RadixCache cache = new RadixCache(pool, B, EvictionPolicy.lru());
-    CacheEventRecorder r = new CacheEventRecorder(B, 100);
-    cache.addListener(r);
     cache.insert(run(1, 8), pool.allocate(2), "");
     cache.lock(cache.insert(run(50, 8), pool.allocate(2), "").node());
     drain(r);
@@ -72,7 +72,6 @@ class CacheEventRecorderTest {
   void nodesEndingMidBlockPublishOnlyTheBlocksThatEndInsideThem() {
     // The token-granular tree: nodes and splits at any token; the listener sees paths whose
     // length is not a multiple of B. Node ids as a cache would give them; 0 is the root.
-    CacheEventRecorder r = new CacheEventRecorder(B, 100);
     r.stored("", 1, 0, run(1, 6), new int[] {10, 11}); // [0,6): block 0 whole, block 1 partial
     r.stored("", 2, 1, run(1, 13), new int[] {12, 13}); // [6,13): blocks 1, 2 end inside
     r.stored("", 3, 1, run(1, 7), new int[] {14}); // [6,7): nothing whole
@@ -89,12 +88,12 @@ class CacheEventRecorderTest {
 
   @Test
   void aFullQueueDropsAndCountsInsteadOfWaiting() {
-    CacheEventRecorder r = new CacheEventRecorder(B, 2);
+    CacheEventRecorder small = new CacheEventRecorder(B, 2);
     for (int i = 1; i <= 5; i++) {
-      r.stored("", i, 0, run(100 * i, 4), new int[] {i});
+      small.stored("", i, 0, run(100 * i, 4), new int[] {i});
     }
-    assertEquals(2, r.recorded());
-    assertEquals(3, r.dropped());
-    assertEquals(2, drain(r).size());
+    assertEquals(2, small.recorded());
+    assertEquals(3, small.dropped());
+    assertEquals(2, drain(small).size());
   }
 }
