@@ -14,6 +14,7 @@ import java.util.logging.Logger;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
+import org.zeromq.ZMQException;
 
 /**
  * Publishes the radix cache's changes as vLLM's KV cache events (vLLM's {@code
@@ -62,7 +63,7 @@ public final class KvEventPublisher implements AutoCloseable {
    * Binds (or connects) the sockets, registers with {@code cache} and starts the publisher thread.
    *
    * @param model the served model name, the root of the hash chain (see {@link BlockHasher})
-   * @throws org.zeromq.ZMQException when an endpoint cannot be bound (e.g. the port is taken)
+   * @throws IllegalStateException when an endpoint cannot be bound (e.g. the port is taken)
    */
   public KvEventPublisher(KvEventsConfig config, RadixCache cache, String model) {
     this.hasher = new BlockHasher(model, cache.blockSize());
@@ -91,9 +92,11 @@ public final class KvEventPublisher implements AutoCloseable {
         replay = null;
         replayEndpoint = null;
       }
-    } catch (RuntimeException e) {
+    } catch (ZMQException e) {
       context.close();
-      throw e;
+      throw new IllegalStateException("KV events: cannot open " + config.endpoint()
+          + (config.replayEndpoint() == null ? "" : " / " + config.replayEndpoint()) + ": "
+          + e.getMessage(), e);
     }
     this.recorder = new CacheEventRecorder(cache.blockSize(), config.queueSize());
     cache.addListener(recorder);
