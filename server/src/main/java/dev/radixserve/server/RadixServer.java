@@ -1,6 +1,7 @@
 package dev.radixserve.server;
 
 import dev.radixserve.cache.BlockPool;
+import dev.radixserve.cache.CacheListener;
 import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.cache.EvictionPolicy;
@@ -21,6 +22,7 @@ import dev.radixserve.server.engine.Engine;
 import dev.radixserve.server.engine.EngineSnapshot;
 import dev.radixserve.server.engine.PoolBlocks;
 import dev.radixserve.server.http.HttpHandler;
+import dev.radixserve.server.kvevents.KvEventPublisher;
 import dev.radixserve.server.http.ServerInitializer;
 import dev.radixserve.server.metrics.ServerMetrics;
 import io.netty.bootstrap.ServerBootstrap;
@@ -50,6 +52,8 @@ public final class RadixServer {
   private final OnnxModelRunner runner;
   private final Engine engine;
   private final ServerMetrics metrics;
+  private final RadixCache radixCache;
+  private final KvEventPublisher kvEvents;
   private final ExecutorService workers;
   private final EventLoopGroup group;
   private final Channel channel;
@@ -79,9 +83,11 @@ public final class RadixServer {
         : OnnxModelRunner.createForBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(),
             config.threads());
     BlockPool pool = new BlockPool(runner.numBlocks());
-    Optional<PrefixCache> cache = config.prefixCaching()
-        ? Optional.of(new RadixCache(pool, config.blockSize(), EvictionPolicy.lru()))
-        : Optional.empty();
+    radixCache = config.prefixCaching()
+        ? new RadixCache(pool, config.blockSize(), EvictionPolicy.lru())
+        : null;
+    Optional<PrefixCache> cache = Optional.ofNullable(radixCache);
+    kvEvents = startKvEvents(config);
     int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
         : Math.min(config.maxModelLen(), mc.nPositions());
     metrics = new ServerMetrics();
@@ -90,6 +96,9 @@ public final class RadixServer {
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
             config.maxNumBatchedTokens(), config.maxQueuedRequests()), metrics);
     metrics.bindEngine(engine);
+    if (kvEvents != null) {
+      metrics.bindKvEvents(kvEvents);
+    }
     engine.start();
     workers = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("radixserve-tokenize-", 0)
         .daemon().factory());
@@ -111,6 +120,23 @@ public final class RadixServer {
         runner.kvPool().bytesPerBlock() * runner.numBlocks(),
         config.prefixCaching() ? "on" : "off", config.host(), port()));
     ready = true;
+  }
+
+  /** The KV event publisher when {@code kv-events} is on (and prefix caching with it); else null. */
+  private KvEventPublisher startKvEvents(ServerConfig config) {
+    if (!config.kvEvents().enabled()) {
+      return null;
+    }
+    if (radixCache == null) {
+      LOG.warning("kv-events is on but prefix caching is off: no cache, no events; not publishing");
+      return null;
+    }
+    KvEventPublisher publisher =
+        new KvEventPublisher(config.kvEvents(), radixCache, config.servedModelName());
+    LOG.info(() -> "KV events: publishing on " + publisher.endpoint() + (publisher.replayEndpoint()
+        == null ? "" : ", replay on " + publisher.replayEndpoint()) + ", topic '"
+        + (config.kvEvents().topic() == null ? "" : config.kvEvents().topic()) + "'");
+    return publisher;
   }
 
   /** Loads the model, starts the engine and the HTTP endpoint. */
@@ -136,6 +162,24 @@ public final class RadixServer {
     return engine.inspect().join();
   }
 
+  /** The KV event publisher, when {@code kv-events} is on. */
+  public Optional<KvEventPublisher> kvEvents() {
+    return Optional.ofNullable(kvEvents);
+  }
+
+  /**
+   * Test hook: tells {@code listener} about every node of the radix cache now (see {@link
+   * RadixCache#replay}), on the engine thread; nothing with prefix caching off.
+   */
+  public void replayCache(CacheListener listener) {
+    engine.onEngineThread(() -> {
+      if (radixCache != null) {
+        radixCache.replay(listener);
+      }
+      return null;
+    }).join();
+  }
+
   /**
    * Stops accepting, lets running requests finish within {@code drainTimeout}, aborts the rest,
    * releases everything.
@@ -153,6 +197,9 @@ public final class RadixServer {
       Thread.currentThread().interrupt();
     } finally {
       workers.shutdownNow();
+      if (kvEvents != null) {
+        kvEvents.close();
+      }
       runner.close();
       weights.close();
       metrics.close();

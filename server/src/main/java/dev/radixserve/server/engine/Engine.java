@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -108,6 +109,22 @@ public final class Engine {
     return f;
   }
 
+  /**
+   * Runs {@code task} on the engine thread between two steps and completes with its result
+   * (diagnostics and test hooks that must read engine-owned state, such as the prefix cache).
+   */
+  public <T> CompletableFuture<T> onEngineThread(Supplier<T> task) {
+    CompletableFuture<T> f = new CompletableFuture<>();
+    inbox.add(new EngineMessage.Run(() -> {
+      try {
+        f.complete(task.get());
+      } catch (RuntimeException e) {
+        f.completeExceptionally(e);
+      }
+    }));
+    return f;
+  }
+
   public EngineGauges gauges() {
     return gauges;
   }
@@ -171,6 +188,7 @@ public final class Engine {
       case EngineMessage.AbortAll a -> failAll(a.httpStatus(), a.message());
       case EngineMessage.ResetPrefixCache r -> r.freedBlocks().complete(cache.map(PrefixCache::evictAll).orElse(0));
       case EngineMessage.Inspect i -> i.snapshot().complete(snapshot());
+      case EngineMessage.Run r -> r.task().run();
       case EngineMessage.Stop s -> stopped = true;
     }
   }
