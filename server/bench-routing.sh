@@ -15,7 +15,7 @@ stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/
 trap stop EXIT
 args=()
 for i in $(seq 0 $((N - 1))); do
-  java -jar "$JAR" serve --host 127.0.0.1 --port $((8200 + i)) --threads 1 --kv-events \
+  java --add-modules jdk.incubator.vector -jar "$JAR" serve --host 127.0.0.1 --port $((8200 + i)) --threads 1 --kv-events \
     --kv-events-endpoint "tcp://*:$((5600 + i))" --kv-events-replay-endpoint "tcp://*:$((5650 + i))" \
     --kv-events-topic "kv@127.0.0.1:$((8200 + i))@radixserve-embedded-gpt2" \
     > "$OUT/replica$i.log" 2>&1 & pids+=($!)
@@ -26,6 +26,6 @@ for i in $(seq 0 $((N - 1))); do
   for _ in $(seq 240); do curl -sf "http://127.0.0.1:$((8200 + i))/health" >/dev/null && break; sleep 0.5; done
 done
 for w in multi-turn agent-loop multi_prefix_groups shared-system-prompt; do
-  java -jar "$JAR" bench "${args[@]}" --workload "$w" --seed 0 --concurrency 8 --max-tokens 16 \
+  java --add-modules jdk.incubator.vector -jar "$JAR" bench "${args[@]}" --workload "$w" --seed 0 --concurrency 8 --max-tokens 16 \
     --block-size 16 --quiet --output "$OUT/$w.json" | tee "$OUT/$w.txt"
 done
