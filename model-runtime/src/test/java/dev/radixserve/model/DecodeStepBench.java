@@ -75,7 +75,10 @@ public final class DecodeStepBench {
         }
       }
       System.out.printf("weights read per step: %.1f MB%n", weightBytes / 1e6);
-      decode(runner, tables, 1, contexts[0], 3); // warm-up
+      // warm-up: compile the Java kernel and start ONNX Runtime's threads before measuring
+      for (int s : seqs) {
+        decode(runner, tables, s, contexts[0], 10);
+      }
       System.out.println("| S | context | step p50 ms | attention ms | KV MB | roofline ms"
           + " | step / roofline |");
       System.out.println("|---:|---:|---:|---:|---:|---:|---:|");

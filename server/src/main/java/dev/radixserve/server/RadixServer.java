@@ -1,6 +1,7 @@
 package dev.radixserve.server;
 
 import dev.radixserve.cache.BlockPool;
+import dev.radixserve.cache.CacheListener;
 import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.cache.EvictionPolicy;
@@ -25,6 +26,7 @@ import dev.radixserve.server.engine.EngineSnapshot;
 import dev.radixserve.server.engine.PoolBlocks;
 import dev.radixserve.server.http.CacheViewHandler;
 import dev.radixserve.server.http.HttpHandler;
+import dev.radixserve.server.kvevents.KvEventPublisher;
 import dev.radixserve.server.http.ServerInitializer;
 import dev.radixserve.server.metrics.ServerMetrics;
 import io.netty.bootstrap.ServerBootstrap;
@@ -55,6 +57,8 @@ public final class RadixServer {
   private final Engine engine;
   private final CacheViewService cacheView;
   private final ServerMetrics metrics;
+  private final RadixCache radixCache;
+  private final KvEventPublisher kvEvents;
   private final ExecutorService workers;
   private final EventLoopGroup group;
   private final Channel channel;
@@ -84,13 +88,15 @@ public final class RadixServer {
         : OnnxModelRunner.createForBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(),
             config.threads());
     BlockPool pool = new BlockPool(runner.numBlocks());
+    radixCache = config.prefixCaching()
+        ? new RadixCache(pool, config.blockSize(), EvictionPolicy.lru())
+        : null;
     CacheRecorder cacheRecorder = new CacheRecorder();
-    Optional<PrefixCache> cache = Optional.empty();
-    if (config.prefixCaching()) {
-      RadixCache radix = new RadixCache(pool, config.blockSize(), EvictionPolicy.lru());
-      radix.addListener(cacheRecorder);
-      cache = Optional.of(radix);
+    if (radixCache != null) {
+      radixCache.addListener(cacheRecorder);
     }
+    Optional<PrefixCache> cache = Optional.ofNullable(radixCache);
+    kvEvents = startKvEvents(config);
     int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
         : Math.min(config.maxModelLen(), mc.nPositions());
     metrics = new ServerMetrics();
@@ -100,9 +106,12 @@ public final class RadixServer {
             config.maxNumBatchedTokens(), config.maxQueuedRequests()),
         EngineObserver.both(metrics, cacheRecorder));
     metrics.bindEngine(engine);
+    if (kvEvents != null) {
+      metrics.bindKvEvents(kvEvents);
+    }
     engine.start();
-    cacheView = new CacheViewService(engine, config.prefixCaching(), tokenizer::decode,
-        config.blockSize(), cacheRecorder);
+    cacheView = new CacheViewService(engine, cache, tokenizer::decode, config.blockSize(),
+        cacheRecorder);
     cacheView.start();
     workers = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("radixserve-tokenize-", 0)
         .daemon().factory());
@@ -128,6 +137,23 @@ public final class RadixServer {
     ready = true;
   }
 
+  /** The KV event publisher when {@code kv-events} is on (and prefix caching with it); else null. */
+  private KvEventPublisher startKvEvents(ServerConfig config) {
+    if (!config.kvEvents().enabled()) {
+      return null;
+    }
+    if (radixCache == null) {
+      LOG.warning("kv-events is on but prefix caching is off: no cache, no events; not publishing");
+      return null;
+    }
+    KvEventPublisher publisher =
+        new KvEventPublisher(config.kvEvents(), radixCache, config.servedModelName());
+    LOG.info(() -> "KV events: publishing on " + publisher.endpoint() + (publisher.replayEndpoint()
+        == null ? "" : ", replay on " + publisher.replayEndpoint()) + ", topic '"
+        + (config.kvEvents().topic() == null ? "" : config.kvEvents().topic()) + "'");
+    return publisher;
+  }
+
   /** Loads the model, starts the engine and the HTTP endpoint. */
   public static RadixServer start(ServerConfig config) {
     try {
@@ -151,6 +177,24 @@ public final class RadixServer {
     return engine.inspect().join();
   }
 
+  /** The KV event publisher, when {@code kv-events} is on. */
+  public Optional<KvEventPublisher> kvEvents() {
+    return Optional.ofNullable(kvEvents);
+  }
+
+  /**
+   * Test hook: tells {@code listener} about every node of the radix cache now (see {@link
+   * RadixCache#replay}), on the engine thread; nothing with prefix caching off.
+   */
+  public void replayCache(CacheListener listener) {
+    engine.onEngineThread(() -> {
+      if (radixCache != null) {
+        radixCache.replay(listener);
+      }
+      return null;
+    }).join();
+  }
+
   /**
    * Stops accepting, lets running requests finish within {@code drainTimeout}, aborts the rest,
    * releases everything.
@@ -169,6 +213,9 @@ public final class RadixServer {
     } finally {
       workers.shutdownNow();
       cacheView.close();
+      if (kvEvents != null) {
+        kvEvents.close();
+      }
       runner.close();
       weights.close();
       metrics.close();

@@ -12,6 +12,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntConsumer;
@@ -25,6 +26,7 @@ public final class KernelContext {
 
   private static final Map<Long, Job> JOBS = new ConcurrentHashMap<>();
   private static final AtomicLong NEXT_JOB = new AtomicLong(1);
+  private static final int DRAINERS = 2 * Runtime.getRuntime().availableProcessors();
   /** {@code void fn(void* usr_data, size_t i)}: one stub for every parallelFor of the process. */
   private static final MemorySegment TRAMPOLINE;
 
@@ -107,6 +109,11 @@ public final class KernelContext {
    * pool (the calling thread takes part) and returns when all are done. Tasks run concurrently on
    * threads ONNX Runtime owns: they must only touch memory no other task writes. The first
    * exception a task throws is rethrown here once every task has finished.
+   *
+   * <p>ONNX Runtime is asked for a few "drainers" (twice the cores), not one upcall per index:
+   * each takes indices from a shared counter until none is left. An upcall from one of ONNX
+   * Runtime's native threads costs far more than a small task, and the counter still balances
+   * uneven tasks.
    */
   public void parallelFor(int total, IntConsumer task) {
     if (total <= 0) {
@@ -116,11 +123,18 @@ public final class KernelContext {
       task.accept(0);
       return;
     }
+    AtomicInteger next = new AtomicInteger();
+    IntConsumer drain = ignored -> {
+      for (int i = next.getAndIncrement(); i < total; i = next.getAndIncrement()) {
+        task.accept(i);
+      }
+    };
     long id = NEXT_JOB.getAndIncrement();
-    Job job = new Job(task);
+    Job job = new Job(drain);
     JOBS.put(id, job);
     try {
-      kapi.parallelFor(context, TRAMPOLINE, total, 0, MemorySegment.ofAddress(id));
+      kapi.parallelFor(context, TRAMPOLINE, Math.min(total, DRAINERS), 0,
+          MemorySegment.ofAddress(id));
     } finally {
       JOBS.remove(id);
     }

@@ -2,6 +2,7 @@ package dev.radixserve.server.cacheview;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.server.api.ApiException;
 import dev.radixserve.server.engine.Engine;
 import dev.radixserve.server.engine.EngineGauges;
@@ -58,6 +59,8 @@ public final class CacheViewService implements AutoCloseable {
   }
 
   private final Engine engine;
+  /** The engine's cache: read only in tasks run on the engine thread. */
+  private final Optional<PrefixCache> cache;
   private final boolean prefixCaching;
   private final Function<int[], String> decoder;
   private final CacheRecorder recorder;
@@ -75,14 +78,16 @@ public final class CacheViewService implements AutoCloseable {
   private CompletableFuture<CacheTree> inFlight;
 
   /**
-   * @param prefixCaching whether the engine has a prefix cache (else the tree stays empty)
+   * @param cache the engine's prefix cache (empty with prefix caching off: the tree stays empty);
+   *     touched only on the engine thread
    * @param decoder token ids to text (thread-safe; called on the view's thread only)
    * @param recorder registered with the cache and the engine by the caller
    */
-  public CacheViewService(Engine engine, boolean prefixCaching, Function<int[], String> decoder,
-      int blockSize, CacheRecorder recorder) {
+  public CacheViewService(Engine engine, Optional<PrefixCache> cache,
+      Function<int[], String> decoder, int blockSize, CacheRecorder recorder) {
     this.engine = engine;
-    this.prefixCaching = prefixCaching;
+    this.cache = cache;
+    this.prefixCaching = cache.isPresent();
     this.decoder = decoder;
     this.recorder = recorder;
     this.texts = new EdgeTexts(decoder);
@@ -206,7 +211,7 @@ public final class CacheViewService implements AutoCloseable {
     if (requestedAt < nextSampleAt) {
       return CompletableFuture.completedFuture(latest);
     }
-    CompletableFuture<CacheTree> f = engine.readCache(recorder::sample)
+    CompletableFuture<CacheTree> f = engine.onEngineThread(() -> cache.map(recorder::sample))
         .orTimeout(SAMPLE_TIMEOUT_MS, TimeUnit.MILLISECONDS)
         .handleAsync((sample, error) -> {
           inFlight = null;

@@ -25,6 +25,7 @@ import java.time.Duration;
  * @param threads ONNX Runtime intra-op threads; 0 lets it choose
  * @param maxRequestBodyBytes larger bodies get 413
  * @param shutdownTimeout how long SIGTERM waits for running requests
+ * @param kvEvents KV cache events for cache-aware routers (off by default)
  */
 public record ServerConfig(
     String host,
@@ -43,7 +44,8 @@ public record ServerConfig(
     int maxQueuedRequests,
     int threads,
     long maxRequestBodyBytes,
-    Duration shutdownTimeout) {
+    Duration shutdownTimeout,
+    KvEventsConfig kvEvents) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -59,6 +61,9 @@ public record ServerConfig(
     require(threads >= 0, "threads", threads, ">= 0");
     require(maxRequestBodyBytes >= 1024, "max-request-body", maxRequestBodyBytes, ">= 1024 bytes");
     require(!shutdownTimeout.isNegative(), "shutdown-timeout", shutdownTimeout, ">= 0");
+    if (kvEvents == null) {
+      kvEvents = KvEventsConfig.disabled();
+    }
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -98,6 +103,12 @@ public record ServerConfig(
     b.threads = threads;
     b.maxRequestBodyBytes = maxRequestBodyBytes;
     b.shutdownTimeout = shutdownTimeout;
+    b.kvEvents = kvEvents.enabled();
+    b.kvEventsEndpoint = kvEvents.endpoint();
+    b.kvEventsReplayEndpoint = kvEvents.replayEndpoint();
+    b.kvEventsTopic = kvEvents.topic();
+    b.kvEventsQueueSize = kvEvents.queueSize();
+    b.kvEventsEncoding = kvEvents.encoding();
     return b;
   }
 
@@ -120,11 +131,19 @@ public record ServerConfig(
     public int threads;
     public long maxRequestBodyBytes = 8L << 20;
     public Duration shutdownTimeout = Duration.ofSeconds(30);
+    public boolean kvEvents;
+    public String kvEventsEndpoint = KvEventsConfig.DEFAULT_ENDPOINT;
+    public String kvEventsReplayEndpoint;
+    public String kvEventsTopic;
+    public int kvEventsQueueSize = KvEventsConfig.DEFAULT_QUEUE_SIZE;
+    public KvEventEncoding kvEventsEncoding = KvEventEncoding.ARRAY;
 
     public ServerConfig build() {
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
           numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
-          apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout);
+          apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout,
+          new KvEventsConfig(kvEvents, kvEventsEndpoint, kvEventsReplayEndpoint, kvEventsTopic,
+              kvEventsQueueSize, kvEventsEncoding));
     }
   }
 }

@@ -15,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -110,15 +110,14 @@ public final class Engine {
   }
 
   /**
-   * Runs {@code read} on the engine thread between two steps, with the prefix cache (empty result
-   * when prefix caching is off). For cheap reads only, such as the cache view's snapshots: the
-   * engine waits for it.
+   * Runs {@code task} on the engine thread between two steps and completes with its result
+   * (diagnostics and test hooks that must read engine-owned state, such as the prefix cache).
    */
-  public <T> CompletableFuture<Optional<T>> readCache(Function<PrefixCache, T> read) {
-    CompletableFuture<Optional<T>> f = new CompletableFuture<>();
-    inbox.add(new EngineMessage.ReadCache(() -> {
+  public <T> CompletableFuture<T> onEngineThread(Supplier<T> task) {
+    CompletableFuture<T> f = new CompletableFuture<>();
+    inbox.add(new EngineMessage.Run(() -> {
       try {
-        f.complete(cache.map(read));
+        f.complete(task.get());
       } catch (RuntimeException e) {
         f.completeExceptionally(e);
       }
@@ -189,7 +188,7 @@ public final class Engine {
       case EngineMessage.AbortAll a -> failAll(a.httpStatus(), a.message());
       case EngineMessage.ResetPrefixCache r -> r.freedBlocks().complete(cache.map(PrefixCache::evictAll).orElse(0));
       case EngineMessage.Inspect i -> i.snapshot().complete(snapshot());
-      case EngineMessage.ReadCache r -> r.read().run();
+      case EngineMessage.Run r -> r.task().run();
       case EngineMessage.Stop s -> stopped = true;
     }
   }

@@ -16,8 +16,8 @@ sealed interface EngineMessage {
 
   record Inspect(CompletableFuture<EngineSnapshot> snapshot) implements EngineMessage {}
 
-  /** Runs a read of the prefix cache on the engine thread (the cache view's snapshots). */
-  record ReadCache(Runnable read) implements EngineMessage {}
+  /** Runs a task between steps, where it may read engine state (diagnostics, test hooks). */
+  record Run(Runnable task) implements EngineMessage {}
 
   record Stop() implements EngineMessage {}
 }

@@ -150,13 +150,24 @@ class CacheViewBrowserTest {
         .asText();
     page.waitFor("!document.querySelector('#tree g.node[data-id=\"" + evicted + "\"]')", WAIT,
         () -> "evicted node #" + evicted + " still drawn");
-    // what the page shows agrees with the server's own snapshot
-    JsonNode tree = JSON.readTree(get("/cache/tree").body());
+    // what the page shows agrees with the server's own snapshot, once that shows the last
+    // request finished (a snapshot may be a tick old)
+    JsonNode tree = settledTree();
     page.waitFor("document.getElementById('total-nodes').textContent === '"
         + tree.at("/totals/nodes").asInt() + "'", WAIT, () -> "node count differs from the"
         + " server's " + tree.at("/totals/nodes") + ": " + text(page, "total-nodes"));
     assertTrue(tree.at("/stats/evicted_blocks").asInt() > 0, tree.at("/stats").toString());
     assertEquals(0, tree.at("/totals/locked").asInt());
+  }
+
+  private JsonNode settledTree() throws Exception {
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    JsonNode tree = JSON.readTree(get("/cache/tree").body());
+    while (tree.at("/totals/locked").asInt() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+      tree = JSON.readTree(get("/cache/tree").body());
+    }
+    return tree;
   }
 
   private String text(Chromium page, String id) {

@@ -57,6 +57,12 @@ class ServeCommandTest {
         threads: 0
         max-request-body: 8m
         shutdown-timeout: 30s
+        kv-events: false
+        kv-events-endpoint: tcp://*:5557
+        kv-events-replay-endpoint: null
+        kv-events-topic: null
+        kv-events-queue-size: 100000
+        kv-events-encoding: array
         """, r.out());
   }
 
