@@ -3,6 +3,7 @@ package dev.radixserve.cache;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -45,6 +46,7 @@ public final class RadixCache implements PrefixCache {
   public static final int DEFAULT_BLOCK_SIZE = 16;
 
   private static final int[] NO_BLOCKS = new int[0];
+  private static final Comparator<RadixNode> BY_ID = Comparator.comparingLong(n -> n.id);
 
   private final BlockPool pool;
   private final int pageSize;
@@ -218,6 +220,11 @@ public final class RadixCache implements PrefixCache {
         evictable.remove(n);
       }
     }
+    if (!node.isRoot()) {
+      for (CacheListener l : listeners) {
+        l.locked(node.namespace, node.id, node.lockRef);
+      }
+    }
   }
 
   @Override
@@ -239,6 +246,9 @@ public final class RadixCache implements PrefixCache {
           evictable.add(n);
         }
       }
+    }
+    for (CacheListener l : listeners) {
+      l.unlocked(node.namespace, node.id, node.lockRef);
     }
   }
 
@@ -294,8 +304,8 @@ public final class RadixCache implements PrefixCache {
     List<TreeSnapshot.Root> list = new ArrayList<>(roots.size());
     roots.values().stream()
         .sorted(Comparator.comparing((RadixNode r) -> r.namespace))
-        .forEach(r -> list.add(new TreeSnapshot.Root(r.namespace, snapshotChildren(r))));
-    return new TreeSnapshot(List.copyOf(list));
+        .forEach(r -> list.add(new TreeSnapshot.Root(r.namespace, r.id, snapshotChildren(r))));
+    return new TreeSnapshot(clock, List.copyOf(list));
   }
 
   /**
@@ -492,15 +502,21 @@ public final class RadixCache implements PrefixCache {
     return tokens;
   }
 
+  /** Plain arrays and no streams: the engine thread pays for this walk (one node, one record). */
   private List<TreeSnapshot.Node> snapshotChildren(RadixNode node) {
     if (node.isLeaf()) {
       return List.of();
     }
-    List<TreeSnapshot.Node> list = new ArrayList<>(node.children.size());
-    node.children.values().stream()
-        .sorted(Comparator.comparingLong((RadixNode c) -> c.id))
-        .forEach(c -> list.add(new TreeSnapshot.Node(c.tokens.length, c.blocks.length,
-            c.lockRef, c.hits, c.lastAccess, snapshotChildren(c))));
-    return List.copyOf(list);
+    RadixNode[] kids = node.children.values().toArray(new RadixNode[0]);
+    if (kids.length > 1) {
+      Arrays.sort(kids, BY_ID);
+    }
+    TreeSnapshot.Node[] out = new TreeSnapshot.Node[kids.length];
+    for (int i = 0; i < kids.length; i++) {
+      RadixNode c = kids[i];
+      out[i] = new TreeSnapshot.Node(c.id, c.tokens.clone(), c.blocks.length, c.lockRef, c.hits,
+          c.lastAccess, c.inEvictableSet, snapshotChildren(c));
+    }
+    return Collections.unmodifiableList(Arrays.asList(out));
   }
 }

@@ -17,10 +17,14 @@ import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.model.weights.Tensor;
+import dev.radixserve.server.cacheview.CacheRecorder;
+import dev.radixserve.server.cacheview.CacheViewService;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.engine.Engine;
+import dev.radixserve.server.engine.EngineObserver;
 import dev.radixserve.server.engine.EngineSnapshot;
 import dev.radixserve.server.engine.PoolBlocks;
+import dev.radixserve.server.http.CacheViewHandler;
 import dev.radixserve.server.http.HttpHandler;
 import dev.radixserve.server.kvevents.KvEventPublisher;
 import dev.radixserve.server.http.ServerInitializer;
@@ -51,6 +55,7 @@ public final class RadixServer {
   private final GptWeights weights;
   private final OnnxModelRunner runner;
   private final Engine engine;
+  private final CacheViewService cacheView;
   private final ServerMetrics metrics;
   private final RadixCache radixCache;
   private final KvEventPublisher kvEvents;
@@ -86,6 +91,10 @@ public final class RadixServer {
     radixCache = config.prefixCaching()
         ? new RadixCache(pool, config.blockSize(), EvictionPolicy.lru())
         : null;
+    CacheRecorder cacheRecorder = new CacheRecorder();
+    if (radixCache != null) {
+      radixCache.addListener(cacheRecorder);
+    }
     Optional<PrefixCache> cache = Optional.ofNullable(radixCache);
     kvEvents = startKvEvents(config);
     int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
@@ -94,12 +103,16 @@ public final class RadixServer {
     engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer, eos.ids(),
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
-            config.maxNumBatchedTokens(), config.maxQueuedRequests()), metrics);
+            config.maxNumBatchedTokens(), config.maxQueuedRequests()),
+        EngineObserver.both(metrics, cacheRecorder));
     metrics.bindEngine(engine);
     if (kvEvents != null) {
       metrics.bindKvEvents(kvEvents);
     }
     engine.start();
+    cacheView = new CacheViewService(engine, cache, tokenizer::decode, config.blockSize(),
+        cacheRecorder);
+    cacheView.start();
     workers = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("radixserve-tokenize-", 0)
         .daemon().factory());
     HttpHandler handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
@@ -108,7 +121,9 @@ public final class RadixServer {
         config.model() == null ? config.servedModelName() : config.model().toString()));
     group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
     channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
-        .childHandler(new ServerInitializer(handler, config.maxRequestBodyBytes(), metrics))
+        .childHandler(new ServerInitializer(handler,
+            new CacheViewHandler(cacheView, config.apiKey(), metrics),
+            config.maxRequestBodyBytes(), metrics))
         .bind(config.host(), config.port()).sync().channel();
     long params = weights.tensors().values().stream()
         .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
@@ -197,6 +212,7 @@ public final class RadixServer {
       Thread.currentThread().interrupt();
     } finally {
       workers.shutdownNow();
+      cacheView.close();
       if (kvEvents != null) {
         kvEvents.close();
       }

@@ -334,5 +334,11 @@ public final class Engine {
     public void evicted(int blocks) {
       delegate.evicted(blocks);
     }
+
+    @Override
+    public void prefixMatched(String requestId, int choice, String namespace, long nodeId,
+        int matchedTokens, int queriedTokens) {
+      delegate.prefixMatched(requestId, choice, namespace, nodeId, matchedTokens, queriedTokens);
+    }
   }
 }

@@ -114,6 +114,10 @@ final class Scheduler {
         s.state.cachedTokens = cachedTokens;
         observer.admitted(System.nanoTime() - s.state.arrivalNanos, s.length() - 1, cachedTokens);
       }
+      if (s.matchedNode != null) {
+        observer.prefixMatched(s.request.id(), s.choice, s.request.namespace(),
+            s.matchedNode.id(), cachedTokens, s.length() - 1);
+      }
       chunks.add(new ScheduledStep.Chunk(s, want));
       budget -= want;
     }

@@ -1,5 +1,6 @@
 package dev.radixserve.server.engine;
 
+import dev.radixserve.cache.NodeHandle;
 import dev.radixserve.model.sampling.Sampler;
 import java.util.Arrays;
 
@@ -32,6 +33,8 @@ final class Sequence {
   private int tableSize;
   PrefixHold hold;
   int heldBlocks;
+  /** The node the last admission's cache match ended at; null with prefix caching off. */
+  NodeHandle matchedNode;
 
   /** Admission order stamp; preemption picks the largest. */
   long admittedSeq;

@@ -73,6 +73,7 @@ final class SequenceBlocks {
     PrefixCache c = cache.get();
     MatchResult m = c.matchPrefix(s.tokensArray(), matchable(s), s.request.namespace());
     s.hold = new CacheHold(c, m.node());
+    s.matchedNode = m.node();
     s.appendBlocks(m.blockIds());
     s.heldBlocks = m.blockIds().length;
     s.numComputed = m.matchedTokens();

@@ -11,15 +11,21 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 
-/** The pipeline: codec → keep-alive → body aggregation (413 in OpenAI's shape) → handler. */
+/**
+ * The pipeline: codec → keep-alive → body aggregation (413 in OpenAI's shape) → cache view
+ * routes → handler.
+ */
 public final class ServerInitializer extends ChannelInitializer<SocketChannel> {
 
   private final HttpHandler handler;
+  private final CacheViewHandler cacheView;
   private final int maxBody;
   private final ServerMetrics metrics;
 
-  public ServerInitializer(HttpHandler handler, long maxBodyBytes, ServerMetrics metrics) {
+  public ServerInitializer(HttpHandler handler, CacheViewHandler cacheView, long maxBodyBytes,
+      ServerMetrics metrics) {
     this.handler = handler;
+    this.cacheView = cacheView;
     this.maxBody = (int) Math.min(Integer.MAX_VALUE, maxBodyBytes);
     this.metrics = metrics;
   }
@@ -34,7 +40,7 @@ public final class ServerInitializer extends ChannelInitializer<SocketChannel> {
                 null, "request_too_large", "request body over " + maxBody + " bytes"));
             ctx.channel().eventLoop().execute(() -> ctx.close());
           }
-        }, handler);
+        }, cacheView, handler);
   }
 
   static ChannelFutureListener closer() {
