@@ -14,6 +14,7 @@ import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.model.weights.Tensor;
+import dev.radixserve.server.api.RequestLimits;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.engine.Engine;
 import dev.radixserve.server.engine.EngineSnapshot;
@@ -31,9 +32,8 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Logger;
 
 /**
@@ -48,10 +48,11 @@ public final class RadixServer {
   private final OnnxModelRunner runner;
   private final Engine engine;
   private final ServerMetrics metrics;
-  private final ExecutorService workers;
+  private final HttpHandler handler;
   private final EventLoopGroup group;
   private final Channel channel;
   private final CountDownLatch terminated = new CountDownLatch(1);
+  private final AtomicBoolean stopping = new AtomicBoolean();
   private volatile boolean ready;
 
   private RadixServer(ServerConfig config) throws InterruptedException {
@@ -79,17 +80,20 @@ public final class RadixServer {
     engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer,
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
-            config.maxNumBatchedTokens(), config.maxQueuedRequests()), metrics);
+            config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests()),
+        metrics);
     metrics.bindEngine(engine);
     engine.start();
-    workers = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("radixserve-tokenize-", 0)
-        .daemon().factory());
-    HttpHandler handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
-        workers, config.servedModelName(), maxModelLen, config.blockSize(), runner.numBlocks(),
-        config.apiKey(), () -> ready));
+    RequestLimits limits = new RequestLimits(maxModelLen, config.maxNumSeqs(),
+        config.maxChoicesPerRequest(), config.maxQueuedRequests(), RequestLimits.OPENAI_MAX_STOPS,
+        config.maxStopLength(), config.blockSize(), runner.numBlocks());
+    handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
+        config.servedModelName(), limits, config.apiKey(), () -> ready));
     group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
     channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
-        .childHandler(new ServerInitializer(handler, config.maxRequestBodyBytes(), metrics))
+        .childHandler(new ServerInitializer(handler, new ServerInitializer.Limits(
+            config.maxRequestBodyBytes(), config.maxConnections(), config.idleTimeout(),
+            config.headerTimeout(), config.bodyTimeout())))
         .bind(config.host(), config.port()).sync().channel();
     long params = weights.tensors().values().stream()
         .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
@@ -131,18 +135,25 @@ public final class RadixServer {
    * releases everything.
    */
   public void shutdown(Duration drainTimeout) {
-    if (!ready && terminated.getCount() == 0) {
+    if (!stopping.compareAndSet(false, true)) {
+      try {
+        terminated.await(); // a second caller (signal and hook) returns once the first is done
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
       return;
     }
     ready = false;
     try {
-      engine.shutdown(drainTimeout);
+      long deadline = System.nanoTime() + drainTimeout.toNanos();
+      handler.awaitAdmitted(deadline);
+      engine.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
       channel.close().sync();
       group.shutdownGracefully(0, 2, TimeUnit.SECONDS).sync();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
-      workers.shutdownNow();
+      handler.close();
       runner.close();
       weights.close();
       metrics.close();

@@ -68,7 +68,7 @@ class QueueAndShutdownTest {
   private static CompletableFuture<HttpResponse<String>> post(int port, int maxTokens) {
     return CLIENT.sendAsync(HttpRequest.newBuilder(
             URI.create("http://127.0.0.1:" + port + "/v1/completions"))
-        .POST(HttpRequest.BodyPublishers.ofString("{\"prompt\":\"Once upon a time\",\"max_tokens\":"
+        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"Once upon a time\",\"max_tokens\":"
             + maxTokens + ",\"temperature\":0,\"ignore_eos\":true}"))
         .build(), HttpResponse.BodyHandlers.ofString());
   }

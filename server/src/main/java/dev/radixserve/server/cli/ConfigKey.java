@@ -44,7 +44,21 @@ enum ConfigKey {
   MAX_REQUEST_BODY("max-request-body", (b, v) -> b.maxRequestBodyBytes = ConfigValues.bytes(v),
       c -> ConfigValues.formatBytes(c.maxRequestBodyBytes())),
   SHUTDOWN_TIMEOUT("shutdown-timeout", (b, v) -> b.shutdownTimeout = ConfigValues.duration(v),
-      c -> ConfigValues.formatDuration(c.shutdownTimeout()));
+      c -> ConfigValues.formatDuration(c.shutdownTimeout())),
+  MAX_CHOICES_PER_REQUEST("max-choices-per-request",
+      (b, v) -> b.maxChoicesPerRequest = ConfigValues.integer(v), ServerConfig::maxChoicesPerRequest),
+  MAX_STOP_LENGTH("max-stop-length", (b, v) -> b.maxStopLength = ConfigValues.integer(v),
+      ServerConfig::maxStopLength),
+  PREFILL_CHUNK_SIZE("prefill-chunk-size", (b, v) -> b.prefillChunkSize = ConfigValues.integer(v),
+      ServerConfig::prefillChunkSize),
+  MAX_CONNECTIONS("max-connections", (b, v) -> b.maxConnections = ConfigValues.integer(v),
+      ServerConfig::maxConnections),
+  IDLE_TIMEOUT("idle-timeout", (b, v) -> b.idleTimeout = ConfigValues.duration(v),
+      c -> ConfigValues.formatDuration(c.idleTimeout())),
+  HEADER_TIMEOUT("header-timeout", (b, v) -> b.headerTimeout = ConfigValues.duration(v),
+      c -> ConfigValues.formatDuration(c.headerTimeout())),
+  BODY_TIMEOUT("body-timeout", (b, v) -> b.bodyTimeout = ConfigValues.duration(v),
+      c -> ConfigValues.formatDuration(c.bodyTimeout()));
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

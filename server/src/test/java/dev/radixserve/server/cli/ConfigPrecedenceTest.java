@@ -83,10 +83,18 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.THREADS, "2");
     values.put(ConfigKey.MAX_REQUEST_BODY, "64k");
     values.put(ConfigKey.SHUTDOWN_TIMEOUT, "1500ms");
+    values.put(ConfigKey.MAX_CHOICES_PER_REQUEST, "12");
+    values.put(ConfigKey.MAX_STOP_LENGTH, "40");
+    values.put(ConfigKey.PREFILL_CHUNK_SIZE, "128");
+    values.put(ConfigKey.MAX_CONNECTIONS, "77");
+    values.put(ConfigKey.IDLE_TIMEOUT, "2m");
+    values.put(ConfigKey.HEADER_TIMEOUT, "3s");
+    values.put(ConfigKey.BODY_TIMEOUT, "250ms");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
-        512, 256, SchedulePolicy.FCFS, false, "sk-test", 9, 2, 64L << 10, Duration.ofMillis(1500));
+        512, 256, SchedulePolicy.FCFS, false, "sk-test", 9, 2, 64L << 10, Duration.ofMillis(1500),
+        12, 40, 128, 77, Duration.ofMinutes(2), Duration.ofSeconds(3), Duration.ofMillis(250));
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
@@ -114,7 +122,9 @@ class ConfigPrecedenceTest {
     assertEquals("unknown key 'max-num-seq' in config file " + f + " (allowed keys: host, port, "
         + "model, served-model-name, block-size, kv-cache-memory, num-blocks, max-num-seqs, "
         + "max-num-batched-tokens, max-model-len, schedule-policy, prefix-caching, api-key, "
-        + "max-queued-requests, threads, max-request-body, shutdown-timeout)", e.getMessage());
+        + "max-queued-requests, threads, max-request-body, shutdown-timeout, "
+        + "max-choices-per-request, max-stop-length, prefill-chunk-size, max-connections, "
+        + "idle-timeout, header-timeout, body-timeout)", e.getMessage());
   }
 
   @Test

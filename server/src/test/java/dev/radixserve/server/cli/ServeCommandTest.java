@@ -57,6 +57,13 @@ class ServeCommandTest {
         threads: 0
         max-request-body: 8m
         shutdown-timeout: 30s
+        max-choices-per-request: 256
+        max-stop-length: 256
+        prefill-chunk-size: 512
+        max-connections: 2048
+        idle-timeout: 75s
+        header-timeout: 20s
+        body-timeout: 1m
         """, r.out());
   }
 
