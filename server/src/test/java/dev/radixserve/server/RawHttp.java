@@ -81,11 +81,20 @@ public final class RawHttp {
 
   /** Sends {@code bytes} and reads every response until the server closes the connection. */
   public static List<Response> exchange(int port, byte[] bytes) {
+    return exchange(port, bytes, false);
+  }
+
+  /** As {@link #exchange(int, byte[])}; responses to {@code HEAD} have no body, whatever they say. */
+  public static List<Response> exchange(int port, byte[] bytes, boolean head) {
     try (Socket s = new Socket("127.0.0.1", port)) {
       s.setSoTimeout(STALL_MS);
-      s.getOutputStream().write(bytes);
-      s.getOutputStream().flush();
-      return readAll(s.getInputStream());
+      try {
+        s.getOutputStream().write(bytes);
+        s.getOutputStream().flush();
+      } catch (IOException refusedEarly) {
+        // the server may answer and close before it has read everything: read what it sent
+      }
+      return readAll(s.getInputStream(), head);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -93,9 +102,13 @@ public final class RawHttp {
 
   /** Every response on the stream until it ends; a stalled read is an assertion failure. */
   public static List<Response> readAll(InputStream in) throws IOException {
+    return readAll(in, false);
+  }
+
+  private static List<Response> readAll(InputStream in, boolean head) throws IOException {
     List<Response> out = new ArrayList<>();
     try {
-      for (Response r = read(in); r != null; r = read(in)) {
+      for (Response r = read(in, head); r != null; r = read(in, head)) {
         out.add(r);
       }
     } catch (SocketTimeoutException e) {
@@ -108,6 +121,10 @@ public final class RawHttp {
 
   /** The next response, or null at the end of the stream. */
   public static Response read(InputStream in) throws IOException {
+    return read(in, false);
+  }
+
+  private static Response read(InputStream in, boolean head) throws IOException {
     String status = line(in);
     if (status == null) {
       return null;
@@ -120,7 +137,7 @@ public final class RawHttp {
     }
     int code = Integer.parseInt(parts[1]);
     byte[] body;
-    if (code / 100 == 1 || code == 204 || code == 304) {
+    if (head || code / 100 == 1 || code == 204 || code == 304) {
       body = new byte[0];
     } else if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {
       body = chunked(in);

@@ -28,9 +28,9 @@ public record RequestLimits(int maxModelLen, int maxNumSeqs, int maxChoices, int
           + " sequences run together (max-num-seqs)");
     }
     if ((long) prompts * n > maxChoices) {
-      throw ApiException.badRequest(prompts > 1 ? "prompt" : "n", "the request asks for "
-          + prompts + " prompts × n = " + n + " choices; the limit is " + maxChoices
-          + " (max-choices-per-request)");
+      throw ApiException.badRequest(prompts > 1 ? "prompt" : "n", "the request has " + prompts
+          + " prompts and n = " + n + ": " + (long) prompts * n + " choices, over the limit of "
+          + maxChoices + " (max-choices-per-request)");
     }
     if (prompts > maxQueued) {
       throw ApiException.badRequest("prompt", "the request has " + prompts + " prompts but at"
@@ -48,6 +48,14 @@ public record RequestLimits(int maxModelLen, int maxNumSeqs, int maxChoices, int
         throw ApiException.badRequest("stop", "a stop string has " + s.length()
             + " characters; the limit is " + maxStopLength + " (max-stop-length)");
       }
+    }
+  }
+
+  /** 400 when {@code maxTokens} alone leaves no room for a prompt. */
+  void checkMaxTokens(Integer maxTokens, String param) {
+    if (maxTokens != null && maxTokens >= maxModelLen) {
+      throw ApiException.badRequest(param, param + " is " + maxTokens + " but this model's "
+          + "maximum context length is " + maxModelLen + " tokens, prompt included");
     }
   }
 

@@ -39,8 +39,10 @@ public final class RequestParser {
       stop = new ArrayList<>(stop);
       stop.add(ChatTemplate.END);
     }
-    Integer maxTokens = optInt(body, chat && body.has("max_completion_tokens")
-        ? "max_completion_tokens" : "max_tokens", 1);
+    String maxTokensParam = chat && body.has("max_completion_tokens")
+        ? "max_completion_tokens" : "max_tokens";
+    Integer maxTokens = optInt(body, maxTokensParam, 1);
+    limits.checkMaxTokens(maxTokens, maxTokensParam);
     List<int[]> ids = chat ? List.of(prompts.chat(body, maxTokens))
         : prompts.completion(body, maxTokens);
     for (int[] prompt : ids) {

@@ -18,9 +18,9 @@ import java.net.URI;
  * Lets only well-formed requests through to the handler: a request the decoder could not read
  * gets 414 (request line over 4 KB), 431 (headers over 8 KB) or 400 (anything else: a NUL or a
  * bare CR in a header, a bad chunk), an HTTP/1.1 request without exactly one {@code Host}
- * (RFC 9112 §3.2) or with a target that is not a valid path (bad percent-encoding) gets 400;
- * each in OpenAI's error shape, after which the connection closes, since what follows on it
- * cannot be trusted. Records the request's HTTP version for the response.
+ * (RFC 9112 §3.2) or with a target that is not a valid path (bad percent-encoding) gets 400,
+ * and an expectation other than {@code 100-continue} 417; each in OpenAI's error shape, after
+ * which the connection closes, since what follows on it cannot be trusted.
  */
 @ChannelHandler.Sharable
 final class RequestGuard extends ChannelInboundHandlerAdapter {
@@ -38,14 +38,7 @@ final class RequestGuard extends ChannelInboundHandlerAdapter {
       return;
     }
     DecoderResult result = req.decoderResult();
-    ApiException refusal = null;
-    if (result.isFailure()) {
-      ctx.channel().attr(Responses.VERSION).set(HttpVersion.HTTP_1_1);
-      refusal = malformed(result.cause());
-    } else {
-      ctx.channel().attr(Responses.VERSION).set(req.protocolVersion());
-      refusal = check(req);
-    }
+    ApiException refusal = result.isFailure() ? malformed(result.cause()) : check(req);
     if (refusal != null) {
       ReferenceCountUtil.release(req);
       responses.errorAndClose(ctx, refusal);
@@ -71,6 +64,11 @@ final class RequestGuard extends ChannelInboundHandlerAdapter {
     if (req.protocolVersion().equals(HttpVersion.HTTP_1_1)
         && req.headers().getAll(HttpHeaderNames.HOST).size() != 1) {
       return ApiException.badRequest(null, "an HTTP/1.1 request needs exactly one Host header");
+    }
+    String expect = req.headers().get(HttpHeaderNames.EXPECT);
+    if (expect != null && !expect.strip().equalsIgnoreCase("100-continue")) {
+      return new ApiException(417, "invalid_request_error", null, "expectation_failed",
+          "unsupported expectation: Expect: " + expect);
     }
     try {
       path(req.uri());

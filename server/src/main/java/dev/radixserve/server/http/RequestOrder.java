@@ -7,6 +7,7 @@ import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpStatusClass;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayDeque;
@@ -30,10 +31,17 @@ final class RequestOrder extends ChannelDuplexHandler {
       ctx.channel().config().setAutoRead(false);
       return;
     }
-    if (msg instanceof HttpRequest) {
-      inFlight = true;
+    if (msg instanceof HttpRequest r) {
+      start(ctx, r);
     }
     ctx.fireChannelRead(msg);
+  }
+
+  /** The request now answered; its version is the responses' (1.1 when it could not be read). */
+  private void start(ChannelHandlerContext ctx, HttpRequest r) {
+    inFlight = true;
+    ctx.channel().attr(Responses.VERSION).set(r.decoderResult().isSuccess()
+        ? r.protocolVersion() : HttpVersion.HTTP_1_1);
   }
 
   @Override
@@ -53,8 +61,9 @@ final class RequestOrder extends ChannelDuplexHandler {
       return;
     }
     if (!waiting.isEmpty()) {
-      inFlight = true;
-      ctx.fireChannelRead(waiting.poll());
+      Object head = waiting.poll();
+      start(ctx, (HttpRequest) head);
+      ctx.fireChannelRead(head);
       while (!waiting.isEmpty() && !(waiting.peek() instanceof HttpRequest)) {
         ctx.fireChannelRead(waiting.poll());
       }

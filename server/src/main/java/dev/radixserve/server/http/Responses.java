@@ -6,13 +6,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.radixserve.server.api.ApiException;
 import dev.radixserve.server.metrics.ServerMetrics;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.AttributeKey;
 import java.nio.charset.StandardCharsets;
@@ -54,11 +54,18 @@ final class Responses {
     ctx.writeAndFlush(errorResponse(version(ctx), e));
   }
 
-  /** The error, then the connection closes (the rest of what the client sent is not read). */
+  /**
+   * The error, then the connection closes ({@link Lingering}): what the client sent after the
+   * request is not read as requests. Written past the keep-alive handler, whose plain close
+   * could turn unread input into a reset that destroys the response.
+   */
   void errorAndClose(ChannelHandlerContext ctx, ApiException e) {
     FullHttpResponse r = errorResponse(version(ctx), e);
     r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-    ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+    if (ctx.pipeline().get(HttpServerKeepAliveHandler.class) != null) {
+      ctx.pipeline().remove(HttpServerKeepAliveHandler.class);
+    }
+    ctx.writeAndFlush(r).addListener(f -> Lingering.close(ctx.channel()));
   }
 
   /** A counted error response, for handlers that write it themselves. */
