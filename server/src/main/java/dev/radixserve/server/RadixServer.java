@@ -32,6 +32,8 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Logger;
@@ -43,6 +45,7 @@ import java.util.logging.Logger;
 public final class RadixServer {
 
   private static final Logger LOG = Logger.getLogger(RadixServer.class.getName());
+  private static final long START_STACK_BYTES = 16L << 20;
 
   private final GptWeights weights;
   private final OnnxModelRunner runner;
@@ -109,11 +112,22 @@ public final class RadixServer {
 
   /** Loads the model, starts the engine and the HTTP endpoint. */
   public static RadixServer start(ServerConfig config) {
+    // ONNX Runtime's initialisation runs deep native frames: on the launcher's main thread
+    // (1 MiB stack) `java -cp ... serve` died of a segfault in OrtEnv creation, so the start
+    // runs on a thread whose stack does not depend on how deep the caller already is
+    FutureTask<RadixServer> start = new FutureTask<>(() -> new RadixServer(config));
+    Thread.ofPlatform().name("radixserve-start").stackSize(START_STACK_BYTES).start(start);
     try {
-      return new RadixServer(config);
+      return start.get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while starting", e);
+    } catch (ExecutionException e) {
+      switch (e.getCause()) {
+        case RuntimeException r -> throw r;
+        case Error err -> throw err;
+        default -> throw new IllegalStateException("the server did not start", e.getCause());
+      }
     }
   }
 
