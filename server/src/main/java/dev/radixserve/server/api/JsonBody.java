@@ -40,6 +40,15 @@ public final class JsonBody {
     return node;
   }
 
+  /** A token id in {@code [0, vocabSize)}; 400 for anything else (big numbers are not truncated). */
+  public static int tokenId(JsonNode n, int vocabSize, String param) {
+    if (!n.isIntegralNumber() || !n.canConvertToInt() || n.asInt() < 0 || n.asInt() >= vocabSize) {
+      throw ApiException.badRequest(param, "token ids must be integers in [0, " + vocabSize
+          + "), got " + n);
+    }
+    return n.asInt();
+  }
+
   /** Decodes through a small buffer: validation allocates nothing in proportion to the body. */
   static void checkUtf8(byte[] body) {
     CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()

@@ -114,14 +114,8 @@ final class PromptReader {
             + " tokens", maxTokens));
   }
 
-  /** A token id in the vocabulary; 400 for anything else (no truncation of big numbers). */
   int tokenId(JsonNode n, String param) {
-    if (!n.isIntegralNumber() || !n.canConvertToInt() || n.asInt() < 0
-        || n.asInt() >= tokenizer.vocabSize()) {
-      throw ApiException.badRequest(param, "token ids must be integers in [0, "
-          + tokenizer.vocabSize() + "), got " + n);
-    }
-    return n.asInt();
+    return JsonBody.tokenId(n, tokenizer.vocabSize(), param);
   }
 
   private static String content(JsonNode c) {

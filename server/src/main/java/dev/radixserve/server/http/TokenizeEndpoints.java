@@ -51,13 +51,7 @@ final class TokenizeEndpoints {
     }
     int[] ids = new int[tokens.size()];
     for (int i = 0; i < ids.length; i++) {
-      JsonNode t = tokens.get(i);
-      if (!t.isIntegralNumber() || !t.canConvertToInt() || t.asInt() < 0
-          || t.asInt() >= tokenizer.vocabSize()) {
-        throw ApiException.badRequest("tokens", "token ids must be integers in [0, "
-            + tokenizer.vocabSize() + "), got " + t);
-      }
-      ids[i] = t.asInt();
+      ids[i] = JsonBody.tokenId(tokens.get(i), tokenizer.vocabSize(), "tokens");
     }
     String text = tokenizer.decode(ids);
     ctx.executor().execute(() -> responses.json(ctx, 200, Map.of("prompt", text)));

@@ -72,7 +72,8 @@ class ReadTimeoutsTest {
     assertTrue(written(ch).startsWith("HTTP/1.1 200 "));
   }
 
-  private static String written(EmbeddedChannel ch) {
+  /** Everything the channel wrote, as text. */
+  static String written(EmbeddedChannel ch) {
     StringBuilder out = new StringBuilder();
     for (ByteBuf b = ch.readOutbound(); b != null; b = ch.readOutbound()) {
       out.append(b.toString(StandardCharsets.UTF_8));

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
@@ -45,15 +44,6 @@ class RequestOrderTest {
     ctx.writeAndFlush(r);
   }
 
-  private static String written(EmbeddedChannel ch) {
-    StringBuilder out = new StringBuilder();
-    for (ByteBuf b = ch.readOutbound(); b != null; b = ch.readOutbound()) {
-      out.append(b.toString(StandardCharsets.UTF_8));
-      b.release();
-    }
-    return out.toString();
-  }
-
   @Test
   void laterRequestsWaitWithTheirBodiesUntilTheEarlierOneIsAnswered() {
     EmbeddedChannel ch = channel();
@@ -70,7 +60,7 @@ class RequestOrderTest {
     assertEquals(List.of("/slow a", "/b bb", "/c "), seen);
     assertTrue(ch.config().isAutoRead());
     answer(pending.get(2), "3");
-    String out = written(ch);
+    String out = ReadTimeoutsTest.written(ch);
     assertTrue(out.indexOf("\r\n\r\n1") < out.indexOf("\r\n\r\n2")
         && out.indexOf("\r\n\r\n2") < out.indexOf("\r\n\r\n3"), out);
   }
@@ -84,7 +74,7 @@ class RequestOrderTest {
     answer(pending.get(0), "1");
     ch.runPendingTasks();
     answer(pending.get(1), "2");
-    String out = written(ch);
+    String out = ReadTimeoutsTest.written(ch);
     assertTrue(out.indexOf("\r\n\r\n1") < out.indexOf("\r\n\r\n2"), out);
   }
 }
