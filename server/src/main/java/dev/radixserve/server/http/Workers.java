@@ -16,7 +16,7 @@ import java.util.logging.Logger;
  * limit, so a giant tokenization never queues a generation request behind it. A failure is
  * answered on the channel's event loop: 4xx for bad input, 500 (with a logged id) for a bug.
  */
-public final class Workers implements AutoCloseable {
+final class Workers implements AutoCloseable {
 
   private static final Logger LOG = Logger.getLogger(Workers.class.getName());
 
