@@ -329,6 +329,32 @@ public final class RadixCache implements PrefixCache {
     listeners.add(Objects.requireNonNull(listener, "listener"));
   }
 
+  /**
+   * Tells {@code listener} about every node now in the tree through {@link CacheListener#stored},
+   * parents before children and namespaces in name order, with the arguments a store of that
+   * node would pass now. Changes nothing (no access times). For a consumer that starts late or
+   * lost track: its initial state, or a check of its state against the tree.
+   */
+  public void replay(CacheListener listener) {
+    Objects.requireNonNull(listener, "listener");
+    roots.values().stream()
+        .sorted(Comparator.comparing((RadixNode r) -> r.namespace))
+        .forEach(root -> replayChildren(root, listener));
+  }
+
+  private void replayChildren(RadixNode node, CacheListener listener) {
+    if (node.isLeaf()) {
+      return;
+    }
+    node.children.values().stream()
+        .sorted(Comparator.comparingLong((RadixNode c) -> c.id))
+        .forEach(child -> {
+          listener.stored(child.namespace, child.id, node.id, pathTokens(child),
+              child.blocks.clone());
+          replayChildren(child, listener);
+        });
+  }
+
   // ---- internals ----
 
   /** Whole pages of {@code child}'s edge equal to {@code tokens[pos, limit)}; at least 1. */

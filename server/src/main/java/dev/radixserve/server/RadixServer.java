@@ -1,14 +1,17 @@
 package dev.radixserve.server;
 
 import dev.radixserve.cache.BlockPool;
+import dev.radixserve.cache.CacheListener;
 import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.cache.EvictionPolicy;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.OnnxModelRunner;
+import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
+import dev.radixserve.model.weights.EosTokens;
 import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.LoadedModel;
@@ -20,6 +23,7 @@ import dev.radixserve.server.engine.Engine;
 import dev.radixserve.server.engine.EngineSnapshot;
 import dev.radixserve.server.engine.PoolBlocks;
 import dev.radixserve.server.http.HttpHandler;
+import dev.radixserve.server.kvevents.KvEventPublisher;
 import dev.radixserve.server.http.ServerInitializer;
 import dev.radixserve.server.metrics.ServerMetrics;
 import io.netty.bootstrap.ServerBootstrap;
@@ -51,6 +55,8 @@ public final class RadixServer {
   private final OnnxModelRunner runner;
   private final Engine engine;
   private final ServerMetrics metrics;
+  private final RadixCache radixCache;
+  private final KvEventPublisher kvEvents;
   private final HttpHandler handler;
   private final EventLoopGroup group;
   private final Channel channel;
@@ -60,38 +66,51 @@ public final class RadixServer {
 
   private RadixServer(ServerConfig config) throws InterruptedException {
     Tokenizer tokenizer;
+    EosTokens eos;
     if (config.model() == null) {
       weights = RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
       tokenizer = TokenizerLoader.standard();
+      eos = EosTokens.of(tokenizer);
     } else {
       LoadedModel loaded = HfModelLoader.load(config.model());
       weights = loaded.weights();
       tokenizer = loaded.tokenizer();
+      eos = loaded.eos();
     }
     ModelConfig mc = weights.config();
+    if (!PagedAttentionOp.vectorized()) {
+      LOG.warning("the JVM was started without --add-modules jdk.incubator.vector: the CPU"
+          + " attention kernel runs without the Vector API (about 4x slower attention)");
+    }
     runner = config.numBlocks() != null
         ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(), config.threads())
         : OnnxModelRunner.createForBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(),
             config.threads());
     BlockPool pool = new BlockPool(runner.numBlocks());
-    Optional<PrefixCache> cache = config.prefixCaching()
-        ? Optional.of(new RadixCache(pool, config.blockSize(), EvictionPolicy.lru()))
-        : Optional.empty();
+    radixCache = config.prefixCaching()
+        ? new RadixCache(pool, config.blockSize(), EvictionPolicy.lru())
+        : null;
+    Optional<PrefixCache> cache = Optional.ofNullable(radixCache);
+    kvEvents = startKvEvents(config);
     int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
         : Math.min(config.maxModelLen(), mc.nPositions());
     metrics = new ServerMetrics();
-    engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer,
+    engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer, eos.ids(),
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
             config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests()),
         metrics);
     metrics.bindEngine(engine);
+    if (kvEvents != null) {
+      metrics.bindKvEvents(kvEvents);
+    }
     engine.start();
     RequestLimits limits = new RequestLimits(maxModelLen, config.maxNumSeqs(),
         config.maxChoicesPerRequest(), config.maxQueuedRequests(), RequestLimits.OPENAI_MAX_STOPS,
         config.maxStopLength(), config.blockSize(), runner.numBlocks());
     handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
-        config.servedModelName(), limits, config.apiKey(), () -> ready));
+        config.servedModelName(), limits, config.apiKey(), () -> ready,
+        config.model() == null ? config.servedModelName() : config.model().toString()));
     group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
     channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
         .childHandler(new ServerInitializer(handler, new ServerInitializer.Limits(
@@ -101,13 +120,30 @@ public final class RadixServer {
     long params = weights.tensors().values().stream()
         .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
     LOG.info(() -> String.format("model %s (%s): %d layers, %d heads, width %d, %,d parameters;"
-        + " KV pool %d blocks of %d tokens (%,d bytes); prefix caching %s; listening on"
-        + " http://%s:%d", config.servedModelName(),
+        + " EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching %s;"
+        + " listening on http://%s:%d", config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
-        mc.nHead(), mc.nEmbd(), params, runner.numBlocks(), config.blockSize(),
+        mc.nHead(), mc.nEmbd(), params, eos.ids(), eos.source(), runner.numBlocks(), config.blockSize(),
         runner.kvPool().bytesPerBlock() * runner.numBlocks(),
         config.prefixCaching() ? "on" : "off", config.host(), port()));
     ready = true;
+  }
+
+  /** The KV event publisher when {@code kv-events} is on (and prefix caching with it); else null. */
+  private KvEventPublisher startKvEvents(ServerConfig config) {
+    if (!config.kvEvents().enabled()) {
+      return null;
+    }
+    if (radixCache == null) {
+      LOG.warning("kv-events is on but prefix caching is off: no cache, no events; not publishing");
+      return null;
+    }
+    KvEventPublisher publisher =
+        new KvEventPublisher(config.kvEvents(), radixCache, config.servedModelName());
+    LOG.info(() -> "KV events: publishing on " + publisher.endpoint() + (publisher.replayEndpoint()
+        == null ? "" : ", replay on " + publisher.replayEndpoint()) + ", topic '"
+        + (config.kvEvents().topic() == null ? "" : config.kvEvents().topic()) + "'");
+    return publisher;
   }
 
   /** Loads the model, starts the engine and the HTTP endpoint. */
@@ -144,6 +180,24 @@ public final class RadixServer {
     return engine.inspect().join();
   }
 
+  /** The KV event publisher, when {@code kv-events} is on. */
+  public Optional<KvEventPublisher> kvEvents() {
+    return Optional.ofNullable(kvEvents);
+  }
+
+  /**
+   * Test hook: tells {@code listener} about every node of the radix cache now (see {@link
+   * RadixCache#replay}), on the engine thread; nothing with prefix caching off.
+   */
+  public void replayCache(CacheListener listener) {
+    engine.onEngineThread(() -> {
+      if (radixCache != null) {
+        radixCache.replay(listener);
+      }
+      return null;
+    }).join();
+  }
+
   /**
    * Stops accepting, lets running requests finish within {@code drainTimeout}, aborts the rest,
    * releases everything.
@@ -168,6 +222,9 @@ public final class RadixServer {
       Thread.currentThread().interrupt();
     } finally {
       handler.close();
+      if (kvEvents != null) {
+        kvEvents.close();
+      }
       runner.close();
       weights.close();
       metrics.close();

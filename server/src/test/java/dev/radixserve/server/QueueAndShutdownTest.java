@@ -49,7 +49,8 @@ class QueueAndShutdownTest {
     assertEquals(200, queued.get().statusCode());
     assertEquals(200, post(port, 2).get().statusCode(), "a good request after the 429 works");
 
-    CompletableFuture<HttpResponse<String>> draining = post(port, 60);
+    // long enough that the drain outlasts the /health polls below even on a fast machine
+    CompletableFuture<HttpResponse<String>> draining = post(port, 600);
     awaitGauge(port, "radixserve_requests_running", n -> n == 1);
     Thread stopper = Thread.ofPlatform().start(() -> server.shutdown(Duration.ofSeconds(60)));
     awaitHealth(port, 503);
@@ -61,7 +62,7 @@ class QueueAndShutdownTest {
     assertEquals(200, drained.statusCode(), drained.body());
     JsonNode choice = JSON.readTree(drained.body()).at("/choices/0");
     assertEquals("length", choice.get("finish_reason").asText(), "drained, not aborted");
-    assertEquals(60, JSON.readTree(drained.body()).at("/usage/completion_tokens").asInt());
+    assertEquals(600, JSON.readTree(drained.body()).at("/usage/completion_tokens").asInt());
     stopper.join();
   }
 

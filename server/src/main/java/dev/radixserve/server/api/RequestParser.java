@@ -3,6 +3,7 @@ package dev.radixserve.server.api;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.sampling.SamplingParams;
+import dev.radixserve.server.engine.CacheNamespace;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -16,9 +17,6 @@ import java.util.Set;
  * shapes first, then the prompts are tokenized up to what the model could take.
  */
 public final class RequestParser {
-
-  /** The cache namespace of requests without {@code cache_salt}; salted ones get their own. */
-  public static final String DEFAULT_NAMESPACE = "";
 
   private final String modelName;
   private final RequestLimits limits;
@@ -34,6 +32,7 @@ public final class RequestParser {
     checkModel(body);
     int n = intField(body, "n", 1, 1, 128);
     limits.checkChoices(chat ? 1 : PromptReader.count(body), n);
+    boolean echo = !chat && boolField(body, "echo", false);
     List<String> stop = stops(body);
     if (chat) {
       stop = new ArrayList<>(stop);
@@ -41,7 +40,8 @@ public final class RequestParser {
     }
     String maxTokensParam = chat && body.has("max_completion_tokens")
         ? "max_completion_tokens" : "max_tokens";
-    Integer maxTokens = optInt(body, maxTokensParam, 1);
+    // echo with max_tokens 0 returns the prompt (scored, with logprobs) and generates nothing
+    Integer maxTokens = optInt(body, maxTokensParam, echo ? 0 : 1);
     limits.checkMaxTokens(maxTokens, maxTokensParam);
     List<int[]> ids = chat ? List.of(prompts.chat(body, maxTokens))
         : prompts.completion(body, maxTokens);
@@ -61,7 +61,6 @@ public final class RequestParser {
       }
       top = logprobs == null ? 0 : logprobs;
     }
-    boolean echo = !chat && boolField(body, "echo", false);
     boolean stream = boolField(body, "stream", false);
     boolean includeUsage = streamOptions(body);
     Set<Integer> stopIds = new HashSet<>();
@@ -86,15 +85,7 @@ public final class RequestParser {
     }
     return new GenerationRequest(chat, ids, params, n, maxTokens, stop,
         boolField(body, "ignore_eos", false), stream, includeUsage, echo, logprobs,
-        namespace(str(body, "cache_salt")), str(body, "user"));
-  }
-
-  /**
-   * Every salt, the empty string included, is a namespace of its own; only requests without
-   * {@code cache_salt} share the default one. (vLLM refuses an empty salt with 400 instead.)
-   */
-  static String namespace(String salt) {
-    return salt == null ? DEFAULT_NAMESPACE : "salt:" + salt;
+        CacheNamespace.ofSalt(str(body, "cache_salt")), str(body, "user"));
   }
 
   /** {@code model} is required, as OpenAI requires it; another model is 404. */

@@ -126,6 +126,37 @@ final class ServeCommand implements Callable<Integer> {
           + "Env RADIXSERVE_SHUTDOWN_TIMEOUT.")
   String shutdownTimeout;
 
+  @Option(names = "--kv-events", paramLabel = "true|false", order = 20, arity = "0..1",
+      fallbackValue = "true",
+      description = "Publish KV cache events (vLLM's ZeroMQ/msgpack format) for cache-aware "
+          + "routers such as llm-d. Env RADIXSERVE_KV_EVENTS.")
+  String kvEvents;
+
+  @Option(names = "--kv-events-endpoint", paramLabel = "ADDR", order = 21,
+      description = "ZeroMQ PUB address: bound when it has a wildcard (tcp://*:5557), connected "
+          + "otherwise. Env RADIXSERVE_KV_EVENTS_ENDPOINT.")
+  String kvEventsEndpoint;
+
+  @Option(names = "--kv-events-replay-endpoint", paramLabel = "ADDR", order = 22,
+      description = "ZeroMQ ROUTER address (bound) serving replays of past batches. Default: "
+          + "none. Env RADIXSERVE_KV_EVENTS_REPLAY_ENDPOINT.")
+  String kvEventsReplayEndpoint;
+
+  @Option(names = "--kv-events-topic", paramLabel = "TOPIC", order = 23,
+      description = "First frame of every event message; llm-d expects "
+          + "kv@<pod-ip>:<port>@<model>. Default: empty. Env RADIXSERVE_KV_EVENTS_TOPIC.")
+  String kvEventsTopic;
+
+  @Option(names = "--kv-events-queue-size", paramLabel = "N", order = 24,
+      description = "Events waiting for the publisher thread; more are dropped and counted. "
+          + "Env RADIXSERVE_KV_EVENTS_QUEUE_SIZE.")
+  String kvEventsQueueSize;
+
+  @Option(names = "--kv-events-encoding", paramLabel = "array|map", order = 25,
+      description = "Events as tagged arrays (vLLM's classic shape, read by every router) or "
+          + "tagged maps (vLLM since mid 2026). Env RADIXSERVE_KV_EVENTS_ENCODING.")
+  String kvEventsEncoding;
+
   @Option(names = "--max-choices-per-request", paramLabel = "N", order = 30,
       description = "Most prompts × n in one request; larger requests get 400. "
           + "Env RADIXSERVE_MAX_CHOICES_PER_REQUEST.")

@@ -25,6 +25,7 @@ import java.time.Duration;
  * @param threads ONNX Runtime intra-op threads; 0 lets it choose
  * @param maxRequestBodyBytes larger bodies get 413
  * @param shutdownTimeout how long SIGTERM waits for running requests
+ * @param kvEvents KV cache events for cache-aware routers (off by default)
  * @param maxChoicesPerRequest most prompts × n in one request; more get 400
  * @param maxStopLength most characters in one stop string; longer get 400
  * @param prefillChunkSize most prompt tokens one sequence computes in one step
@@ -51,6 +52,7 @@ public record ServerConfig(
     int threads,
     long maxRequestBodyBytes,
     Duration shutdownTimeout,
+    KvEventsConfig kvEvents,
     int maxChoicesPerRequest,
     int maxStopLength,
     int prefillChunkSize,
@@ -73,6 +75,9 @@ public record ServerConfig(
     require(threads >= 0, "threads", threads, ">= 0");
     require(maxRequestBodyBytes >= 1024, "max-request-body", maxRequestBodyBytes, ">= 1024 bytes");
     require(!shutdownTimeout.isNegative(), "shutdown-timeout", shutdownTimeout, ">= 0");
+    if (kvEvents == null) {
+      kvEvents = KvEventsConfig.disabled();
+    }
     require(maxChoicesPerRequest >= 1, "max-choices-per-request", maxChoicesPerRequest, ">= 1");
     require(maxStopLength >= 1, "max-stop-length", maxStopLength, ">= 1");
     require(prefillChunkSize >= 1, "prefill-chunk-size", prefillChunkSize, ">= 1");
@@ -119,6 +124,12 @@ public record ServerConfig(
     b.threads = threads;
     b.maxRequestBodyBytes = maxRequestBodyBytes;
     b.shutdownTimeout = shutdownTimeout;
+    b.kvEvents = kvEvents.enabled();
+    b.kvEventsEndpoint = kvEvents.endpoint();
+    b.kvEventsReplayEndpoint = kvEvents.replayEndpoint();
+    b.kvEventsTopic = kvEvents.topic();
+    b.kvEventsQueueSize = kvEvents.queueSize();
+    b.kvEventsEncoding = kvEvents.encoding();
     b.maxChoicesPerRequest = maxChoicesPerRequest;
     b.maxStopLength = maxStopLength;
     b.prefillChunkSize = prefillChunkSize;
@@ -148,6 +159,12 @@ public record ServerConfig(
     public int threads;
     public long maxRequestBodyBytes = 8L << 20;
     public Duration shutdownTimeout = Duration.ofSeconds(30);
+    public boolean kvEvents;
+    public String kvEventsEndpoint = KvEventsConfig.DEFAULT_ENDPOINT;
+    public String kvEventsReplayEndpoint;
+    public String kvEventsTopic;
+    public int kvEventsQueueSize = KvEventsConfig.DEFAULT_QUEUE_SIZE;
+    public KvEventEncoding kvEventsEncoding = KvEventEncoding.ARRAY;
     public int maxChoicesPerRequest = 256;
     public int maxStopLength = 256;
     public int prefillChunkSize = 512;
@@ -160,6 +177,8 @@ public record ServerConfig(
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
           numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
           apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout,
+          new KvEventsConfig(kvEvents, kvEventsEndpoint, kvEventsReplayEndpoint, kvEventsTopic,
+              kvEventsQueueSize, kvEventsEncoding),
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
           headerTimeout, bodyTimeout);
     }

@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -49,9 +50,11 @@ public final class Engine {
 
   /**
    * @param cache empty to run with prefix caching off
+   * @param eosTokenIds tokens that end a choice (the model's EOS ids) unless it ignores EOS
    */
   public Engine(ModelRunner runner, BlockSource pool, Optional<PrefixCache> cache,
-      Tokenizer tokenizer, SamplerFactory samplers, Settings settings, EngineObserver observer) {
+      Tokenizer tokenizer, Set<Integer> eosTokenIds, SamplerFactory samplers, Settings settings,
+      EngineObserver observer) {
     this.runner = runner;
     this.pool = pool;
     this.cache = cache;
@@ -60,7 +63,8 @@ public final class Engine {
     SequenceBlocks blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
         settings.maxBatchedTokens(), settings.prefillChunkSize(), counting);
-    this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, counting, requests);
+    this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, eosTokenIds,
+        counting, requests);
     publishGauges();
     this.thread = Thread.ofPlatform().name("radixserve-engine").unstarted(this::run);
   }
@@ -111,6 +115,22 @@ public final class Engine {
   public CompletableFuture<EngineSnapshot> inspect() {
     CompletableFuture<EngineSnapshot> f = new CompletableFuture<>();
     inbox.add(new EngineMessage.Inspect(f));
+    return f;
+  }
+
+  /**
+   * Runs {@code task} on the engine thread between two steps and completes with its result
+   * (diagnostics and test hooks that must read engine-owned state, such as the prefix cache).
+   */
+  public <T> CompletableFuture<T> onEngineThread(Supplier<T> task) {
+    CompletableFuture<T> f = new CompletableFuture<>();
+    inbox.add(new EngineMessage.Run(() -> {
+      try {
+        f.complete(task.get());
+      } catch (RuntimeException e) {
+        f.completeExceptionally(e);
+      }
+    }));
     return f;
   }
 
@@ -183,6 +203,7 @@ public final class Engine {
       case EngineMessage.AbortAll a -> failAll(a.httpStatus(), a.message());
       case EngineMessage.ResetPrefixCache r -> r.freedBlocks().complete(cache.map(PrefixCache::evictAll).orElse(0));
       case EngineMessage.Inspect i -> i.snapshot().complete(snapshot());
+      case EngineMessage.Run r -> r.task().run();
       case EngineMessage.Stop s -> stopped = true;
     }
   }

@@ -19,5 +19,8 @@ sealed interface EngineMessage {
 
   record Inspect(CompletableFuture<EngineSnapshot> snapshot) implements EngineMessage {}
 
+  /** Runs a task between steps, where it may read engine state (diagnostics, test hooks). */
+  record Run(Runnable task) implements EngineMessage {}
+
   record Stop() implements EngineMessage {}
 }

@@ -12,10 +12,14 @@ import dev.radixserve.model.sampling.SamplingParams;
  * @param promptTokens at least one token
  * @param params sampling settings; choice {@code i > 0} uses seed {@code seed + i}
  * @param n choices; they share the prompt's KV blocks (prefilled once, forked after)
- * @param maxTokens tokens to generate at most per choice, at least 1
+ * @param maxTokens tokens to generate at most per choice; 0 computes the prompt only (echo that
+ *     scores it) and ends every choice with finish reason length
  * @param ignoreEos keep generating past the EOS token
  * @param namespace prefix-cache partition (the cache salt); {@code ""} by default
  * @param sink where results go
+ * @param promptLogprobs score every prompt token too ({@link TokenSink#onPromptLogprobs}), with
+ *     {@code params.topLogprobs()} alternatives; such a request computes its whole prompt (it
+ *     reuses no cached prefix, whose logits are gone)
  */
 public record EngineRequest(
     String id,
@@ -26,7 +30,8 @@ public record EngineRequest(
     int maxTokens,
     boolean ignoreEos,
     String namespace,
-    TokenSink sink) {
+    TokenSink sink,
+    boolean promptLogprobs) {
 
   public EngineRequest {
     if (promptTokens.length == 0) {
@@ -35,8 +40,14 @@ public record EngineRequest(
     if (n < 1) {
       throw new IllegalArgumentException("n must be >= 1, got " + n);
     }
-    if (maxTokens < 1) {
-      throw new IllegalArgumentException("max_tokens must be >= 1, got " + maxTokens);
+    if (maxTokens < 0) {
+      throw new IllegalArgumentException("max_tokens must be >= 0, got " + maxTokens);
     }
+  }
+
+  /** A request without prompt logprobs. */
+  public EngineRequest(String id, String group, int[] promptTokens, SamplingParams params, int n,
+      int maxTokens, boolean ignoreEos, String namespace, TokenSink sink) {
+    this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, false);
   }
 }

@@ -53,6 +53,14 @@ final class Sequence {
     return length;
   }
 
+  /**
+   * True while this sequence must compute logits at its prompt positions (prompt logprobs not yet
+   * delivered): it then matches no cached prefix, and its prompt chunks return every row.
+   */
+  boolean needsPromptLogits() {
+    return choice == 0 && state.promptLogprobs != null;
+  }
+
   int token(int i) {
     return tokens[i];
   }

@@ -21,7 +21,9 @@ final class ChoiceState {
   private final LogprobsJson logprobsJson;
   private final StringBuilder whole = new StringBuilder();
   private final ArrayNode logprobs = Responses.JSON.createArrayNode();
-  private String echo;
+  private final String echo; // the prompt's text (echo): it opens the first delta
+  private final int echoLength;
+  private boolean started;
   private String finishReason;
   private int tokens;
   private boolean roleSent;
@@ -30,16 +32,27 @@ final class ChoiceState {
     this.text = new ChoiceText(tokenizer, stops);
     this.logprobsJson = logprobsJson;
     this.echo = echo;
+    this.echoLength = echo.length();
   }
 
   boolean finished() {
     return finishReason != null;
   }
 
-  Delta accept(ChoiceOutput o, boolean withLogprobs) {
-    StringBuilder delta = new StringBuilder(echo);
-    echo = "";
+  /**
+   * @param promptEntries the prompt's logprob entries (echo with logprobs), given before its first
+   *     output; null otherwise
+   */
+  Delta accept(ChoiceOutput o, boolean withLogprobs, ArrayNode promptEntries) {
+    StringBuilder delta = new StringBuilder();
     ArrayNode lp = Responses.JSON.createArrayNode();
+    if (!started) {
+      started = true;
+      delta.append(echo);
+      if (withLogprobs && promptEntries != null) {
+        lp.addAll(promptEntries);
+      }
+    }
     boolean stoppedByText = false;
     List<GeneratedToken> list = o.tokens();
     for (int i = 0; i < list.size() && finishReason == null; i++) {
@@ -64,8 +77,13 @@ final class ChoiceState {
         }
       }
       if (withLogprobs) {
-        lp.add(logprobsJson.entry(t, offset));
+        // with echo, offsets count from the start of the prompt's text (OpenAI's legacy API)
+        lp.add(logprobsJson.entry(t, echoLength + offset));
       }
+    }
+    if (list.isEmpty() && o.finishReason() != null && finishReason == null) {
+      delta.append(text.finish()); // max_tokens 0: the choice is its prompt
+      finishReason = o.finishReason().wireName();
     }
     whole.append(delta);
     logprobs.addAll(lp);

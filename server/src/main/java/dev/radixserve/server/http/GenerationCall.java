@@ -3,6 +3,7 @@ package dev.radixserve.server.http;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.server.api.ApiException;
 import dev.radixserve.server.api.GenerationRequest;
 import dev.radixserve.server.engine.ChoiceOutput;
@@ -20,6 +21,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * One HTTP generation request (several engine requests when it has several prompts): gathers
@@ -39,6 +41,9 @@ final class GenerationCall {
   private final String model;
   private final long created = System.currentTimeMillis() / 1000;
   private final ChoiceState[] choices;
+  private final LogprobsJson logprobsJson;
+  /** Per prompt: its tokens' logprob entries (echo with logprobs), set before its first output. */
+  private final ArrayNode[] promptLogprobs;
   private int pending;
   private int promptTokens;
   private int cachedTokens;
@@ -53,12 +58,13 @@ final class GenerationCall {
     this.id = id;
     this.model = model;
     StopStrings stops = new StopStrings(req.stop());
-    LogprobsJson logprobs = new LogprobsJson(tokenizer);
+    logprobsJson = new LogprobsJson(tokenizer);
+    promptLogprobs = new ArrayNode[req.prompts().size()];
     choices = new ChoiceState[req.prompts().size() * req.n()];
     for (int p = 0; p < req.prompts().size(); p++) {
       String echo = req.echo() ? tokenizer.decode(req.prompts().get(p)) : "";
       for (int c = 0; c < req.n(); c++) {
-        choices[p * req.n() + c] = new ChoiceState(tokenizer, stops, logprobs, echo);
+        choices[p * req.n() + c] = new ChoiceState(tokenizer, stops, logprobsJson, echo);
       }
     }
     pending = req.prompts().size();
@@ -76,6 +82,12 @@ final class GenerationCall {
   /** The sink for prompt {@code promptIndex}; hops every call onto the event loop. */
   TokenSink sink(int promptIndex) {
     return new TokenSink() {
+      @Override
+      public void onPromptLogprobs(List<SampledToken> scored) {
+        ctx.executor().execute(() -> promptLogprobs[promptIndex] =
+            logprobsJson.promptEntries(req.prompts().get(promptIndex), scored));
+      }
+
       @Override
       public void onOutput(ChoiceOutput o) {
         ctx.executor().execute(() -> output(promptIndex, o));
@@ -117,7 +129,7 @@ final class GenerationCall {
     if (done || choice.finished()) {
       return;
     }
-    ChoiceState.Delta d = choice.accept(o, req.logprobs() != null);
+    ChoiceState.Delta d = choice.accept(o, req.logprobs() != null, promptLogprobs[promptIndex]);
     if (d.stoppedByText()) {
       engine.finishChoice(engineId(promptIndex), o.choice());
     }

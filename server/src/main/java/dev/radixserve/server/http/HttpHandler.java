@@ -1,6 +1,5 @@
 package dev.radixserve.server.http;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.server.api.ApiException;
 import dev.radixserve.server.api.RequestLimits;
@@ -41,9 +40,14 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
   /** Routes served without the API key: probes and monitoring. */
   static final Set<String> OPEN_ROUTES = Set.of("/health", "/metrics", "/version");
 
-  /** What the handler serves with. */
+  /**
+   * What the handler serves with.
+   *
+   * @param modelRoot where the model came from (its directory), {@code root} in /v1/models
+   */
   public record Context(Engine engine, Tokenizer tokenizer, ServerMetrics metrics,
-      String modelName, RequestLimits limits, String apiKey, BooleanSupplier ready) {}
+      String modelName, RequestLimits limits, String apiKey, BooleanSupplier ready,
+      String modelRoot) {}
 
   private final Context c;
   private final Responses responses;
@@ -51,6 +55,7 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
   private final Workers workers;
   private final GenerationEndpoint generation;
   private final TokenizeEndpoints tokenize;
+  private final ModelCards models;
 
   public HttpHandler(Context c) {
     this.c = c;
@@ -59,6 +64,8 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     this.workers = new Workers(Runtime.getRuntime().availableProcessors(), responses);
     this.generation = new GenerationEndpoint(c, responses, workers);
     this.tokenize = new TokenizeEndpoints(c.tokenizer(), c.limits().maxModelLen(), responses);
+    this.models = new ModelCards(c.modelName(), c.modelRoot(), c.limits().maxModelLen(),
+        System.currentTimeMillis() / 1000);
   }
 
   Responses responses() {
@@ -80,8 +87,8 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
   }
 
   private void route(ChannelHandlerContext ctx, FullHttpRequest req, String path) {
-    String route = path.startsWith(MODELS + "/") ? MODELS + "/" : path;
-    HttpMethod method = route.equals(MODELS + "/") ? HttpMethod.GET : ROUTES.get(route);
+    String route = path.startsWith(ModelCards.PREFIX) ? ModelCards.PREFIX : path;
+    HttpMethod method = route.equals(ModelCards.PREFIX) ? HttpMethod.GET : ROUTES.get(route);
     if (method == null) {
       throw new ApiException(404, "invalid_request_error", null, "not_found", "no route " + path);
     }
@@ -98,8 +105,9 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     switch (route) {
       case "/v1/completions" -> generation.handle(ctx, body, false);
       case "/v1/chat/completions" -> generation.handle(ctx, body, true);
-      case MODELS -> models(ctx);
-      case MODELS + "/" -> model(ctx, path.substring(route.length()));
+      case MODELS -> responses.json(ctx, 200, models.list());
+      case ModelCards.PREFIX -> responses.json(ctx, 200,
+          models.card(path.substring(ModelCards.PREFIX.length())));
       case "/tokenize" -> workers.utility(ctx, () -> tokenize.tokenize(ctx, body));
       case "/detokenize" -> workers.utility(ctx, () -> tokenize.detokenize(ctx, body));
       case "/version" -> responses.json(ctx, 200, Map.of("version", "0.1.0"));
@@ -110,32 +118,6 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
           ctx.executor().execute(() -> responses.json(ctx, 200, Map.of("freed_blocks", n))));
       default -> throw new IllegalStateException("unrouted " + path);
     }
-  }
-
-  private void models(ChannelHandlerContext ctx) {
-    ObjectNode root = Responses.JSON.createObjectNode();
-    root.put("object", "list");
-    root.putArray("data").add(modelCard());
-    responses.json(ctx, 200, root);
-  }
-
-  /** {@code GET /v1/models/{id}}: the model object, or 404 as OpenAI answers. */
-  private void model(ChannelHandlerContext ctx, String id) {
-    if (!id.equals(c.modelName())) {
-      throw new ApiException(404, "invalid_request_error", "model", "model_not_found",
-          "The model `" + id + "` does not exist.");
-    }
-    responses.json(ctx, 200, modelCard());
-  }
-
-  private ObjectNode modelCard() {
-    ObjectNode m = Responses.JSON.createObjectNode();
-    m.put("id", c.modelName());
-    m.put("object", "model");
-    m.put("created", 0);
-    m.put("owned_by", "radixserve");
-    m.put("max_model_len", c.limits().maxModelLen());
-    return m;
   }
 
   /**

@@ -14,6 +14,7 @@ import dev.radixserve.server.config.SchedulePolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
@@ -79,7 +80,8 @@ class EngineTest {
   private static Engine engine() {
     BlockPool pool = new BlockPool(16);
     Engine e = new Engine(new FakeRunner(), new PoolBlocks(pool), Optional.empty(),
-        TokenizerLoader.standard(), p -> new LogitsSampler(p, VOCAB),
+        TokenizerLoader.standard(), Set.of(TokenizerLoader.standard().eosTokenId()),
+        p -> new LogitsSampler(p, VOCAB),
         new Engine.Settings(SchedulePolicy.FCFS, 4, 256, 64, 16), EngineObserver.NONE);
     e.start();
     return e;

@@ -8,6 +8,7 @@ import dev.radixserve.cache.BlockPool;
 import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.model.sampling.SamplingParams;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
@@ -25,13 +26,21 @@ class SchedulerTest {
   private static final Tokenizer TOKENIZER = TokenizerLoader.standard();
   private static final int B = 16;
 
-  /** Fake model: the next token is always (last new token + 1) mod 1000. */
+  /**
+   * Fake model: the next token is always (token + 1) mod 1000. One row per chunk (its last
+   * token), or one per token of an all-logits chunk, as the runner returns them.
+   */
   private static float[][] fakeForward(ScheduledStep step) {
-    float[][] out = new float[step.chunks().size()][TOKENIZER.vocabSize()];
-    for (int k = 0; k < out.length; k++) {
-      Sequence s = step.chunks().get(k).seq();
-      int last = s.token(s.numComputed + step.chunks().get(k).tokens() - 1);
-      out[k][(last + 1) % 1000] = 10;
+    var batch = step.toBatch();
+    float[][] out = new float[batch.logitRows()][TOKENIZER.vocabSize()];
+    for (int k = 0; k < step.chunks().size(); k++) {
+      ScheduledStep.Chunk c = step.chunks().get(k);
+      Sequence s = c.seq();
+      int end = s.numComputed + c.tokens();
+      for (int row = batch.firstRow(k); row <= batch.lastRow(k); row++) {
+        int position = end - 1 - (batch.lastRow(k) - row);
+        out[row][(s.token(position) + 1) % 1000] = 10;
+      }
     }
     return out;
   }
@@ -42,30 +51,54 @@ class SchedulerTest {
     final Scheduler scheduler;
     final OutputProcessor outputs;
     final List<String> finished = new ArrayList<>();
+    final List<Integer> sampled = new ArrayList<>();
+    final java.util.Map<String, List<SampledToken>> scored = new HashMap<>();
 
     Harness(int blocks, SchedulePolicy policy, int maxTokens) {
-      this(blocks, policy, maxTokens, Integer.MAX_VALUE);
+      this(blocks, policy, maxTokens, TOKENIZER.vocabSize(), Integer.MAX_VALUE);
     }
 
-    Harness(int blocks, SchedulePolicy policy, int maxTokens, int prefillChunk) {
+    /** @param modelVocab logits per row: the tokenizer's vocabulary, or more when padded */
+    Harness(int blocks, SchedulePolicy policy, int maxTokens, int modelVocab) {
+      this(blocks, policy, maxTokens, modelVocab, Integer.MAX_VALUE);
+    }
+
+    /** @param prefillChunk most prompt tokens a sequence computes in one step */
+    Harness(int blocks, SchedulePolicy policy, int maxTokens, int modelVocab, int prefillChunk) {
       pool = new BlockPool(blocks);
       cache = new RadixCache(pool);
       SequenceBlocks sb = new SequenceBlocks(new PoolBlocks(pool), Optional.<PrefixCache>of(cache),
           B, EngineObserver.NONE);
       scheduler = new Scheduler(sb, policy, 8, maxTokens, prefillChunk, EngineObserver.NONE);
-      outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, TOKENIZER.vocabSize()),
-          TOKENIZER, EngineObserver.NONE, new HashMap<>());
+      outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, modelVocab),
+          TOKENIZER, java.util.Set.of(TOKENIZER.eosTokenId()), EngineObserver.NONE, new HashMap<>());
     }
 
     Sequence submit(String id, int[] prompt, int n, int maxTokens) {
-      return submit(id, id, prompt, n, maxTokens);
+      return submit(id, id, prompt, n, maxTokens, false);
+    }
+
+    Sequence submit(String id, int[] prompt, int n, int maxTokens, boolean promptLogprobs) {
+      return submit(id, id, prompt, n, maxTokens, promptLogprobs);
     }
 
     Sequence submit(String id, String group, int[] prompt, int n, int maxTokens) {
+      return submit(id, group, prompt, n, maxTokens, false);
+    }
+
+    Sequence submit(String id, String group, int[] prompt, int n, int maxTokens,
+        boolean promptLogprobs) {
       EngineRequest r = new EngineRequest(id, group, prompt, SamplingParams.greedy(), n,
           maxTokens, true, "", new TokenSink() {
             @Override
-            public void onOutput(ChoiceOutput output) {}
+            public void onPromptLogprobs(List<SampledToken> scored) {
+              Harness.this.scored.put(id, scored);
+            }
+
+            @Override
+            public void onOutput(ChoiceOutput output) {
+              output.tokens().forEach(t -> sampled.add(t.tokenId()));
+            }
 
             @Override
             public void onComplete(RequestUsage usage) {
@@ -74,7 +107,7 @@ class SchedulerTest {
 
             @Override
             public void onError(int httpStatus, String message) {}
-          });
+          }, promptLogprobs);
       Sequence s = outputs.newRequest(r, 0);
       scheduler.enqueue(s);
       return s;
@@ -104,6 +137,51 @@ class SchedulerTest {
 
   private static int[] tokens(int from, int count) {
     return IntStream.range(from, from + count).toArray();
+  }
+
+  @Test
+  void promptLogprobsTakeEveryRowOfTheirChunksBesideOtherSequences() {
+    Harness h = new Harness(64, SchedulePolicy.FCFS, 20);
+    h.submit("plain", tokens(500, 10), 1, 5);
+    h.step();
+    h.submit("warm", tokens(100, 40), 1, 1);
+    while (h.scheduler.hasWork()) {
+      h.step(); // caches "warm"'s prompt blocks
+    }
+    h.sampled.clear();
+    h.submit("plain2", tokens(700, 3), 1, 6);
+    h.step();
+    Sequence scored = h.submit("scored", tokens(100, 40), 1, 2, true);
+    List<Integer> chunkTokens = new ArrayList<>();
+    while (h.scheduler.hasWork()) {
+      ScheduledStep step = h.step();
+      step.chunks().stream().filter(c -> c.seq() == scored).forEach(c -> chunkTokens.add(c.tokens()));
+    }
+    // behind plain2's decode: 19 + 19 + 2 prompt tokens, none from the cache, then a decode
+    assertEquals(List.of(19, 19, 2, 1), chunkTokens);
+    assertEquals(0, scored.state.cachedTokens);
+    List<SampledToken> lp = h.scored.get("scored");
+    assertEquals(39, lp.size());
+    double logprob = 10 - Math.log(Math.exp(10) + TOKENIZER.vocabSize() - 1);
+    for (int i = 0; i < lp.size(); i++) {
+      assertEquals(101 + i, lp.get(i).tokenId());
+      assertEquals(logprob, lp.get(i).logprob(), 1e-5, "prompt token " + (i + 1));
+    }
+    // each sequence read its own row: plain2 decodes beside every chunk of "scored"
+    assertEquals(List.of(703, 704, 705, 706, 140, 707, 141, 708), h.sampled);
+    h.assertAccounting();
+  }
+
+  @Test
+  void idsPastTheTokenizerAreNeverSampled() {
+    Harness h = new Harness(16, SchedulePolicy.FCFS, 64, TOKENIZER.vocabSize() + 47); // padded
+    h.submit("padded", tokens(100, 5), 1, 1);
+    float[] row = new float[TOKENIZER.vocabSize() + 47];
+    row[TOKENIZER.vocabSize() + 3] = 100;
+    row[42] = 5;
+    h.outputs.process(h.scheduler.schedule(), new float[][] {row});
+    assertEquals(List.of(42), h.sampled);
+    assertEquals(List.of("padded"), h.finished);
   }
 
   @Test
@@ -195,7 +273,7 @@ class SchedulerTest {
   @Test
   void prefillChunksBoundHowLongAShortRequestWaitsBehindALongPrompt() {
     // budget 256 tokens a step, at most 64 prompt tokens per sequence a step
-    Harness h = new Harness(128, SchedulePolicy.FCFS, 256, 64);
+    Harness h = new Harness(128, SchedulePolicy.FCFS, 256, TOKENIZER.vocabSize(), 64);
     h.submit("long", tokens(100, 700), 1, 3);
     assertEquals(List.of(64), sizes(h.step()));
     h.submit("short", tokens(2000, 2), 1, 1);
