@@ -19,6 +19,7 @@ import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.model.weights.Tensor;
 import dev.radixserve.server.cacheview.CacheRecorder;
 import dev.radixserve.server.cacheview.CacheViewService;
+import dev.radixserve.server.api.RequestLimits;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.engine.Engine;
 import dev.radixserve.server.engine.EngineObserver;
@@ -39,9 +40,10 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Logger;
 
 /**
@@ -51,6 +53,7 @@ import java.util.logging.Logger;
 public final class RadixServer {
 
   private static final Logger LOG = Logger.getLogger(RadixServer.class.getName());
+  private static final long START_STACK_BYTES = 16L << 20;
 
   private final GptWeights weights;
   private final OnnxModelRunner runner;
@@ -59,10 +62,11 @@ public final class RadixServer {
   private final ServerMetrics metrics;
   private final RadixCache radixCache;
   private final KvEventPublisher kvEvents;
-  private final ExecutorService workers;
+  private final HttpHandler handler;
   private final EventLoopGroup group;
   private final Channel channel;
   private final CountDownLatch terminated = new CountDownLatch(1);
+  private final AtomicBoolean stopping = new AtomicBoolean();
   private volatile boolean ready;
 
   private RadixServer(ServerConfig config) throws InterruptedException {
@@ -103,7 +107,7 @@ public final class RadixServer {
     engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer, eos.ids(),
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
-            config.maxNumBatchedTokens(), config.maxQueuedRequests()),
+            config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests()),
         EngineObserver.both(metrics, cacheRecorder));
     metrics.bindEngine(engine);
     if (kvEvents != null) {
@@ -113,17 +117,18 @@ public final class RadixServer {
     cacheView = new CacheViewService(engine, cache, tokenizer::decode, config.blockSize(),
         cacheRecorder);
     cacheView.start();
-    workers = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("radixserve-tokenize-", 0)
-        .daemon().factory());
-    HttpHandler handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
-        workers, config.servedModelName(), maxModelLen, config.blockSize(), runner.numBlocks(),
-        config.apiKey(), () -> ready,
+    RequestLimits limits = new RequestLimits(maxModelLen, config.maxNumSeqs(),
+        config.maxChoicesPerRequest(), config.maxQueuedRequests(), RequestLimits.OPENAI_MAX_STOPS,
+        config.maxStopLength(), config.blockSize(), runner.numBlocks());
+    handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
+        config.servedModelName(), limits, config.apiKey(), () -> ready,
         config.model() == null ? config.servedModelName() : config.model().toString()));
     group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
     channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
         .childHandler(new ServerInitializer(handler,
-            new CacheViewHandler(cacheView, config.apiKey(), metrics),
-            config.maxRequestBodyBytes(), metrics))
+            new CacheViewHandler(cacheView, config.apiKey(), metrics), new ServerInitializer.Limits(
+            config.maxRequestBodyBytes(), config.maxConnections(), config.idleTimeout(),
+            config.headerTimeout(), config.bodyTimeout())))
         .bind(config.host(), config.port()).sync().channel();
     long params = weights.tensors().values().stream()
         .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
@@ -156,11 +161,22 @@ public final class RadixServer {
 
   /** Loads the model, starts the engine and the HTTP endpoint. */
   public static RadixServer start(ServerConfig config) {
+    // ONNX Runtime's initialisation runs deep native frames: on the launcher's main thread
+    // (1 MiB stack) `java -cp ... serve` died of a segfault in OrtEnv creation, so the start
+    // runs on a thread whose stack does not depend on how deep the caller already is
+    FutureTask<RadixServer> start = new FutureTask<>(() -> new RadixServer(config));
+    Thread.ofPlatform().name("radixserve-start").stackSize(START_STACK_BYTES).start(start);
     try {
-      return new RadixServer(config);
+      return start.get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while starting", e);
+    } catch (ExecutionException e) {
+      switch (e.getCause()) {
+        case RuntimeException r -> throw r;
+        case Error err -> throw err;
+        default -> throw new IllegalStateException("the server did not start", e.getCause());
+      }
     }
   }
 
@@ -200,18 +216,25 @@ public final class RadixServer {
    * releases everything.
    */
   public void shutdown(Duration drainTimeout) {
-    if (!ready && terminated.getCount() == 0) {
+    if (!stopping.compareAndSet(false, true)) {
+      try {
+        terminated.await(); // a second caller (signal and hook) returns once the first is done
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
       return;
     }
     ready = false;
     try {
-      engine.shutdown(drainTimeout);
+      long deadline = System.nanoTime() + drainTimeout.toNanos();
+      handler.awaitAdmitted(deadline);
+      engine.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
       channel.close().sync();
       group.shutdownGracefully(0, 2, TimeUnit.SECONDS).sync();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
-      workers.shutdownNow();
+      handler.close();
       cacheView.close();
       if (kvEvents != null) {
         kvEvents.close();

@@ -118,7 +118,7 @@ class CheckpointServingTest {
   }
 
   private static String promptJson() throws Exception {
-    return "\"prompt\":" + JSON.writeValueAsString(PROMPT);
+    return "\"model\":\"tiny-gpt2\",\"prompt\":" + JSON.writeValueAsString(PROMPT);
   }
 
   @Test
@@ -248,7 +248,7 @@ class CheckpointServingTest {
 
   @Test
   void chatTopLogprobsCarryEachTokensBytes() throws Exception {
-    HttpResponse<String> r = post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\","
+    HttpResponse<String> r = post("/v1/chat/completions", "{\"model\":\"tiny-gpt2\",\"messages\":[{\"role\":\"user\","
         + "\"content\":\"héllo\"}],\"max_tokens\":6,\"temperature\":0,\"ignore_eos\":true,"
         + "\"logprobs\":true,\"top_logprobs\":3}");
     assertEquals(200, r.statusCode(), r.body());

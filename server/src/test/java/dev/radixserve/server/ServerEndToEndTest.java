@@ -49,14 +49,14 @@ class ServerEndToEndTest {
   }
 
   static JsonNode completion(String prompt, int maxTokens, String extra) throws Exception {
-    HttpResponse<String> r = post("/v1/completions", "{\"prompt\":" + JSON.writeValueAsString(prompt)
+    HttpResponse<String> r = post("/v1/completions", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":" + JSON.writeValueAsString(prompt)
         + ",\"max_tokens\":" + maxTokens + ",\"temperature\":0" + extra + "}");
     assertEquals(200, r.statusCode(), r.body());
     return JSON.readTree(r.body());
   }
 
   static String streamedText(String prompt, int maxTokens) throws Exception {
-    HttpResponse<String> r = post("/v1/completions", "{\"prompt\":" + JSON.writeValueAsString(prompt)
+    HttpResponse<String> r = post("/v1/completions", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":" + JSON.writeValueAsString(prompt)
         + ",\"max_tokens\":" + maxTokens + ",\"temperature\":0,\"stream\":true,"
         + "\"stream_options\":{\"include_usage\":true}}");
     assertEquals(200, r.statusCode(), r.body());
@@ -138,7 +138,7 @@ class ServerEndToEndTest {
 
   @Test
   void chatAndNChoicesAndStops() throws Exception {
-    HttpResponse<String> r = post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\","
+    HttpResponse<String> r = post("/v1/chat/completions", "{\"model\":\"radixserve-embedded-gpt2\",\"messages\":[{\"role\":\"user\","
         + "\"content\":\"hi\"}],\"max_completion_tokens\":5,\"temperature\":0,\"n\":3,"
         + "\"logprobs\":true,\"top_logprobs\":2}");
     assertEquals(200, r.statusCode(), r.body());
@@ -156,14 +156,14 @@ class ServerEndToEndTest {
   @Test
   void errorsThenAGoodRequest() throws Exception {
     assertEquals(400, post("/v1/completions", "{bad json").statusCode());
-    assertEquals(400, post("/v1/completions", "{\"prompt\":\"x\",\"temperature\":\"hot\"}").statusCode());
-    assertEquals(400, post("/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":5000}").statusCode());
+    assertEquals(400, post("/v1/completions", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"x\",\"temperature\":\"hot\"}").statusCode());
+    assertEquals(400, post("/v1/completions", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"x\",\"max_tokens\":5000}").statusCode());
     assertEquals(400, post("/v1/completions",
-        "{\"prompt\":\"x\",\"stream_options\":{\"bogus\":1}}").statusCode());
+        "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"x\",\"stream_options\":{\"bogus\":1}}").statusCode());
     assertEquals(404, post("/v1/completions", "{\"prompt\":\"x\",\"model\":\"nope\"}").statusCode());
     assertEquals(404, get("/nowhere").statusCode());
     assertEquals(405, get("/v1/completions").statusCode());
-    HttpResponse<String> bad = post("/v1/completions", "{\"prompt\":\"x\",\"top_p\":0}");
+    HttpResponse<String> bad = post("/v1/completions", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"x\",\"top_p\":0}");
     assertEquals(400, bad.statusCode());
     assertEquals("top_p", JSON.readTree(bad.body()).at("/error/param").asText());
     assertEquals(200, get("/health").statusCode());
@@ -172,7 +172,7 @@ class ServerEndToEndTest {
 
   @Test
   void chatStreamCarriesRoleThenContentAndMatchesNonStreamed() throws Exception {
-    String msgs = "\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
+    String msgs = "\"model\":\"radixserve-embedded-gpt2\",\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
         + "{\"role\":\"user\",\"content\":\"hello\"}],\"max_tokens\":6,\"temperature\":0";
     JsonNode whole = JSON.readTree(post("/v1/chat/completions", "{" + msgs + "}").body());
     HttpResponse<String> r = post("/v1/chat/completions", "{" + msgs + ",\"stream\":true}");
@@ -187,13 +187,13 @@ class ServerEndToEndTest {
     }
     assertEquals(whole.at("/choices/0/message/content").asText(), text.toString());
     assertEquals(400, post("/v1/chat/completions",
-        "{\"messages\":[{\"role\":\"user\",\"content\":\"x\",\"extra\":1}]}").statusCode());
+        "{\"model\":\"radixserve-embedded-gpt2\",\"messages\":[{\"role\":\"user\",\"content\":\"x\",\"extra\":1}]}").statusCode());
   }
 
   @Test
   void severalPromptsGiveIndexOrderedChoices() throws Exception {
     HttpResponse<String> r = post("/v1/completions",
-        "{\"prompt\":[\"one\",[464, 2068]],\"max_tokens\":3,\"temperature\":0,\"n\":2}");
+        "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":[\"one\",[464, 2068]],\"max_tokens\":3,\"temperature\":0,\"n\":2}");
     assertEquals(200, r.statusCode(), r.body());
     JsonNode j = JSON.readTree(r.body());
     assertEquals(4, j.get("choices").size());

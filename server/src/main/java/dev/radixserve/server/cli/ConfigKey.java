@@ -57,7 +57,21 @@ enum ConfigKey {
       (b, v) -> b.kvEventsQueueSize = ConfigValues.integer(v), c -> c.kvEvents().queueSize()),
   KV_EVENTS_ENCODING("kv-events-encoding",
       (b, v) -> b.kvEventsEncoding = ConfigValues.choice(v, KvEventEncoding.class),
-      c -> ConfigValues.formatChoice(c.kvEvents().encoding()));
+      c -> ConfigValues.formatChoice(c.kvEvents().encoding())),
+  MAX_CHOICES_PER_REQUEST("max-choices-per-request",
+      (b, v) -> b.maxChoicesPerRequest = ConfigValues.integer(v), ServerConfig::maxChoicesPerRequest),
+  MAX_STOP_LENGTH("max-stop-length", (b, v) -> b.maxStopLength = ConfigValues.integer(v),
+      ServerConfig::maxStopLength),
+  PREFILL_CHUNK_SIZE("prefill-chunk-size", (b, v) -> b.prefillChunkSize = ConfigValues.integer(v),
+      ServerConfig::prefillChunkSize),
+  MAX_CONNECTIONS("max-connections", (b, v) -> b.maxConnections = ConfigValues.integer(v),
+      ServerConfig::maxConnections),
+  IDLE_TIMEOUT("idle-timeout", (b, v) -> b.idleTimeout = ConfigValues.duration(v),
+      c -> ConfigValues.formatDuration(c.idleTimeout())),
+  HEADER_TIMEOUT("header-timeout", (b, v) -> b.headerTimeout = ConfigValues.duration(v),
+      c -> ConfigValues.formatDuration(c.headerTimeout())),
+  BODY_TIMEOUT("body-timeout", (b, v) -> b.bodyTimeout = ConfigValues.duration(v),
+      c -> ConfigValues.formatDuration(c.bodyTimeout()));
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

@@ -26,6 +26,13 @@ import java.time.Duration;
  * @param maxRequestBodyBytes larger bodies get 413
  * @param shutdownTimeout how long SIGTERM waits for running requests
  * @param kvEvents KV cache events for cache-aware routers (off by default)
+ * @param maxChoicesPerRequest most prompts × n in one request; more get 400
+ * @param maxStopLength most characters in one stop string; longer get 400
+ * @param prefillChunkSize most prompt tokens one sequence computes in one step
+ * @param maxConnections open connections beyond which new ones are refused with 503
+ * @param idleTimeout a connection with no request in progress is closed after this
+ * @param headerTimeout a request's head must arrive within this (else 408)
+ * @param bodyTimeout a request's body must arrive within this after its head (else 408)
  */
 public record ServerConfig(
     String host,
@@ -45,7 +52,14 @@ public record ServerConfig(
     int threads,
     long maxRequestBodyBytes,
     Duration shutdownTimeout,
-    KvEventsConfig kvEvents) {
+    KvEventsConfig kvEvents,
+    int maxChoicesPerRequest,
+    int maxStopLength,
+    int prefillChunkSize,
+    int maxConnections,
+    Duration idleTimeout,
+    Duration headerTimeout,
+    Duration bodyTimeout) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -64,6 +78,13 @@ public record ServerConfig(
     if (kvEvents == null) {
       kvEvents = KvEventsConfig.disabled();
     }
+    require(maxChoicesPerRequest >= 1, "max-choices-per-request", maxChoicesPerRequest, ">= 1");
+    require(maxStopLength >= 1, "max-stop-length", maxStopLength, ">= 1");
+    require(prefillChunkSize >= 1, "prefill-chunk-size", prefillChunkSize, ">= 1");
+    require(maxConnections >= 1, "max-connections", maxConnections, ">= 1");
+    require(idleTimeout.toMillis() >= 1, "idle-timeout", idleTimeout, ">= 1ms");
+    require(headerTimeout.toMillis() >= 1, "header-timeout", headerTimeout, ">= 1ms");
+    require(bodyTimeout.toMillis() >= 1, "body-timeout", bodyTimeout, ">= 1ms");
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -109,6 +130,13 @@ public record ServerConfig(
     b.kvEventsTopic = kvEvents.topic();
     b.kvEventsQueueSize = kvEvents.queueSize();
     b.kvEventsEncoding = kvEvents.encoding();
+    b.maxChoicesPerRequest = maxChoicesPerRequest;
+    b.maxStopLength = maxStopLength;
+    b.prefillChunkSize = prefillChunkSize;
+    b.maxConnections = maxConnections;
+    b.idleTimeout = idleTimeout;
+    b.headerTimeout = headerTimeout;
+    b.bodyTimeout = bodyTimeout;
     return b;
   }
 
@@ -137,13 +165,22 @@ public record ServerConfig(
     public String kvEventsTopic;
     public int kvEventsQueueSize = KvEventsConfig.DEFAULT_QUEUE_SIZE;
     public KvEventEncoding kvEventsEncoding = KvEventEncoding.ARRAY;
+    public int maxChoicesPerRequest = 256;
+    public int maxStopLength = 256;
+    public int prefillChunkSize = 512;
+    public int maxConnections = 2048;
+    public Duration idleTimeout = Duration.ofSeconds(75);
+    public Duration headerTimeout = Duration.ofSeconds(20);
+    public Duration bodyTimeout = Duration.ofSeconds(60);
 
     public ServerConfig build() {
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
           numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
           apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout,
           new KvEventsConfig(kvEvents, kvEventsEndpoint, kvEventsReplayEndpoint, kvEventsTopic,
-              kvEventsQueueSize, kvEventsEncoding));
+              kvEventsQueueSize, kvEventsEncoding),
+          maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
+          headerTimeout, bodyTimeout);
     }
   }
 }

@@ -31,7 +31,7 @@ public final class Engine {
 
   /** Engine settings (from ServerConfig). */
   public record Settings(SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
-      int maxQueuedRequests) {}
+      int prefillChunkSize, int maxQueuedRequests) {}
 
   private final ModelRunner runner;
   private final BlockSource pool;
@@ -62,7 +62,7 @@ public final class Engine {
     EngineObserver counting = new QueueCountingObserver(observer, queued);
     SequenceBlocks blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
-        settings.maxBatchedTokens(), counting);
+        settings.maxBatchedTokens(), settings.prefillChunkSize(), counting);
     this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, eosTokenIds,
         counting, requests);
     publishGauges();
@@ -95,6 +95,15 @@ public final class Engine {
   /** Aborts a request (client gone); its blocks and locks come back in the next loop. */
   public void abort(String requestId) {
     inbox.add(new EngineMessage.Abort(requestId));
+  }
+
+  /**
+   * Ends one choice of a request as stopped (any thread): the HTTP layer found a stop string in
+   * its text. The choice's blocks are cached and released in the next loop; when it was the last
+   * unfinished choice the request completes.
+   */
+  public void finishChoice(String requestId, int choice) {
+    inbox.add(new EngineMessage.FinishChoice(requestId, choice));
   }
 
   public CompletableFuture<Integer> resetPrefixCache() {
@@ -185,6 +194,12 @@ public final class Engine {
           drop(state, FinishReason.ABORT);
         }
       }
+      case EngineMessage.FinishChoice f -> {
+        RequestState state = requests.get(f.requestId());
+        if (state != null) {
+          outputs.finishChoice(state, f.choice());
+        }
+      }
       case EngineMessage.AbortAll a -> failAll(a.httpStatus(), a.message());
       case EngineMessage.ResetPrefixCache r -> r.freedBlocks().complete(cache.map(PrefixCache::evictAll).orElse(0));
       case EngineMessage.Inspect i -> i.snapshot().complete(snapshot());
@@ -195,13 +210,14 @@ public final class Engine {
 
   private void step() {
     ScheduledStep step = scheduler.schedule();
+    for (Sequence s : scheduler.takeNeverAdmissible()) {
+      // validation refuses such requests with 400; reaching this is a validation gap, and
+      // still only this request is at fault: the others keep their place
+      LOG.warning(() -> "request " + s.request.id() + " can never be admitted: " + s);
+      fail(s.state, 400, "the request needs more KV blocks or sequence slots than the server has"
+          + " (pool of " + pool.totalBlocks() + " blocks)");
+    }
     if (step.isEmpty()) {
-      if (scheduler.running().isEmpty() && !scheduler.waiting().isEmpty()) {
-        // nothing runs, so nothing will free blocks: the head can never be admitted
-        Sequence head = scheduler.waiting().peekFirst();
-        fail(head.state, 500, "request needs more KV blocks than the pool can provide ("
-            + pool.freeBlocks() + " free of " + pool.totalBlocks() + ")");
-      }
       return;
     }
     float[][] logits;

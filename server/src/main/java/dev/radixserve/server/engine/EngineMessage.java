@@ -9,6 +9,9 @@ sealed interface EngineMessage {
 
   record Abort(String requestId) implements EngineMessage {}
 
+  /** The client side ended one choice (a stop string); the engine retires it as finished. */
+  record FinishChoice(String requestId, int choice) implements EngineMessage {}
+
   /** Aborts every request, telling each client {@code httpStatus} (shutdown). */
   record AbortAll(int httpStatus, String message) implements EngineMessage {}
 

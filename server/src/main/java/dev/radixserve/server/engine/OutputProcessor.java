@@ -11,9 +11,10 @@ import java.util.Set;
 
 /**
  * After a forward: advances computed lengths, caches finished prefill chunks, scores prompt tokens
- * (prompt logprobs), forks the choices of a request whose prompt is done, samples, detokenizes,
- * applies stop conditions, reports to sinks and observer, and retires finished sequences (blocks
- * cached and released).
+ * (prompt logprobs), forks the choices of a request whose prompt is done, samples, applies the
+ * token stop conditions (EOS, stop token ids, max_tokens), reports token ids to sinks and
+ * observer, and retires finished sequences (blocks cached and released). Text and stop strings
+ * are the sink's side: it ends a choice through {@link #finishChoice}.
  */
 final class OutputProcessor {
 
@@ -53,7 +54,7 @@ final class OutputProcessor {
     for (int t : r.promptTokens()) {
       sampler.accept(t, true);
     }
-    return new Sequence(r, state, choice, sampler, new SequenceText(tokenizer, r.stop()));
+    return new Sequence(r, state, choice, sampler);
   }
 
   static SamplingParams seededFor(SamplingParams p, int choice) {
@@ -113,7 +114,7 @@ final class OutputProcessor {
   /** max_tokens 0: every choice ends with its prompt, nothing sampled. */
   private void finishPromptOnly(Sequence s) {
     for (int choice = 0; choice < s.request.n(); choice++) {
-      s.request.sink().onOutput(new ChoiceOutput(choice, "", List.of(), FinishReason.LENGTH));
+      s.request.sink().onOutput(new ChoiceOutput(choice, List.of(), FinishReason.LENGTH));
     }
     s.state.unfinishedChoices = 1; // the other choices were never forked
     retire(s, FinishReason.LENGTH);
@@ -170,27 +171,28 @@ final class OutputProcessor {
 
     EngineRequest r = s.request;
     FinishReason finish = null;
-    String delta;
-    int offset;
     if (r.params().stopTokenIds().contains(id) || (!r.ignoreEos() && eosTokenIds.contains(id))) {
       finish = FinishReason.STOP;
-      offset = s.text.length();
-      delta = s.text.finish();
-    } else {
-      SequenceText.Step step = s.text.add(id);
-      delta = step.delta();
-      offset = step.tokenOffset();
-      if (step.stopped()) {
-        finish = FinishReason.STOP;
-      } else if (s.outputTokens >= r.maxTokens()) {
-        finish = FinishReason.LENGTH;
-        delta += s.text.finish();
-      }
+    } else if (s.outputTokens >= r.maxTokens()) {
+      finish = FinishReason.LENGTH;
     }
-    r.sink().onOutput(new ChoiceOutput(s.choice, delta,
-        List.of(new GeneratedToken(id, t.logprob(), t.top(), offset)), finish));
+    r.sink().onOutput(new ChoiceOutput(s.choice,
+        List.of(new GeneratedToken(id, t.logprob(), t.top())), finish));
     if (finish != null) {
       retire(s, finish);
+    }
+  }
+
+  /**
+   * Retires choice {@code choice} of {@code state} as stopped (its client side found a stop
+   * string); nothing if it already finished. Tokens it sampled meanwhile were dropped by the sink.
+   */
+  void finishChoice(RequestState state, int choice) {
+    for (Sequence s : List.copyOf(state.live)) {
+      if (s.choice == choice) {
+        retire(s, FinishReason.STOP);
+        return;
+      }
     }
   }
 

@@ -20,7 +20,6 @@ final class Sequence {
   final RequestState state;
   final int choice;
   final Sampler sampler;
-  final SequenceText text;
   final int promptLen;
 
   private int[] tokens;
@@ -43,13 +42,11 @@ final class Sequence {
   /** The prompt is computed and the choices have been forked (choice 0 only). */
   boolean forked;
 
-  Sequence(EngineRequest request, RequestState state, int choice, Sampler sampler,
-      SequenceText text) {
+  Sequence(EngineRequest request, RequestState state, int choice, Sampler sampler) {
     this.request = request;
     this.state = state;
     this.choice = choice;
     this.sampler = sampler;
-    this.text = text;
     this.promptLen = request.promptTokens().length;
     this.tokens = Arrays.copyOf(request.promptTokens(), promptLen + 16);
     this.length = promptLen;

@@ -1,5 +1,6 @@
 package dev.radixserve.server.kvevents;
 
+import dev.radixserve.server.engine.CacheNamespace;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -70,7 +71,7 @@ public final class BlockHasher {
     long[] hashes = new long[end];
     long parent = root;
     for (int i = 0; i < end; i++) {
-      parent = block(parent, path, i * blockSize, i == 0 && !namespace.isEmpty() ? namespace : null);
+      parent = block(parent, path, i * blockSize, i == 0 ? CacheNamespace.saltOf(namespace) : null);
       hashes[i] = parent;
     }
     return hashes;

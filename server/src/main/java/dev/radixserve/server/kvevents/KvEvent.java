@@ -1,5 +1,6 @@
 package dev.radixserve.server.kvevents;
 
+import dev.radixserve.server.engine.CacheNamespace;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -43,7 +44,7 @@ sealed interface KvEvent {
           events.add(new BlockStored(Arrays.copyOfRange(chain, s.fromBlock(), s.toBlock()),
               s.fromBlock() == 0 ? null : chain[s.fromBlock() - 1],
               Arrays.copyOfRange(s.path(), s.fromBlock() * b, s.toBlock() * b), b,
-              s.fromBlock() == 0 && !s.namespace().isEmpty() ? s.namespace() : null));
+              s.fromBlock() == 0 ? CacheNamespace.saltOf(s.namespace()) : null));
         }
         case CacheChange.Removed r -> events.add(new BlockRemoved(Arrays.copyOfRange(
             hasher.chain(r.namespace(), r.path(), r.toBlock()), r.fromBlock(), r.toBlock())));

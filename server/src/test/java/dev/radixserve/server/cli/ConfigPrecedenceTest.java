@@ -91,12 +91,20 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.KV_EVENTS_TOPIC, "kv@10.0.0.7:8000@gpt2");
     values.put(ConfigKey.KV_EVENTS_QUEUE_SIZE, "512");
     values.put(ConfigKey.KV_EVENTS_ENCODING, "MAP");
+    values.put(ConfigKey.MAX_CHOICES_PER_REQUEST, "12");
+    values.put(ConfigKey.MAX_STOP_LENGTH, "40");
+    values.put(ConfigKey.PREFILL_CHUNK_SIZE, "128");
+    values.put(ConfigKey.MAX_CONNECTIONS, "77");
+    values.put(ConfigKey.IDLE_TIMEOUT, "2m");
+    values.put(ConfigKey.HEADER_TIMEOUT, "3s");
+    values.put(ConfigKey.BODY_TIMEOUT, "250ms");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
         512, 256, SchedulePolicy.FCFS, false, "sk-test", 9, 2, 64L << 10, Duration.ofMillis(1500),
         new KvEventsConfig(true, "tcp://router:5557", "tcp://*:5558", "kv@10.0.0.7:8000@gpt2", 512,
-            KvEventEncoding.MAP));
+            KvEventEncoding.MAP),
+        12, 40, 128, 77, Duration.ofMinutes(2), Duration.ofSeconds(3), Duration.ofMillis(250));
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
@@ -126,7 +134,8 @@ class ConfigPrecedenceTest {
         + "max-num-batched-tokens, max-model-len, schedule-policy, prefix-caching, api-key, "
         + "max-queued-requests, threads, max-request-body, shutdown-timeout, kv-events, "
         + "kv-events-endpoint, kv-events-replay-endpoint, kv-events-topic, kv-events-queue-size, "
-        + "kv-events-encoding)", e.getMessage());
+        + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
+        + "max-connections, idle-timeout, header-timeout, body-timeout)", e.getMessage());
   }
 
   @Test

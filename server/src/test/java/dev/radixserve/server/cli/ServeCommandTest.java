@@ -63,6 +63,13 @@ class ServeCommandTest {
         kv-events-topic: null
         kv-events-queue-size: 100000
         kv-events-encoding: array
+        max-choices-per-request: 256
+        max-stop-length: 256
+        prefill-chunk-size: 512
+        max-connections: 2048
+        idle-timeout: 75s
+        header-timeout: 20s
+        body-timeout: 1m
         """, r.out());
   }
 

@@ -86,7 +86,7 @@ class KernelFaultTest {
   /** Completes with "ok" or the error it got. */
   private static EngineRequest request(String id, int[] prompt, Map<String, String> results,
       CompletableFuture<Void> done) {
-    return new EngineRequest(id, prompt, SamplingParams.greedy(), 1, 4, List.of(), true, "",
+    return new EngineRequest(id, id, prompt, SamplingParams.greedy(), 1, 4, true, "",
         new TokenSink() {
           @Override
           public void onOutput(ChoiceOutput output) {}
@@ -116,7 +116,7 @@ class KernelFaultTest {
           Optional.<PrefixCache>of(new RadixCache(pool, 16, dev.radixserve.cache.EvictionPolicy.lru())),
           tokenizer, java.util.Set.of(tokenizer.eosTokenId()),
           p -> new LogitsSampler(p, tokenizer.vocabSize()),
-          new Engine.Settings(SchedulePolicy.FCFS, 8, 256, 16), EngineObserver.NONE);
+          new Engine.Settings(SchedulePolicy.FCFS, 8, 256, 256, 16), EngineObserver.NONE);
       Map<String, String> results = new ConcurrentHashMap<>();
       CompletableFuture<Void> bad = new CompletableFuture<>();
       CompletableFuture<Void> innocent = new CompletableFuture<>();

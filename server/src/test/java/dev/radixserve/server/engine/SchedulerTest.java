@@ -55,27 +55,41 @@ class SchedulerTest {
     final java.util.Map<String, List<SampledToken>> scored = new HashMap<>();
 
     Harness(int blocks, SchedulePolicy policy, int maxTokens) {
-      this(blocks, policy, maxTokens, TOKENIZER.vocabSize());
+      this(blocks, policy, maxTokens, TOKENIZER.vocabSize(), Integer.MAX_VALUE);
     }
 
     /** @param modelVocab logits per row: the tokenizer's vocabulary, or more when padded */
     Harness(int blocks, SchedulePolicy policy, int maxTokens, int modelVocab) {
+      this(blocks, policy, maxTokens, modelVocab, Integer.MAX_VALUE);
+    }
+
+    /** @param prefillChunk most prompt tokens a sequence computes in one step */
+    Harness(int blocks, SchedulePolicy policy, int maxTokens, int modelVocab, int prefillChunk) {
       pool = new BlockPool(blocks);
       cache = new RadixCache(pool);
       SequenceBlocks sb = new SequenceBlocks(new PoolBlocks(pool), Optional.<PrefixCache>of(cache),
           B, EngineObserver.NONE);
-      scheduler = new Scheduler(sb, policy, 8, maxTokens, EngineObserver.NONE);
+      scheduler = new Scheduler(sb, policy, 8, maxTokens, prefillChunk, EngineObserver.NONE);
       outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, modelVocab),
           TOKENIZER, java.util.Set.of(TOKENIZER.eosTokenId()), EngineObserver.NONE, new HashMap<>());
     }
 
     Sequence submit(String id, int[] prompt, int n, int maxTokens) {
-      return submit(id, prompt, n, maxTokens, false);
+      return submit(id, id, prompt, n, maxTokens, false);
     }
 
     Sequence submit(String id, int[] prompt, int n, int maxTokens, boolean promptLogprobs) {
-      EngineRequest r = new EngineRequest(id, prompt, SamplingParams.greedy(), n, maxTokens,
-          List.of(), true, "", new TokenSink() {
+      return submit(id, id, prompt, n, maxTokens, promptLogprobs);
+    }
+
+    Sequence submit(String id, String group, int[] prompt, int n, int maxTokens) {
+      return submit(id, group, prompt, n, maxTokens, false);
+    }
+
+    Sequence submit(String id, String group, int[] prompt, int n, int maxTokens,
+        boolean promptLogprobs) {
+      EngineRequest r = new EngineRequest(id, group, prompt, SamplingParams.greedy(), n,
+          maxTokens, true, "", new TokenSink() {
             @Override
             public void onPromptLogprobs(List<SampledToken> scored) {
               Harness.this.scored.put(id, scored);
@@ -246,5 +260,96 @@ class SchedulerTest {
     }
     assertEquals(List.of("n3"), h.finished);
     h.assertAccounting();
+  }
+
+  private static List<String> ids(ScheduledStep step) {
+    return step.chunks().stream().map(c -> c.seq().request.id()).toList();
+  }
+
+  private static List<Integer> sizes(ScheduledStep step) {
+    return step.chunks().stream().map(ScheduledStep.Chunk::tokens).toList();
+  }
+
+  @Test
+  void prefillChunksBoundHowLongAShortRequestWaitsBehindALongPrompt() {
+    // budget 256 tokens a step, at most 64 prompt tokens per sequence a step
+    Harness h = new Harness(128, SchedulePolicy.FCFS, 256, TOKENIZER.vocabSize(), 64);
+    h.submit("long", tokens(100, 700), 1, 3);
+    assertEquals(List.of(64), sizes(h.step()));
+    h.submit("short", tokens(2000, 2), 1, 1);
+    ScheduledStep next = h.step();
+    assertEquals(List.of("long", "short"), ids(next)); // admitted in the very next step
+    assertEquals(List.of(64, 2), sizes(next));
+    assertEquals(List.of("short"), h.finished);
+    int steps = 2;
+    while (!h.finished.contains("long")) {
+      h.step();
+      steps++;
+    }
+    assertEquals(11 + 2, steps); // ceil(700 / 64) prefill steps (the last samples), 2 decodes
+    h.assertAccounting();
+
+    // without the cap the long prompt takes the whole budget until its last chunk
+    Harness uncapped = new Harness(128, SchedulePolicy.FCFS, 256);
+    uncapped.submit("long", tokens(100, 700), 1, 3);
+    uncapped.step();
+    uncapped.submit("short", tokens(2000, 2), 1, 1);
+    assertEquals(List.of("long"), ids(uncapped.step()));
+    assertEquals(List.of(188, 2), sizes(uncapped.step()));
+  }
+
+  @Test
+  void admissionIsFairBetweenRequestsNotOnlyBetweenSequences() {
+    for (SchedulePolicy policy : SchedulePolicy.values()) {
+      Harness h = new Harness(256, policy, 1024); // 8 sequence slots
+      for (int i = 0; i < 20; i++) {
+        h.submit("many-" + i, "many", tokens(100 + 10 * i, 4), 1, 20);
+      }
+      h.step(); // the first 8 prompts of "many" run
+      h.submit("one", "one", tokens(5000, 4), 1, 1);
+      while (!h.finished.contains("one")) {
+        h.step();
+      }
+      // "one" took the first slot that came free, ahead of the 12 prompts still waiting
+      assertEquals(9, h.finished.size(), policy + ": " + h.finished);
+      while (h.scheduler.hasWork()) {
+        h.step();
+      }
+      assertEquals(21, h.finished.size());
+      h.assertAccounting();
+    }
+  }
+
+  @Test
+  void aSequenceThatCanNeverBeAdmittedIsSetAsideAndTheOthersRun() {
+    Harness h = new Harness(8, SchedulePolicy.FCFS, 256); // 8 blocks, 8 sequence slots
+    h.submit("too-many-choices", tokens(100, 4), 9, 2);
+    h.submit("too-long", tokens(200, 200), 1, 2); // 13 blocks
+    h.submit("innocent", tokens(300, 4), 1, 2);
+    assertEquals(List.of("innocent"), ids(h.step()));
+    List<Sequence> refused = h.scheduler.takeNeverAdmissible();
+    assertEquals(List.of("too-many-choices", "too-long"),
+        refused.stream().map(s -> s.request.id()).toList());
+    refused.forEach(s -> h.outputs.drop(s.state, FinishReason.ABORT)); // as Engine.step does
+    while (h.scheduler.hasWork()) {
+      h.step();
+    }
+    assertEquals(List.of("innocent"), h.finished);
+    assertEquals(List.of(), h.scheduler.takeNeverAdmissible());
+    h.assertAccounting();
+  }
+
+  @Test
+  void choicesThatTogetherNeedMoreThanThePoolTakeTurnsAndAllFinish() {
+    // each choice needs up to 5 blocks; 4 at once would need 17 of the 10
+    Harness h = new Harness(10, SchedulePolicy.FCFS, 256);
+    h.submit("n4", tokens(100, 16), 4, 64);
+    int steps = 0;
+    while (h.scheduler.hasWork() && steps++ < 2000) {
+      h.step();
+      h.assertAccounting();
+    }
+    assertEquals(List.of("n4"), h.finished);
+    assertEquals(List.of(), h.scheduler.takeNeverAdmissible());
   }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.radixserve.server.engine.CacheNamespace;
 import java.util.HexFormat;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -28,7 +29,7 @@ class BlockHasherTest {
     assertEquals("4637414730356740620", Long.toUnsignedString(plain[1]));
     assertEquals("12543534217978412692", Long.toUnsignedString(plain[2]));
     assertEquals("3050911812343728824", Long.toUnsignedString(plain[6]));
-    long[] salted = h.chain("tenant-ä", TOKENS, 3);
+    long[] salted = h.chain(CacheNamespace.ofSalt("tenant-ä"), TOKENS, 3);
     assertEquals("7083369063140820735", Long.toUnsignedString(salted[0]));
     assertEquals("14266204830776067966", Long.toUnsignedString(salted[1]));
     assertEquals("3582149105213821427", Long.toUnsignedString(salted[2]));
@@ -43,7 +44,8 @@ class BlockHasherTest {
     BlockHasher h = new BlockHasher("radixserve-embedded-gpt2", 4);
     for (String salt : new String[] {"", "a", "tenant-b"}) {
       assertArrayEquals(ReferenceBlockHash.chain("radixserve-embedded-gpt2", salt, TOKENS, 4),
-          h.chain(salt, TOKENS, 7), salt);
+          h.chain(salt.isEmpty() ? CacheNamespace.DEFAULT : CacheNamespace.ofSalt(salt), TOKENS, 7),
+          salt);
     }
   }
 
@@ -51,8 +53,8 @@ class BlockHasherTest {
   void aSaltChangesEveryBlockAndOnlyWholeBlocksAreHashed() {
     BlockHasher h = new BlockHasher("gpt2", 4);
     long[] plain = h.chain("", TOKENS, 7);
-    long[] a = h.chain("a", TOKENS, 7);
-    long[] b = h.chain("b", TOKENS, 7);
+    long[] a = h.chain(CacheNamespace.ofSalt("a"), TOKENS, 7);
+    long[] b = h.chain(CacheNamespace.ofSalt("b"), TOKENS, 7);
     for (int i = 0; i < 7; i++) {
       assertNotEquals(plain[i], a[i]);
       assertNotEquals(a[i], b[i]);

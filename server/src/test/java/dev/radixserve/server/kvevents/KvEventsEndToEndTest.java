@@ -14,6 +14,7 @@ import dev.radixserve.server.LocalServers;
 import dev.radixserve.server.RadixServer;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.ServerConfig;
+import dev.radixserve.server.engine.CacheNamespace;
 import dev.radixserve.server.engine.EngineSnapshot;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -90,6 +91,7 @@ class KvEventsEndToEndTest {
       prompt.add(1000 + rnd.nextInt(40));
     }
     ObjectNode body = JSON.createObjectNode();
+    body.put("model", dev.radixserve.server.config.ServerConfig.EMBEDDED_MODEL_NAME);
     body.putPOJO("prompt", prompt);
     body.put("max_tokens", 1 + rnd.nextInt(14));
     body.put("temperature", 0);
@@ -159,7 +161,8 @@ class KvEventsEndToEndTest {
     s.replayCache(new CacheListener() {
       @Override
       public void stored(String ns, long id, long parent, int[] path, int[] blocks) {
-        for (long h : ReferenceBlockHash.chain(MODEL, ns, path, B)) {
+        String salt = CacheNamespace.saltOf(ns); // the radix namespace of the request's salt
+        for (long h : ReferenceBlockHash.chain(MODEL, salt == null ? "" : salt, path, B)) {
           hashes.add(h);
         }
       }
