@@ -62,7 +62,7 @@ class RoutedSenderTest {
     BenchRequest warm = request(0, 500, 49);
     assertTrue(clients.get(1).send(warm, 0).success());
     long[] chain = hasher.chain("", warm.prompt(), 3);
-    for (int i = 0; i < 500 && followers.get(1).prefixBlocks(chain) < 3; i++) {
+    for (int i = 0; i < 3000 && followers.get(1).prefixBlocks(chain) < 3; i++) {
       Thread.sleep(10); // the events travel publisher thread → socket → follower
     }
     assertEquals(3, followers.get(1).prefixBlocks(chain));

@@ -253,7 +253,8 @@ public final class CacheViewBench {
     List<CompletableFuture<?>> all = new ArrayList<>();
     for (String p : prompts) {
       slots.acquire();
-      String body = "{\"prompt\":" + JSON.writeValueAsString(p)
+      String body = "{\"model\":\"" + ServerConfig.EMBEDDED_MODEL_NAME + "\",\"prompt\":"
+          + JSON.writeValueAsString(p)
           + ",\"max_tokens\":1,\"temperature\":0}";
       all.add(client.sendAsync(HttpRequest.newBuilder(URI.create(base + "/v1/completions"))
               .header("Content-Type", "application/json")

@@ -200,7 +200,8 @@ class CacheViewBrowserTest {
 
   private HttpRequest post(String prompt, int maxTokens, boolean stream, boolean ignoreEos)
       throws Exception {
-    String body = "{\"prompt\":" + JSON.writeValueAsString(prompt) + ",\"max_tokens\":"
+    String body = "{\"model\":\"" + ServerConfig.EMBEDDED_MODEL_NAME + "\",\"prompt\":"
+        + JSON.writeValueAsString(prompt) + ",\"max_tokens\":"
         + maxTokens + ",\"temperature\":0,\"stream\":" + stream + ",\"ignore_eos\":" + ignoreEos
         + "}";
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port()

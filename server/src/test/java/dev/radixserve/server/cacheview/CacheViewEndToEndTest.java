@@ -64,7 +64,8 @@ class CacheViewEndToEndTest {
   private static String completion(String prompt) throws Exception {
     HttpResponse<String> r = send(request("/v1/completions")
         .header("Authorization", "Bearer " + KEY).header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString("{\"prompt\":" + JSON.writeValueAsString(prompt)
+        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + ServerConfig.EMBEDDED_MODEL_NAME
+            + "\",\"prompt\":" + JSON.writeValueAsString(prompt)
             + ",\"max_tokens\":2,\"temperature\":0}")));
     assertEquals(200, r.statusCode(), r.body());
     return JSON.readTree(r.body()).get("id").asText();
