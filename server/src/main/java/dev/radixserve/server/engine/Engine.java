@@ -41,6 +41,12 @@ public final class Engine {
   private final Map<String, RequestState> requests = new HashMap<>();
   private final LinkedBlockingQueue<EngineMessage> inbox = new LinkedBlockingQueue<>();
   private final AtomicInteger queued = new AtomicInteger();
+  /**
+   * Requests submitted and not yet finished (counted down when the engine reports them finished,
+   * whatever the reason): what a drain waits for. Unlike {@code idle}, which the engine thread
+   * recomputes once per loop, it cannot be stale when a request has just been submitted.
+   */
+  private final AtomicInteger live = new AtomicInteger();
   private final int maxQueued;
   private final Thread thread;
   private volatile boolean accepting = true;
@@ -59,7 +65,7 @@ public final class Engine {
     this.pool = pool;
     this.cache = cache;
     this.maxQueued = settings.maxQueuedRequests();
-    EngineObserver counting = new QueueCountingObserver(observer, queued);
+    EngineObserver counting = new QueueCountingObserver(observer, queued, live);
     SequenceBlocks blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
         settings.maxBatchedTokens(), settings.prefillChunkSize(), counting);
@@ -88,6 +94,7 @@ public final class Engine {
       throw new EngineRejectedException(EngineRejectedException.Reason.QUEUE_FULL,
           "too many waiting requests (max " + maxQueued + ")");
     }
+    live.incrementAndGet();
     idle = false;
     inbox.add(new EngineMessage.Submit(request, System.nanoTime()));
   }
@@ -149,7 +156,7 @@ public final class Engine {
   public void shutdown(Duration drain) throws InterruptedException {
     accepting = false;
     long deadline = System.nanoTime() + drain.toNanos();
-    while (!idle && System.nanoTime() < deadline) {
+    while (live.get() > 0 && System.nanoTime() < deadline) {
       Thread.sleep(10);
     }
     inbox.add(new EngineMessage.AbortAll(503, "the server shut down before the request finished"));
@@ -308,7 +315,8 @@ public final class Engine {
   }
 
   /** Counts requests out of the waiting queue at their first admission. */
-  private record QueueCountingObserver(EngineObserver delegate, AtomicInteger queued)
+  private record QueueCountingObserver(EngineObserver delegate, AtomicInteger queued,
+      AtomicInteger live)
       implements EngineObserver {
     @Override
     public void admitted(long queueNanos, int queriedTokens, int hitTokens) {
@@ -338,6 +346,7 @@ public final class Engine {
 
     @Override
     public void finished(FinishReason reason, long sinceArrivalNanos) {
+      live.decrementAndGet();
       delegate.finished(reason, sinceArrivalNanos);
     }
 
