@@ -26,7 +26,9 @@ class ShutdownExitTest {
 
   @Test
   void sigtermDrainsTheRunningRequestThenExitsZero() throws Exception {
-    String java = ProcessHandle.current().info().command().orElse("java");
+    // java.home, not ProcessHandle's command: that one reads /proc and can name a path that no
+    // longer resolves (e.g. "... (deleted)" once the JDK directory was replaced)
+    String java = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Process p = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx1g", "-cp",
         System.getProperty("java.class.path"), Main.class.getName(), "serve",
         "--host", "127.0.0.1", "--port", "0", "--num-blocks", "64", "--threads", "1")
