@@ -10,6 +10,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -28,7 +29,7 @@ class ShutdownExitTest {
   void sigtermDrainsTheRunningRequestThenExitsZero() throws Exception {
     // java.home, not ProcessHandle's command: that one reads /proc and can name a path that no
     // longer resolves (e.g. "... (deleted)" once the JDK directory was replaced)
-    String java = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Process p = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx1g", "-cp",
         System.getProperty("java.class.path"), Main.class.getName(), "serve",
         "--host", "127.0.0.1", "--port", "0", "--num-blocks", "64", "--threads", "1")
