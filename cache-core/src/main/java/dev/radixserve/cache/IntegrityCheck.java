@@ -85,16 +85,24 @@ final class IntegrityCheck {
     if (child.parent != parent || child.evicted) {
       throw new IllegalStateException(where + ": parent link broken or node marked evicted");
     }
-    if (child.blocks.length < 1 || child.tokens.length != child.blocks.length * pageSize) {
-      throw new IllegalStateException(where + ": " + child.tokens.length + " tokens for "
-          + child.blocks.length + " blocks of " + pageSize);
+    int n = child.tokens.length;
+    if (n < 1 || child.blocks.length != (n + pageSize - 1) / pageSize) {
+      throw new IllegalStateException(where + ": " + n + " tokens for " + child.blocks.length
+          + " blocks of " + pageSize);
     }
-    if (!key.views(child.tokens, pageSize) || child.key != key) {
+    if (parent.depthTokens % pageSize != 0) {
+      throw new IllegalStateException(where + ": starts at token " + parent.depthTokens
+          + ", inside a block of " + pageSize + " (only a leaf may end inside a block)");
+    }
+    if (n % pageSize != 0 && !child.isLeaf()) {
+      throw new IllegalStateException(where + ": ends inside a block but has children");
+    }
+    if (!key.views(child.tokens, Math.min(pageSize, n)) || child.key != key) {
       throw new IllegalStateException(where + ": child key " + key + " is not its first page");
     }
-    if (child.depthBlocks != parent.depthBlocks + child.blocks.length) {
-      throw new IllegalStateException(where + ": depth " + child.depthBlocks + " != "
-          + parent.depthBlocks + " + " + child.blocks.length);
+    if (child.depthTokens != parent.depthTokens + n) {
+      throw new IllegalStateException(where + ": depth " + child.depthTokens + " != "
+          + parent.depthTokens + " + " + n);
     }
     if (child.lockRef < 0 || (!parent.isRoot() && parent.lockRef < child.lockRef)) {
       throw new IllegalStateException(where + ": lock ref " + child.lockRef + ", parent's "

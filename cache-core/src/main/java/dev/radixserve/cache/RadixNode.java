@@ -1,15 +1,19 @@
 package dev.radixserve.cache;
 
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
- * One tree node: the edge into it ({@code tokens}, a whole number of pages) and the blocks that
- * hold those tokens' KV, one per page. Roots (one per namespace) have no edge and no parent.
+ * One tree node: the edge into it ({@code tokens}) and the blocks that hold those tokens' KV.
+ * Roots (one per namespace) have no edge and no parent.
  *
  * <pre>
- *   parent ──key=first page──▶ node: tokens [t0 ... t(kB-1)], blocks [b0 ... b(k-1)]
- *                                    depthBlocks = parent.depthBlocks + k
+ *   parent ──key = first min(B, n) tokens──▶ node: tokens [t0 ... t(n-1)], blocks [b0 ... b(k-1)]
+ *     the edge starts on a block boundary: depthTokens - n is a multiple of B
+ *     k = ceil(n / B): block i holds tokens [iB, min((i + 1)B, n)) of the edge
+ *     n % B != 0 only for a leaf (its last block is partial)
  * </pre>
  *
  * All fields are owned by {@link RadixCache}; the eviction keys are cached here so the
@@ -25,8 +29,8 @@ final class RadixNode implements NodeHandle, EvictionPolicy.Candidate {
   PageKey key;
   int[] tokens;
   int[] blocks;
-  /** Blocks from the root to the end of this node. */
-  int depthBlocks;
+  /** Tokens from the root to the end of this node. */
+  int depthTokens;
   /** Created lazily: most nodes are leaves. */
   Map<PageKey, RadixNode> children;
 
@@ -58,9 +62,14 @@ final class RadixNode implements NodeHandle, EvictionPolicy.Candidate {
     node.parent = parent;
     node.tokens = tokens;
     node.blocks = blocks;
-    node.key = new PageKey(tokens, 0, pageSize);
-    node.depthBlocks = parent.depthBlocks + blocks.length;
+    node.key = keyOf(tokens, pageSize);
+    node.depthTokens = parent.depthTokens + tokens.length;
     return node;
+  }
+
+  /** A child's key: its first page, or its whole edge when that is shorter (a partial leaf). */
+  static PageKey keyOf(int[] tokens, int pageSize) {
+    return new PageKey(tokens, 0, Math.min(pageSize, tokens.length));
   }
 
   boolean isRoot() {
@@ -73,6 +82,10 @@ final class RadixNode implements NodeHandle, EvictionPolicy.Candidate {
 
   RadixNode child(PageKey page) {
     return children == null ? null : children.get(page);
+  }
+
+  Collection<RadixNode> children() {
+    return children == null ? List.of() : children.values();
   }
 
   void putChild(RadixNode child) {
