@@ -61,6 +61,7 @@ final class OutputProcessor {
     List<ScheduledStep.Chunk> chunks = step.chunks();
     for (int k = 0; k < chunks.size(); k++) {
       Sequence s = chunks.get(k).seq();
+      blocks.copied(s);
       int start = s.numComputed;
       s.numComputed += chunks.get(k).tokens();
       int prefill = Math.min(s.prefillEnd, s.numComputed) - start;

@@ -4,93 +4,20 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.radixserve.cache.BlockPool;
-import dev.radixserve.cache.PrefixCache;
-import dev.radixserve.cache.RadixCache;
-import dev.radixserve.model.Tokenizer;
-import dev.radixserve.model.sampling.SamplingParams;
-import dev.radixserve.model.sampling.LogitsSampler;
-import dev.radixserve.model.tokenizer.TokenizerLoader;
+import dev.radixserve.model.ForwardBatch;
 import dev.radixserve.server.config.SchedulePolicy;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Optional;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /** Scheduler, blocks and output processing driven step by step with a fake model. */
 class SchedulerTest {
 
-  private static final Tokenizer TOKENIZER = TokenizerLoader.standard();
   private static final int B = 16;
 
-  /** Fake model: the next token is always (last new token + 1) mod 1000. */
-  private static float[][] fakeForward(ScheduledStep step) {
-    float[][] out = new float[step.chunks().size()][TOKENIZER.vocabSize()];
-    for (int k = 0; k < out.length; k++) {
-      Sequence s = step.chunks().get(k).seq();
-      int last = s.token(s.numComputed + step.chunks().get(k).tokens() - 1);
-      out[k][(last + 1) % 1000] = 10;
-    }
-    return out;
-  }
-
-  private final class Harness {
-    final BlockPool pool;
-    final RadixCache cache;
-    final Scheduler scheduler;
-    final OutputProcessor outputs;
-    final List<String> finished = new ArrayList<>();
-
+  private static final class Harness extends EngineHarness {
     Harness(int blocks, SchedulePolicy policy, int maxTokens) {
-      pool = new BlockPool(blocks);
-      cache = new RadixCache(pool);
-      SequenceBlocks sb = new SequenceBlocks(new PoolBlocks(pool), Optional.<PrefixCache>of(cache),
-          B, EngineObserver.NONE);
-      scheduler = new Scheduler(sb, policy, 8, maxTokens, EngineObserver.NONE);
-      outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, TOKENIZER.vocabSize()),
-          TOKENIZER, EngineObserver.NONE, new HashMap<>());
-    }
-
-    Sequence submit(String id, int[] prompt, int n, int maxTokens) {
-      EngineRequest r = new EngineRequest(id, prompt, SamplingParams.greedy(), n, maxTokens,
-          List.of(), true, "", new TokenSink() {
-            @Override
-            public void onOutput(ChoiceOutput output) {}
-
-            @Override
-            public void onComplete(RequestUsage usage) {
-              finished.add(id);
-            }
-
-            @Override
-            public void onError(int httpStatus, String message) {}
-          });
-      Sequence s = outputs.newRequest(r, 0);
-      scheduler.enqueue(s);
-      return s;
-    }
-
-    ScheduledStep step() {
-      ScheduledStep step = scheduler.schedule();
-      if (!step.isEmpty()) {
-        outputs.process(step, fakeForward(step));
-      }
-      return step;
-    }
-
-    void assertAccounting() {
-      int inUse = 0;
-      java.util.Set<Integer> seen = new java.util.HashSet<>();
-      for (Sequence s : scheduler.running()) {
-        for (int b : s.ownedBlocks()) {
-          seen.add(b);
-        }
-      }
-      inUse = seen.size();
-      assertEquals(pool.total(), pool.freeCount() + cache.cachedBlocks() + inUse);
-      cache.checkIntegrity(inUse);
+      super(blocks, B, true, policy, maxTokens, TOKENIZER.vocabSize(), FAKE);
     }
   }
 
@@ -108,7 +35,7 @@ class SchedulerTest {
     assertEquals(1, h.step().totalTokens()); // decode
     assertEquals(List.of("a"), h.finished);
     h.assertAccounting();
-    assertEquals(5, h.cache.cachedBlocks()); // 81 computed tokens → 5 full blocks cached
+    assertEquals(6, h.cache.cachedBlocks()); // 81 computed tokens → 5 full blocks + 1 token
   }
 
   @Test
@@ -124,7 +51,8 @@ class SchedulerTest {
       String first = step.chunks().getFirst().seq().request.id();
       assertEquals(policy == SchedulePolicy.LPM ? "hit" : "other", first, policy.name());
       if (policy == SchedulePolicy.LPM) {
-        assertEquals(8, step.chunks().getFirst().tokens()); // 32 of 40 tokens came from the cache
+        assertEquals(1, step.chunks().getFirst().tokens()); // 39 of 40 tokens came from the cache
+        assertEquals(List.of(new ForwardBatch.BlockCopy(2, 3, 7)), h.lastBatch.copies());
         assertTrue(h.finished.contains("hit") && hit.outputTokens == 1);
       }
       while (h.scheduler.hasWork()) {
@@ -166,9 +94,12 @@ class SchedulerTest {
     for (Sequence s : running) {
       assertArrayEquals(shared, java.util.Arrays.copyOf(s.blockTable(), 2));
     }
-    // children recompute only the partial last block (8 tokens) plus their first token
+    // every choice goes on in its own copy of the prompt's partial last block (8 tokens), which
+    // the cache now holds (block 2): each computes only its first token
     ScheduledStep next = h.step();
-    assertEquals(List.of(1, 9, 9), next.chunks().stream().map(ScheduledStep.Chunk::tokens).toList());
+    assertEquals(List.of(1, 1, 1), next.chunks().stream().map(ScheduledStep.Chunk::tokens).toList());
+    assertEquals(List.of(new ForwardBatch.BlockCopy(2, 3, 8), new ForwardBatch.BlockCopy(2, 4, 8),
+        new ForwardBatch.BlockCopy(2, 5, 8)), h.lastBatch.copies());
     while (h.scheduler.hasWork()) {
       h.step();
     }
