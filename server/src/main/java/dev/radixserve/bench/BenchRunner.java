@@ -56,7 +56,8 @@ final class BenchRunner {
         new LoadDriver(client, maxConcurrency, requestRate, seed).run(workload, onDone);
     double durationS = (System.nanoTime() - start) / 1e9;
     RunSummary summary = RunSummary.of(workload.name(), url.toString(), model, records, durationS,
-        TheoreticalMaximum.perRequest(workload, blockSize), blockSize);
+        TheoreticalMaximum.perRequest(workload, blockSize),
+        TheoreticalMaximum.perRequestTokens(workload), blockSize);
     return new BenchReport.Run(workload.name(), workload.description(), role, summary, records);
   }
 }
