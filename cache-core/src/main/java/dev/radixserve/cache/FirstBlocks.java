@@ -32,7 +32,7 @@ final class FirstBlocks {
   RadixNode best(RadixNode node, int[] tokens, int from, int to) {
     RadixNode best = null;
     int bestCommon = 0;
-    for (RadixNode c : node.children()) {
+    for (RadixNode c : node.startingWith(tokens[from])) {
       int k = common(c, tokens, from, to);
       if (k > bestCommon || (k == bestCommon && k > 0 && ranksBefore(c, best))) {
         best = c;
@@ -49,7 +49,7 @@ final class FirstBlocks {
    */
   RadixNode covering(RadixNode node, int[] tokens, int from, int to, int mine) {
     RadixNode best = null;
-    for (RadixNode c : node.children()) {
+    for (RadixNode c : node.startingWith(tokens[from])) {
       if (common(c, tokens, from, to) == to - from) {
         if (c.blocks[0] == mine) {
           return c;

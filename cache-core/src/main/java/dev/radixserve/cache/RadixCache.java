@@ -19,8 +19,8 @@ import java.util.Objects;
  * <p>Layout (B tokens per block; checked by {@link #checkIntegrity}):
  * <ol>
  *   <li>Every edge starts on a block boundary and holds {@code ceil(n / B)} blocks for its
- *       {@code n} tokens; children are keyed by their first page (their whole edge when shorter),
- *       so siblings may share first tokens but not a first page.
+ *       {@code n} tokens. Siblings may share first tokens but not a first page (a partial leaf's
+ *       whole edge stands for its page); children are found by their first token.
  *   <li>An edge may end inside its last block only if its node is a leaf (a <em>partial
  *       leaf</em>). A sequence that goes on past it never extends it: its path is a sibling that
  *       starts on the same block boundary and holds its own block for those tokens (the copy it
@@ -135,7 +135,7 @@ public final class RadixCache implements PrefixCache {
     int partial = 0;
     while (pos < length) {
       RadixNode child = length - pos >= pageSize
-          ? node.child(new PageKey(tokens, pos, pageSize)) : null;
+          ? node.childWithPage(tokens, pos, pageSize) : null;
       if (child == null) { // no whole page goes on: borrow the best first block below
         int to = Math.min(length, pos + pageSize);
         source = firstBlocks.best(node, tokens, pos, to);
@@ -227,7 +227,7 @@ public final class RadixCache implements PrefixCache {
         pos = length;
         break;
       }
-      RadixNode child = node.child(new PageKey(tokens, pos, pageSize));
+      RadixNode child = node.childWithPage(tokens, pos, pageSize);
       if (child == null) {
         break;
       }
@@ -348,8 +348,8 @@ public final class RadixCache implements PrefixCache {
   }
 
   /**
-   * Checks, throwing {@link IllegalStateException} with the numbers: parent/child links and child
-   * keys (equal to first pages, or whole edges when shorter); edges start on block boundaries,
+   * Checks, throwing {@link IllegalStateException} with the numbers: parent/child links; children
+   * found by their first token, siblings with distinct first pages; edges start on block boundaries,
    * hold {@code ceil(tokens / B)} blocks, and end inside a block only at a leaf; lock refs ≥ 0 and
    * a parent's ≥ each child's; evictable/protected blocks and tokens equal a recount; the
    * evictable set is exactly the unlocked leaves; every block id is owned once (tree, free list or
@@ -421,7 +421,6 @@ public final class RadixCache implements PrefixCache {
     parent.putChild(upper);
     node.tokens = Arrays.copyOfRange(node.tokens, cut, node.tokens.length);
     node.blocks = Arrays.copyOfRange(node.blocks, pages, node.blocks.length);
-    node.key = RadixNode.keyOf(node.tokens, pageSize);
     node.parent = upper;
     upper.putChild(node);
     nodes++;
@@ -536,8 +535,9 @@ public final class RadixCache implements PrefixCache {
     if (node.isLeaf()) {
       return List.of();
     }
-    List<TreeSnapshot.Node> list = new ArrayList<>(node.children.size());
-    node.children.values().stream()
+    List<RadixNode> children = node.children();
+    List<TreeSnapshot.Node> list = new ArrayList<>(children.size());
+    children.stream()
         .sorted(Comparator.comparingLong((RadixNode c) -> c.id))
         .forEach(c -> list.add(new TreeSnapshot.Node(c.tokens.length, c.blocks.length,
             c.lockRef, c.hits, c.lastAccess, snapshotChildren(c))));

@@ -140,4 +140,20 @@ class CopyOnWriteSchedulingTest {
     h.runToCompletion();
     assertEquals(32, h.usage.get("again").cachedTokens());
   }
+
+  @Test
+  void aRequestWaitsForAWholeSharedBlockEvenWithAPartialOneCached() {
+    // "other" caches a sequence starting with token 7; a and b share a 16-token prefix that also
+    // starts with 7, so 1 token of each is cached: b must still wait for a's whole block
+    EngineHarness h = harness(16, true);
+    h.submit("other", IntStream.concat(IntStream.of(7), IntStream.range(500, 519)).toArray(), 1, 1);
+    h.runToCompletion();
+    int[] prefix = IntStream.concat(IntStream.of(7), IntStream.range(100, 115)).toArray();
+    h.submit("a", IntStream.concat(IntStream.of(prefix), IntStream.range(200, 208)).toArray(), 1, 2);
+    h.submit("b", IntStream.concat(IntStream.of(prefix), IntStream.range(300, 308)).toArray(), 1, 2);
+    assertEquals(List.of("a"), h.step().chunks().stream().map(c -> c.seq().request.id()).toList());
+    h.runToCompletion();
+    assertEquals(List.of(1, 16), List.of(h.usage.get("a").cachedTokens(),
+        h.usage.get("b").cachedTokens()));
+  }
 }
