@@ -49,7 +49,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 SERVER_PORT=$(free_port)
 PROM_PORT=$(free_port)
 
-java -jar "$JAR" serve --host 127.0.0.1 --port "$SERVER_PORT" --shutdown-timeout 5s \
+java --add-modules jdk.incubator.vector -jar "$JAR" serve --host 127.0.0.1 --port "$SERVER_PORT" --shutdown-timeout 5s \
   > "$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 

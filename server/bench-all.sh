@@ -14,15 +14,15 @@ stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/
 trap stop EXIT
 serve_pair() {  # serve_pair NAME ARGS...: cache on at :8100, off at :8101
   local name=$1; shift
-  java -jar "$JAR" serve --host 127.0.0.1 --port 8100 "$@" > "$OUT/$name-on.log" 2>&1 & pids+=($!)
-  java -jar "$JAR" serve --host 127.0.0.1 --port 8101 --prefix-caching=false "$@" > "$OUT/$name-off.log" 2>&1 & pids+=($!)
+  java --add-modules jdk.incubator.vector -jar "$JAR" serve --host 127.0.0.1 --port 8100 "$@" > "$OUT/$name-on.log" 2>&1 & pids+=($!)
+  java --add-modules jdk.incubator.vector -jar "$JAR" serve --host 127.0.0.1 --port 8101 --prefix-caching=false "$@" > "$OUT/$name-off.log" 2>&1 & pids+=($!)
   for port in 8100 8101; do
     for _ in $(seq 120); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.5; done
   done
 }
 bench() {  # bench NAME ARGS...
   local name=$1; shift
-  java -jar "$JAR" bench --url http://127.0.0.1:8100 --compare-url http://127.0.0.1:8101 \
+  java --add-modules jdk.incubator.vector -jar "$JAR" bench --url http://127.0.0.1:8100 --compare-url http://127.0.0.1:8101 \
     --seed 0 --concurrency 8 --quiet --output "$OUT/$name.json" "$@" | tee "$OUT/$name.txt"
 }
 # 1. the application workloads and the published scenarios' structures, block 16, default pool

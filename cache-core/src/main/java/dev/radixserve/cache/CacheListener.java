@@ -2,9 +2,10 @@ package dev.radixserve.cache;
 
 /**
  * Told about every structural change of a {@link RadixCache} as it happens, on the thread that
- * caused it (the engine's): blocks entering the tree, edges splitting, nodes leaving it. Feeds KV
- * cache events and the live view of the tree. Implementations must be cheap (record and return)
- * and must not call back into the cache. Arrays passed in are the listener's to keep.
+ * caused it (the engine's): blocks entering the tree, edges splitting, nodes leaving it, and locks
+ * taken and released by running requests. Feeds KV cache events and the live view of the tree.
+ * Implementations must be cheap (record and return) and must not call back into the cache.
+ * Arrays passed in are the listener's to keep.
  *
  * <p>Node ids are unique for the cache's lifetime; a split keeps the lower part under the old id
  * (handles to it keep their meaning) and gives the upper part a new one.
@@ -45,4 +46,19 @@ public interface CacheListener {
    *     when {@code pathTokens.length % B != 0})
    */
   default void evicted(String namespace, long nodeId, int[] pathTokens, int[] blocks) {}
+
+  /**
+   * A lock was taken on the path ending at {@code nodeId} (a running request now protects it).
+   * Not called for a root handle (an empty match), which protects nothing.
+   *
+   * @param lockRef the node's lock references after this lock
+   */
+  default void locked(String namespace, long nodeId, int lockRef) {}
+
+  /**
+   * A lock on the path ending at {@code nodeId} was released.
+   *
+   * @param lockRef the node's lock references after this unlock (0: evictable again if a leaf)
+   */
+  default void unlocked(String namespace, long nodeId, int lockRef) {}
 }

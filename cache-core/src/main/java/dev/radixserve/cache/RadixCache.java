@@ -3,6 +3,7 @@ package dev.radixserve.cache;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -61,6 +62,7 @@ public final class RadixCache implements PrefixCache {
   public static final int DEFAULT_BLOCK_SIZE = 16;
 
   private static final int[] NO_BLOCKS = new int[0];
+  private static final Comparator<RadixNode> BY_ID = Comparator.comparingLong(n -> n.id);
 
   private final BlockPool pool;
   private final int pageSize;
@@ -267,6 +269,11 @@ public final class RadixCache implements PrefixCache {
         evictable.remove(n);
       }
     }
+    if (!node.isRoot()) {
+      for (CacheListener l : listeners) {
+        l.locked(node.namespace, node.id, node.lockRef);
+      }
+    }
   }
 
   @Override
@@ -288,6 +295,9 @@ public final class RadixCache implements PrefixCache {
           evictable.add(n);
         }
       }
+    }
+    for (CacheListener l : listeners) {
+      l.unlocked(node.namespace, node.id, node.lockRef);
     }
   }
 
@@ -343,8 +353,8 @@ public final class RadixCache implements PrefixCache {
     List<TreeSnapshot.Root> list = new ArrayList<>(roots.size());
     roots.values().stream()
         .sorted(Comparator.comparing((RadixNode r) -> r.namespace))
-        .forEach(r -> list.add(new TreeSnapshot.Root(r.namespace, snapshotChildren(r))));
-    return new TreeSnapshot(List.copyOf(list));
+        .forEach(r -> list.add(new TreeSnapshot.Root(r.namespace, r.id, snapshotChildren(r))));
+    return new TreeSnapshot(clock, List.copyOf(list));
   }
 
   /**
@@ -378,6 +388,32 @@ public final class RadixCache implements PrefixCache {
   /** Adds a listener told about every store, split and eviction from now on (see its contract). */
   public void addListener(CacheListener listener) {
     listeners.add(Objects.requireNonNull(listener, "listener"));
+  }
+
+  /**
+   * Tells {@code listener} about every node now in the tree through {@link CacheListener#stored},
+   * parents before children and namespaces in name order, with the arguments a store of that
+   * node would pass now. Changes nothing (no access times). For a consumer that starts late or
+   * lost track: its initial state, or a check of its state against the tree.
+   */
+  public void replay(CacheListener listener) {
+    Objects.requireNonNull(listener, "listener");
+    roots.values().stream()
+        .sorted(Comparator.comparing((RadixNode r) -> r.namespace))
+        .forEach(root -> replayChildren(root, listener));
+  }
+
+  private void replayChildren(RadixNode node, CacheListener listener) {
+    if (node.isLeaf()) {
+      return;
+    }
+    node.children().stream()
+        .sorted(BY_ID)
+        .forEach(child -> {
+          listener.stored(child.namespace, child.id, node.id, pathTokens(child),
+              child.blocks.clone());
+          replayChildren(child, listener);
+        });
   }
 
   // ---- internals ----
@@ -531,16 +567,21 @@ public final class RadixCache implements PrefixCache {
     return tokens;
   }
 
+  /** Plain arrays and no streams: the engine thread pays for this walk (one node, one record). */
   private List<TreeSnapshot.Node> snapshotChildren(RadixNode node) {
     if (node.isLeaf()) {
       return List.of();
     }
-    List<RadixNode> children = node.children();
-    List<TreeSnapshot.Node> list = new ArrayList<>(children.size());
-    children.stream()
-        .sorted(Comparator.comparingLong((RadixNode c) -> c.id))
-        .forEach(c -> list.add(new TreeSnapshot.Node(c.tokens.length, c.blocks.length,
-            c.lockRef, c.hits, c.lastAccess, snapshotChildren(c))));
-    return List.copyOf(list);
+    RadixNode[] kids = node.children().toArray(new RadixNode[0]);
+    if (kids.length > 1) {
+      Arrays.sort(kids, BY_ID);
+    }
+    TreeSnapshot.Node[] out = new TreeSnapshot.Node[kids.length];
+    for (int i = 0; i < kids.length; i++) {
+      RadixNode c = kids[i];
+      out[i] = new TreeSnapshot.Node(c.id, c.tokens.clone(), c.blocks.length, c.lockRef, c.hits,
+          c.lastAccess, c.inEvictableSet, snapshotChildren(c));
+    }
+    return Collections.unmodifiableList(Arrays.asList(out));
   }
 }

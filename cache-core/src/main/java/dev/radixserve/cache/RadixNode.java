@@ -141,6 +141,11 @@ final class RadixNode implements NodeHandle, EvictionPolicy.Candidate {
   }
 
   @Override
+  public long id() {
+    return id;
+  }
+
+  @Override
   public long lastAccess() {
     return lastAccess;
   }

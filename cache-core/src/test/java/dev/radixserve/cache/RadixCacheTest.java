@@ -469,4 +469,39 @@ class RadixCacheTest {
         "evicted path 9 blocks [2, 3]",
         "evicted path 4 blocks [0]"), events);
   }
+
+  @Test
+  void replayTellsEveryNodeParentsFirstAndChangesNothing() {
+    int[] a = run(1, 8);
+    InsertResult first = insert(a, allocate(2));
+    int[] b = concat(run(1, 4), run(50, 4));
+    InsertResult second = insert(b, allocate(2));
+    InsertResult salted = cache.insert(run(1, 4), allocate(1), "tenant");
+    inUse -= 1;
+    check();
+    long upper = ((RadixNode) second.node()).parent.id;
+    long root = ((RadixNode) second.node()).parent.parent.id;
+    long saltedRoot = ((RadixNode) salted.node()).parent.id;
+    CacheStats before = cache.stats();
+    List<String> told = new java.util.ArrayList<>();
+    cache.replay(new CacheListener() {
+      @Override
+      public void stored(String ns, long id, long parent, int[] path, int[] blocks) {
+        told.add("'" + ns + "' " + id + " under " + parent + " " + java.util.Arrays.toString(path)
+            + " " + java.util.Arrays.toString(blocks));
+      }
+    });
+    RadixNode leafA = (RadixNode) first.node();
+    RadixNode leafB = (RadixNode) second.node();
+    RadixNode leafS = (RadixNode) salted.node();
+    assertEquals(List.of(
+        "'' " + upper + " under " + root + " [1, 2, 3, 4] [0]",
+        "'' " + leafA.id + " under " + upper + " " + java.util.Arrays.toString(a) + " "
+            + java.util.Arrays.toString(leafA.blocks),
+        "'' " + leafB.id + " under " + upper + " " + java.util.Arrays.toString(b) + " "
+            + java.util.Arrays.toString(leafB.blocks),
+        "'tenant' " + leafS.id + " under " + saltedRoot + " [1, 2, 3, 4] "
+            + java.util.Arrays.toString(leafS.blocks)), told);
+    assertEquals(before, cache.stats());
+  }
 }

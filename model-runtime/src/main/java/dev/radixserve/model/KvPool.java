@@ -99,21 +99,6 @@ public final class KvPool implements AutoCloseable {
   }
 
   /**
-   * Copies rows {@code [from, from + count)} of {@code newKeys}/{@code newValues} ([T, H, D]) to
-   * the slots of positions {@code firstPosition ...} of a sequence with this block table.
-   */
-  public void write(int layer, MemorySegment newKeys, MemorySegment newValues, int from, int count,
-      int firstPosition, int[] blockTable) {
-    for (int r = 0; r < count; r++) {
-      int p = firstPosition + r;
-      long dst = slotOffset(blockTable[p / blockSize], p % blockSize);
-      long src = (long) (from + r) * rowBytes;
-      MemorySegment.copy(newKeys, src, keys[layer], dst, rowBytes);
-      MemorySegment.copy(newValues, src, values[layer], dst, rowBytes);
-    }
-  }
-
-  /**
    * Copies slots {@code [0, slots)} of block {@code src} into block {@code dst}, keys and values of
    * every layer (copy-on-write of a partly matched cached block).
    */

@@ -1,5 +1,6 @@
 package dev.radixserve.model;
 
+import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.graph.PagedGpt2Graph;
 import dev.radixserve.model.ort.ElementType;
 import dev.radixserve.model.ort.MemoryInfo;
@@ -15,12 +16,14 @@ import java.util.List;
 
 /**
  * {@link ModelRunner} on ONNX Runtime's CPU provider through its C API: one {@code Run} of the
- * portable paged GPT-2 graph ({@link PagedGpt2Graph}) per step over all sequences, the new keys
- * and values then copied into the {@link KvPool}.
+ * paged GPT-2 graph ({@link PagedGpt2Graph}) per step over all sequences. Each layer's attention
+ * is radixserve's CPU kernel for {@code com.microsoft.PagedAttention} ({@link PagedAttentionOp}),
+ * which reads the {@link KvPool} in place and writes the new keys and values into it; the cache
+ * outputs are bound to the pool's own buffers, so nothing is copied back.
  *
- * <p>Weights are passed to every run as tensors over the {@link GptWeights} memory (no copy for
- * F32 weights in native memory; F16/BF16 are widened once into fp32 memory this runner owns, since
- * the portable graph is fp32 end to end). The weights must stay open until this runner is closed.
+ * <p>Weights are the graph's initializers, handed to ONNX Runtime once at session creation
+ * ({@code AddExternalInitializers}; it keeps its own copy, pre-packs the MatMul weights and folds
+ * constants). F16/BF16 weights are widened to fp32 for that and dropped again afterwards.
  *
  * <p>Not thread-safe: one engine thread calls {@link #forward}.
  */
@@ -28,7 +31,6 @@ public final class OnnxModelRunner implements ModelRunner {
 
   private final ModelConfig config;
   private final KvPool pool;
-  private final WeightTensors weights;
   private final OrtEnv env;
   private final MemoryInfo cpu;
   private final OrtSession session;
@@ -36,6 +38,7 @@ public final class OnnxModelRunner implements ModelRunner {
   private final OrtValue[] cacheValues;
   private final StepInputs step = new StepInputs();
   private final OrtValue[] inputs;
+  private final OrtValue[] bound;
   private StepTimings lastTimings = new StepTimings(0, 0, 0);
   private boolean closed;
 
@@ -45,12 +48,15 @@ public final class OnnxModelRunner implements ModelRunner {
     List<AutoCloseable> opened = new ArrayList<>();
     try {
       this.cpu = track(opened, MemoryInfo.cpu());
-      this.weights = track(opened, WeightTensors.of(weights, cpu));
       this.env = track(opened, OrtEnv.create("radixserve"));
       byte[] model = PagedGpt2Graph.build(config, pool.blockSize());
-      try (SessionOptions options = SessionOptions.create()) {
+      try (SessionOptions options = SessionOptions.create();
+          WeightTensors initializers = WeightTensors.of(weights, cpu)) {
         options.intraOpThreads(intraOpThreads).interOpThreads(1).sequentialExecution()
-            .optimization(SessionOptions.Optimization.ALL);
+            .optimization(SessionOptions.Optimization.ALL)
+            .addCustomOpDomain(PagedAttentionOp.domain())
+            .addExternalInitializers(PagedGpt2Graph.initializerNames(config),
+                List.of(initializers.values()));
         this.session = track(opened, OrtSession.create(env, model, options));
       }
       this.call = track(opened, session.call(PagedGpt2Graph.inputNames(config),
@@ -69,10 +75,11 @@ public final class OnnxModelRunner implements ModelRunner {
       throw e;
     }
     int stepCount = PagedGpt2Graph.stepInputNames().size();
-    inputs = new OrtValue[stepCount + cacheValues.length + this.weights.values().length];
+    inputs = new OrtValue[stepCount + cacheValues.length];
     System.arraycopy(cacheValues, 0, inputs, stepCount, cacheValues.length);
-    System.arraycopy(this.weights.values(), 0, inputs, stepCount + cacheValues.length,
-        this.weights.values().length);
+    // logits: allocated by ONNX Runtime; each cache output: the cache input's own buffer
+    bound = new OrtValue[1 + cacheValues.length];
+    System.arraycopy(cacheValues, 0, bound, 1, cacheValues.length);
   }
 
   /**
@@ -130,26 +137,21 @@ public final class OnnxModelRunner implements ModelRunner {
     }
     step.fill(batch, pool.blockSize());
     OrtValue[] stepValues = step.values(cpu);
-    OrtValue[] outputs = null;
-    long t1;
-    long t2;
+    OrtValue logits = null;
     try {
       System.arraycopy(stepValues, 0, inputs, 0, stepValues.length);
-      t1 = System.nanoTime();
-      outputs = call.run(inputs);
-      t2 = System.nanoTime();
-      float[][] logits = readLogits(outputs[0], batch.logitRows());
-      writeKv(outputs, batch);
+      long t1 = System.nanoTime();
+      logits = call.run(inputs, bound)[0];
+      long t2 = System.nanoTime();
+      float[][] rows = readLogits(logits, batch.logitRows());
       lastTimings = new StepTimings(t1 - t0, t2 - t1, System.nanoTime() - t2);
-      return logits;
+      return rows;
     } finally {
       for (OrtValue v : stepValues) {
         v.close();
       }
-      if (outputs != null) {
-        for (OrtValue v : outputs) {
-          v.close();
-        }
+      if (logits != null) {
+        logits.close();
       }
     }
   }
@@ -165,20 +167,6 @@ public final class OnnxModelRunner implements ModelRunner {
     return logits;
   }
 
-  private void writeKv(OrtValue[] outputs, ForwardBatch batch) {
-    List<ForwardBatch.Seq> seqs = batch.seqs();
-    for (int layer = 0; layer < config.nLayer(); layer++) {
-      long bytes = (long) batch.totalNewTokens() * config.nEmbd() * Float.BYTES; // [T, H, D]
-      MemorySegment k = outputs[1 + 2 * layer].data(bytes);
-      MemorySegment v = outputs[2 + 2 * layer].data(bytes);
-      for (int i = 0; i < seqs.size(); i++) {
-        ForwardBatch.Seq s = seqs.get(i);
-        pool.write(layer, k, v, step.tokenStart(i), s.newTokens().length, s.pastLen(),
-            s.blockTable());
-      }
-    }
-  }
-
   @Override
   public void close() {
     if (closed) {
@@ -187,7 +175,7 @@ public final class OnnxModelRunner implements ModelRunner {
     closed = true;
     List<AutoCloseable> owned = new ArrayList<>(List.of(call, session));
     owned.addAll(List.of(cacheValues));
-    owned.addAll(List.of(weights, env, cpu, step, pool));
+    owned.addAll(List.of(env, cpu, step, pool));
     closeAll(owned, null);
   }
 

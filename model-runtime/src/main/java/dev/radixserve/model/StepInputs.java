@@ -13,7 +13,7 @@ import java.util.List;
  *
  * <pre>
  *   input_ids    int64 [T]      positions   int64 [T]      (sequence after sequence)
- *   block_tables int32 [S, M]   M = the batch's longest past in blocks (at least 1), padded with 0
+ *   block_tables int32 [S, M]   M = the batch's longest sequence (past + new) in blocks, padded with 0
  *   cu_seqlens   int32 [S+1]    past_lens   int32 [S]
  *   logits_index int64 [R]      per sequence cu[s+1] - 1, or every token of an all-logits one
  * </pre>
@@ -40,7 +40,7 @@ final class StepInputs implements AutoCloseable {
     rows = batch.logitRows();
     int m = 1;
     for (ForwardBatch.Seq s : list) {
-      m = Math.max(m, (s.pastLen() + blockSize - 1) / blockSize);
+      m = Math.max(m, (s.totalLen() + blockSize - 1) / blockSize);
     }
     maxBlocks = m;
     ensureCapacity();
@@ -50,10 +50,10 @@ final class StepInputs implements AutoCloseable {
       ForwardBatch.Seq s = list.get(i);
       cu.setAtIndex(ValueLayout.JAVA_INT, i, t);
       past.setAtIndex(ValueLayout.JAVA_INT, i, s.pastLen());
-      int pastBlocks = (s.pastLen() + blockSize - 1) / blockSize;
+      int blocks = (s.totalLen() + blockSize - 1) / blockSize;
       long row = (long) i * maxBlocks;
       for (int b = 0; b < maxBlocks; b++) {
-        tables.setAtIndex(ValueLayout.JAVA_INT, row + b, b < pastBlocks ? s.blockTable()[b] : 0);
+        tables.setAtIndex(ValueLayout.JAVA_INT, row + b, b < blocks ? s.blockTable()[b] : 0);
       }
       int[] newTokens = s.newTokens();
       for (int k = 0; k < newTokens.length; k++) {
@@ -66,11 +66,6 @@ final class StepInputs implements AutoCloseable {
       t += newTokens.length;
     }
     cu.setAtIndex(ValueLayout.JAVA_INT, seqs, t);
-  }
-
-  /** Start of sequence {@code i}'s new tokens in the flattened token axis. */
-  int tokenStart(int i) {
-    return cu.getAtIndex(ValueLayout.JAVA_INT, i);
   }
 
   /** Tensors over the filled buffers, in {@code PagedGpt2Graph.stepInputNames()} order. */

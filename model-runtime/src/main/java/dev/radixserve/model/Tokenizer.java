@@ -1,10 +1,22 @@
 package dev.radixserve.model;
 
+import java.util.Optional;
+
 /** Text to token ids and back (GPT-2 byte-level BPE). Thread-safe: HTTP threads tokenize. */
 public interface Tokenizer {
 
   /** Encodes text; the special token {@code <|endoftext|>} in the text maps to its id. */
   int[] encode(String text);
+
+  /**
+   * Encodes text that may have at most {@code maxTokens} tokens; empty when it has more. An
+   * implementation should stop as soon as the text is known to be too long, so the cost of a
+   * request is bounded by the limit rather than by the size of its text.
+   */
+  default Optional<int[]> encodeAtMost(String text, int maxTokens) {
+    int[] ids = encode(text);
+    return ids.length <= maxTokens ? Optional.of(ids) : Optional.empty();
+  }
 
   /** Decodes ids to text; bytes that do not form valid UTF-8 become U+FFFD. */
   String decode(int[] ids);

@@ -12,16 +12,17 @@ import java.lang.foreign.ValueLayout;
 import java.util.Map;
 
 /**
- * One fp32 {@link OrtValue} per weight, in {@code GptWeights.expectedShapes} order (the graph's
- * weight inputs). F32 tensors in native, 4-byte aligned memory are wrapped as they are; others
- * (F16, BF16, heap or misaligned data) are converted once into fp32 memory owned here.
+ * One fp32 {@link OrtValue} per weight, in {@code GptWeights.expectedShapes} order: the data the
+ * session gets for the graph's external initializers ({@code AddExternalInitializers}). F32
+ * tensors in native, 4-byte aligned memory are wrapped as they are; others (F16, BF16, heap or
+ * misaligned data) are converted into fp32 memory owned here. ONNX Runtime copies the data while
+ * it creates the session, so these values (and the converted memory) are closed right after.
  *
- * <p>Why graph inputs and not initializers: {@code AddInitializer} only replaces an initializer
- * the model already holds, and ONNX Runtime 1.29 rejects a data-less one ("data field count (0)
- * does not match expected count from shape") and an external-data one whose file does not exist
- * ("External data path does not exist"). Embedding the data would copy every weight into the
- * protobuf. {@code AddExternalInitializers} (a later API version than the one bound) is the way to
- * get initializers (constant folding, MatMul pre-packing) without a copy.
+ * <p>Why this route: {@code AddInitializer} only replaces an initializer whose data the model
+ * already holds (embedding every weight in the protobuf would copy it twice), and ONNX Runtime
+ * rejects a data-less initializer; an external-data reference that no file holds, filled from
+ * memory by {@code AddExternalInitializers} (API 12), is accepted, and the weights become real
+ * initializers (MatMul pre-packing, constant folding).
  */
 final class WeightTensors implements AutoCloseable {
 

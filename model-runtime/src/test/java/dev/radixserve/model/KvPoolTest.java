@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.api.Test;
 
@@ -26,20 +24,27 @@ class KvPoolTest {
   }
 
   @Test
-  void writesRowsToTheirBlockAndSlot() {
-    try (KvPool pool = KvPool.ofBlocks(C, 4, 6); Arena arena = Arena.ofConfined()) {
-      // 3 new rows [T=3, H*D=4] for positions 3, 4, 5 of a sequence with table {5, 2}
-      MemorySegment k = arena.allocate(3 * 16);
-      MemorySegment v = arena.allocate(3 * 16);
-      for (int i = 0; i < 12; i++) {
-        k.setAtIndex(ValueLayout.JAVA_FLOAT, i, i);
-        v.setAtIndex(ValueLayout.JAVA_FLOAT, i, -i);
+  void copiesTheFirstSlotsOfABlockInEveryLayer() {
+    try (KvPool pool = KvPool.ofBlocks(C, 4, 6)) {
+      for (int layer = 0; layer < 2; layer++) {
+        for (int slot = 0; slot < 4; slot++) {
+          for (int i = 0; i < 4; i++) {
+            long at = ((5L * 4 + slot) * 4 + i) * Float.BYTES;
+            pool.keys(layer).set(ValueLayout.JAVA_FLOAT, at, 100 * layer + 10 * slot + i);
+            pool.values(layer).set(ValueLayout.JAVA_FLOAT, at, -(100 * layer + 10 * slot + i));
+          }
+        }
       }
-      pool.write(1, k, v, 0, 3, 3, new int[] {5, 2});
-      assertArrayEquals(new float[] {0, 1, 2, 3}, pool.keyRow(1, 5, 3));
-      assertArrayEquals(new float[] {4, 5, 6, 7}, pool.keyRow(1, 2, 0));
-      assertArrayEquals(new float[] {-8, -9, -10, -11}, pool.valueRow(1, 2, 1));
-      assertArrayEquals(new float[4], pool.keyRow(0, 2, 0));
+      pool.copyBlock(5, 2, 3);
+      for (int layer = 0; layer < 2; layer++) {
+        for (int slot = 0; slot < 3; slot++) {
+          assertArrayEquals(pool.keyRow(layer, 5, slot), pool.keyRow(layer, 2, slot));
+          assertArrayEquals(pool.valueRow(layer, 5, slot), pool.valueRow(layer, 2, slot));
+        }
+        assertArrayEquals(new float[4], pool.keyRow(layer, 2, 3), "slot 3 is not copied");
+      }
+      assertArrayEquals(new float[] {130, 131, 132, 133}, pool.keyRow(1, 5, 3));
+      assertThrows(IllegalArgumentException.class, () -> pool.copyBlock(5, 2, 5));
       assertThrows(IllegalArgumentException.class, () -> pool.keyRow(0, 6, 0));
       pool.close();
       pool.close();

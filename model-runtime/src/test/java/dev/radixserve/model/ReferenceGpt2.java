@@ -4,20 +4,21 @@ import dev.radixserve.model.weights.GptWeights;
 
 /**
  * An independent float64 GPT-2 forward pass straight from the weight tensors: the full sequence
- * every time, no KV cache, no ONNX. The yardstick the runtime is tested against.
+ * every time, no KV cache, no ONNX. The yardstick the runtime is tested against (the server's
+ * tests use it too, through this module's test jar).
  */
-final class ReferenceGpt2 {
+public final class ReferenceGpt2 {
 
   private final ModelConfig c;
   private final GptWeights w;
 
-  ReferenceGpt2(GptWeights weights) {
+  public ReferenceGpt2(GptWeights weights) {
     this.c = weights.config();
     this.w = weights;
   }
 
   /** Logits at every position of {@code tokens}: [len][vocab]. */
-  double[][] logits(int[] tokens) {
+  public double[][] logits(int[] tokens) {
     int n = tokens.length;
     int e = c.nEmbd();
     double[] wte = doubles("wte.weight");
@@ -31,13 +32,14 @@ final class ReferenceGpt2 {
     for (int layer = 0; layer < c.nLayer(); layer++) {
       x = block(layer, x);
     }
+    double[] head = doubles(GptWeights.lmHeadName(c)); // [vocab, embd], tied or not
     double[][] out = new double[n][c.vocabSize()];
     for (int t = 0; t < n; t++) {
       double[] h = layerNorm(x[t], "ln_f");
       for (int v = 0; v < c.vocabSize(); v++) {
         double acc = 0;
         for (int j = 0; j < e; j++) {
-          acc += h[j] * wte[v * e + j];
+          acc += h[j] * head[v * e + j];
         }
         out[t][v] = acc;
       }
@@ -45,8 +47,26 @@ final class ReferenceGpt2 {
     return out;
   }
 
+  /** log-softmax of one row of logits. */
+  public static double[] logSoftmax(double[] logits) {
+    double max = Double.NEGATIVE_INFINITY;
+    for (double v : logits) {
+      max = Math.max(max, v);
+    }
+    double sum = 0;
+    for (double v : logits) {
+      sum += Math.exp(v - max);
+    }
+    double logZ = max + Math.log(sum);
+    double[] out = new double[logits.length];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = logits[i] - logZ;
+    }
+    return out;
+  }
+
   /** Greedy continuation of {@code prompt} by {@code steps} tokens (ties: lowest id). */
-  int[] greedy(int[] prompt, int steps) {
+  public int[] greedy(int[] prompt, int steps) {
     int[] seq = java.util.Arrays.copyOf(prompt, prompt.length + steps);
     for (int i = 0; i < steps; i++) {
       int len = prompt.length + i;
@@ -56,7 +76,7 @@ final class ReferenceGpt2 {
     return java.util.Arrays.copyOfRange(seq, prompt.length, seq.length);
   }
 
-  static int argmax(double[] v) {
+  public static int argmax(double[] v) {
     int best = 0;
     for (int i = 1; i < v.length; i++) {
       if (v[i] > v[best]) {
@@ -110,11 +130,11 @@ final class ReferenceGpt2 {
       for (int j = 0; j < e; j++) {
         r[j] = x[t][j] + a[j];
       }
-      double[] up = linear(layerNorm(r, p + "ln_2"), p + "mlp.c_fc", e, 4 * e);
+      double[] up = linear(layerNorm(r, p + "ln_2"), p + "mlp.c_fc", e, c.nInner());
       for (int j = 0; j < up.length; j++) {
         up[j] = gelu(up[j]);
       }
-      double[] down = linear(up, p + "mlp.c_proj", 4 * e, e);
+      double[] down = linear(up, p + "mlp.c_proj", c.nInner(), e);
       for (int j = 0; j < e; j++) {
         r[j] += down[j];
       }

@@ -98,6 +98,22 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--quiet", description = "No progress bar.")
   boolean quiet;
 
+  @Option(names = "--route-url", paramLabel = "URL",
+      description = "Routing mode: a replica (give 2 to 4). Each workload runs twice from cold"
+          + " caches, round-robin and by the longest prefix the replicas' KV events report;"
+          + " --url and --compare-url are not used.")
+  List<URI> routeUrls = new ArrayList<>();
+
+  @Option(names = "--route-events", paramLabel = "ADDR",
+      description = "Routing mode: each replica's KV event PUB address (e.g. tcp://127.0.0.1:5557),"
+          + " in --route-url order.")
+  List<String> routeEvents = new ArrayList<>();
+
+  @Option(names = "--route-replay", paramLabel = "ADDR",
+      description = "Routing mode: each replica's KV event replay address, in --route-url order"
+          + " (optional; fills gaps in the stream).")
+  List<String> routeReplays = new ArrayList<>();
+
   private final PrintStream out;
   private final PrintStream err;
 
@@ -116,6 +132,36 @@ public final class BenchCommand implements Callable<Integer> {
 
   static CommandLine commandLine(BenchCommand command) {
     return new CommandLine(command);
+  }
+
+  private int routing(HttpClient http, BenchRunner runner, List<Workload> workloads)
+      throws Exception {
+    RoutingBench bench;
+    String routedModel;
+    try {
+      bench = new RoutingBench(runner, http, routeUrls, routeEvents, routeReplays, apiKey,
+          blockSize, out);
+    } catch (IllegalArgumentException e) {
+      err.println("bench: " + e.getMessage());
+      return 2;
+    }
+    try {
+      routedModel = runner.modelFor(routeUrls.getFirst());
+    } catch (IOException e) {
+      err.println("bench: cannot list models at " + routeUrls.getFirst() + ": " + e.getMessage());
+      return 1;
+    }
+    List<RoutingBench.Result> results = bench.run(workloads, routedModel);
+    if (output != null) {
+      RoutingBench.write(output, results);
+      out.println("wrote " + output);
+    }
+    int failed = results.stream().mapToInt(r -> r.summary().failed()).sum();
+    if (failed > 0) {
+      err.println("bench: " + failed + " request(s) failed");
+      return 1;
+    }
+    return 0;
   }
 
   @Override
@@ -144,6 +190,9 @@ public final class BenchCommand implements Callable<Integer> {
     BenchRunner runner = new BenchRunner(http, apiKey, model, maxTokens, maxConcurrency,
         requestRate, seed, blockSize, Duration.ofSeconds(timeoutSeconds),
         ProgressBar.wanted(quiet) ? err : null);
+    if (!routeUrls.isEmpty()) {
+      return routing(http, runner, workloads);
+    }
     String primaryModel;
     String compareModel;
     try {

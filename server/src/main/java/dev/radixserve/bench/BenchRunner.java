@@ -48,14 +48,27 @@ final class BenchRunner {
   BenchReport.Run run(Workload workload, URI url, String model, String role)
       throws InterruptedException {
     long start = System.nanoTime();
-    CompletionClient client =
-        new CompletionClient(http, url, apiKey, model, maxTokens, timeout, start);
+    return run(workload, client(url, model, start), url.toString(), model, role, start);
+  }
+
+  /** A client of one server for a run that started at {@code runStartNanos}. */
+  CompletionClient client(URI url, String model, long runStartNanos) {
+    return new CompletionClient(http, url, apiKey, model, maxTokens, timeout, runStartNanos);
+  }
+
+  /**
+   * Runs {@code workload} through {@code sender} (one server, or a router over several).
+   *
+   * @param target what the summary names as the server
+   */
+  BenchReport.Run run(Workload workload, RequestSender sender, String target, String model,
+      String role, long start) throws InterruptedException {
     IntConsumer onDone = progress == null ? done -> {}
-        : new ProgressBar(progress, workload.name() + " @ " + url, workload.size());
+        : new ProgressBar(progress, workload.name() + " @ " + target, workload.size());
     List<RequestRecord> records =
-        new LoadDriver(client, maxConcurrency, requestRate, seed).run(workload, onDone);
+        new LoadDriver(sender, maxConcurrency, requestRate, seed).run(workload, onDone);
     double durationS = (System.nanoTime() - start) / 1e9;
-    RunSummary summary = RunSummary.of(workload.name(), url.toString(), model, records, durationS,
+    RunSummary summary = RunSummary.of(workload.name(), target, model, records, durationS,
         TheoreticalMaximum.perRequest(workload, blockSize),
         TheoreticalMaximum.perRequestTokens(workload), blockSize);
     return new BenchReport.Run(workload.name(), workload.description(), role, summary, records);

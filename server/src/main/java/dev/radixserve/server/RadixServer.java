@@ -1,24 +1,33 @@
 package dev.radixserve.server;
 
 import dev.radixserve.cache.BlockPool;
+import dev.radixserve.cache.CacheListener;
 import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.cache.EvictionPolicy;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.OnnxModelRunner;
+import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
+import dev.radixserve.model.weights.EosTokens;
 import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.model.weights.Tensor;
+import dev.radixserve.server.cacheview.CacheRecorder;
+import dev.radixserve.server.cacheview.CacheViewService;
+import dev.radixserve.server.api.RequestLimits;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.engine.Engine;
+import dev.radixserve.server.engine.EngineObserver;
 import dev.radixserve.server.engine.EngineSnapshot;
 import dev.radixserve.server.engine.PoolBlocks;
+import dev.radixserve.server.http.CacheViewHandler;
 import dev.radixserve.server.http.HttpHandler;
+import dev.radixserve.server.kvevents.KvEventPublisher;
 import dev.radixserve.server.http.ServerInitializer;
 import dev.radixserve.server.metrics.ServerMetrics;
 import io.netty.bootstrap.ServerBootstrap;
@@ -31,9 +40,10 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Logger;
 
 /**
@@ -43,73 +53,130 @@ import java.util.logging.Logger;
 public final class RadixServer {
 
   private static final Logger LOG = Logger.getLogger(RadixServer.class.getName());
+  private static final long START_STACK_BYTES = 16L << 20;
 
   private final GptWeights weights;
   private final OnnxModelRunner runner;
   private final Engine engine;
+  private final CacheViewService cacheView;
   private final ServerMetrics metrics;
-  private final ExecutorService workers;
+  private final RadixCache radixCache;
+  private final KvEventPublisher kvEvents;
+  private final HttpHandler handler;
   private final EventLoopGroup group;
   private final Channel channel;
   private final CountDownLatch terminated = new CountDownLatch(1);
+  private final AtomicBoolean stopping = new AtomicBoolean();
   private volatile boolean ready;
 
   private RadixServer(ServerConfig config) throws InterruptedException {
     Tokenizer tokenizer;
+    EosTokens eos;
     if (config.model() == null) {
       weights = RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
       tokenizer = TokenizerLoader.standard();
+      eos = EosTokens.of(tokenizer);
     } else {
       LoadedModel loaded = HfModelLoader.load(config.model());
       weights = loaded.weights();
       tokenizer = loaded.tokenizer();
+      eos = loaded.eos();
     }
     ModelConfig mc = weights.config();
+    if (!PagedAttentionOp.vectorized()) {
+      LOG.warning("the JVM was started without --add-modules jdk.incubator.vector: the CPU"
+          + " attention kernel runs without the Vector API (about 4x slower attention)");
+    }
     runner = config.numBlocks() != null
         ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(), config.threads())
         : OnnxModelRunner.createForBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(),
             config.threads());
     BlockPool pool = new BlockPool(runner.numBlocks());
-    Optional<PrefixCache> cache = config.prefixCaching()
-        ? Optional.of(new RadixCache(pool, config.blockSize(), EvictionPolicy.lru()))
-        : Optional.empty();
+    radixCache = config.prefixCaching()
+        ? new RadixCache(pool, config.blockSize(), EvictionPolicy.lru())
+        : null;
+    CacheRecorder cacheRecorder = new CacheRecorder();
+    if (radixCache != null) {
+      radixCache.addListener(cacheRecorder);
+    }
+    Optional<PrefixCache> cache = Optional.ofNullable(radixCache);
+    kvEvents = startKvEvents(config);
     int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
         : Math.min(config.maxModelLen(), mc.nPositions());
     metrics = new ServerMetrics();
-    engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer,
+    engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer, eos.ids(),
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
-            config.maxNumBatchedTokens(), config.maxQueuedRequests()), metrics);
+            config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests()),
+        EngineObserver.both(metrics, cacheRecorder));
     metrics.bindEngine(engine);
+    if (kvEvents != null) {
+      metrics.bindKvEvents(kvEvents);
+    }
     engine.start();
-    workers = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("radixserve-tokenize-", 0)
-        .daemon().factory());
-    HttpHandler handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
-        workers, config.servedModelName(), maxModelLen, config.blockSize(), runner.numBlocks(),
-        config.apiKey(), () -> ready));
+    cacheView = new CacheViewService(engine, cache, tokenizer::decode, config.blockSize(),
+        cacheRecorder);
+    cacheView.start();
+    RequestLimits limits = new RequestLimits(maxModelLen, config.maxNumSeqs(),
+        config.maxChoicesPerRequest(), config.maxQueuedRequests(), RequestLimits.OPENAI_MAX_STOPS,
+        config.maxStopLength(), config.blockSize(), runner.numBlocks());
+    handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
+        config.servedModelName(), limits, config.apiKey(), () -> ready,
+        config.model() == null ? config.servedModelName() : config.model().toString()));
     group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
     channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
-        .childHandler(new ServerInitializer(handler, config.maxRequestBodyBytes(), metrics))
+        .childHandler(new ServerInitializer(handler,
+            new CacheViewHandler(cacheView, config.apiKey(), metrics), new ServerInitializer.Limits(
+            config.maxRequestBodyBytes(), config.maxConnections(), config.idleTimeout(),
+            config.headerTimeout(), config.bodyTimeout())))
         .bind(config.host(), config.port()).sync().channel();
     long params = weights.tensors().values().stream()
         .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
     LOG.info(() -> String.format("model %s (%s): %d layers, %d heads, width %d, %,d parameters;"
-        + " KV pool %d blocks of %d tokens (%,d bytes); prefix caching %s; listening on"
-        + " http://%s:%d", config.servedModelName(),
+        + " EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching %s;"
+        + " listening on http://%s:%d", config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
-        mc.nHead(), mc.nEmbd(), params, runner.numBlocks(), config.blockSize(),
+        mc.nHead(), mc.nEmbd(), params, eos.ids(), eos.source(), runner.numBlocks(), config.blockSize(),
         runner.kvPool().bytesPerBlock() * runner.numBlocks(),
         config.prefixCaching() ? "on" : "off", config.host(), port()));
     ready = true;
   }
 
+  /** The KV event publisher when {@code kv-events} is on (and prefix caching with it); else null. */
+  private KvEventPublisher startKvEvents(ServerConfig config) {
+    if (!config.kvEvents().enabled()) {
+      return null;
+    }
+    if (radixCache == null) {
+      LOG.warning("kv-events is on but prefix caching is off: no cache, no events; not publishing");
+      return null;
+    }
+    KvEventPublisher publisher =
+        new KvEventPublisher(config.kvEvents(), radixCache, config.servedModelName());
+    LOG.info(() -> "KV events: publishing on " + publisher.endpoint() + (publisher.replayEndpoint()
+        == null ? "" : ", replay on " + publisher.replayEndpoint()) + ", topic '"
+        + (config.kvEvents().topic() == null ? "" : config.kvEvents().topic()) + "'");
+    return publisher;
+  }
+
   /** Loads the model, starts the engine and the HTTP endpoint. */
   public static RadixServer start(ServerConfig config) {
+    // ONNX Runtime's initialisation runs deep native frames: on the launcher's main thread
+    // (1 MiB stack) `java -cp ... serve` died of a segfault in OrtEnv creation, so the start
+    // runs on a thread whose stack does not depend on how deep the caller already is
+    FutureTask<RadixServer> start = new FutureTask<>(() -> new RadixServer(config));
+    Thread.ofPlatform().name("radixserve-start").stackSize(START_STACK_BYTES).start(start);
     try {
-      return new RadixServer(config);
+      return start.get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while starting", e);
+    } catch (ExecutionException e) {
+      switch (e.getCause()) {
+        case RuntimeException r -> throw r;
+        case Error err -> throw err;
+        default -> throw new IllegalStateException("the server did not start", e.getCause());
+      }
     }
   }
 
@@ -126,23 +193,52 @@ public final class RadixServer {
     return engine.inspect().join();
   }
 
+  /** The KV event publisher, when {@code kv-events} is on. */
+  public Optional<KvEventPublisher> kvEvents() {
+    return Optional.ofNullable(kvEvents);
+  }
+
+  /**
+   * Test hook: tells {@code listener} about every node of the radix cache now (see {@link
+   * RadixCache#replay}), on the engine thread; nothing with prefix caching off.
+   */
+  public void replayCache(CacheListener listener) {
+    engine.onEngineThread(() -> {
+      if (radixCache != null) {
+        radixCache.replay(listener);
+      }
+      return null;
+    }).join();
+  }
+
   /**
    * Stops accepting, lets running requests finish within {@code drainTimeout}, aborts the rest,
    * releases everything.
    */
   public void shutdown(Duration drainTimeout) {
-    if (!ready && terminated.getCount() == 0) {
+    if (!stopping.compareAndSet(false, true)) {
+      try {
+        terminated.await(); // a second caller (signal and hook) returns once the first is done
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
       return;
     }
     ready = false;
     try {
-      engine.shutdown(drainTimeout);
+      long deadline = System.nanoTime() + drainTimeout.toNanos();
+      handler.awaitAdmitted(deadline);
+      engine.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
       channel.close().sync();
       group.shutdownGracefully(0, 2, TimeUnit.SECONDS).sync();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
-      workers.shutdownNow();
+      handler.close();
+      cacheView.close();
+      if (kvEvents != null) {
+        kvEvents.close();
+      }
       runner.close();
       weights.close();
       metrics.close();

@@ -47,11 +47,11 @@ class AuthAndLimitsTest {
 
   @Test
   void apiKeyAndBodyLimit() throws Exception {
-    String good = "{\"prompt\":\"hi\",\"max_tokens\":2}";
+    String good = "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"hi\",\"max_tokens\":2}";
     assertEquals(401, post("/v1/completions", good, null).statusCode());
     assertEquals(401, post("/v1/completions", good, "wrong").statusCode());
     HttpResponse<String> big = post("/v1/completions",
-        "{\"prompt\":\"" + "x".repeat(4000) + "\"}", "sekret");
+        "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"" + "x".repeat(4000) + "\"}", "sekret");
     assertEquals(413, big.statusCode());
     assertTrue(JSON.readTree(big.body()).at("/error/message").isTextual());
     assertEquals(200, post("/v1/completions", good, "sekret").statusCode());
@@ -60,19 +60,19 @@ class AuthAndLimitsTest {
   @Test
   void stopEchoAndTokenizeRoundTrip() throws Exception {
     JsonNode plain = JSON.readTree(post("/v1/completions",
-        "{\"prompt\":\"abc\",\"max_tokens\":8,\"temperature\":0,\"ignore_eos\":true}", "sekret").body());
+        "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"abc\",\"max_tokens\":8,\"temperature\":0,\"ignore_eos\":true}", "sekret").body());
     String text = plain.at("/choices/0/text").asText();
     String stop = text.substring(2, 4);
     JsonNode stopped = JSON.readTree(post("/v1/completions",
-        "{\"prompt\":\"abc\",\"max_tokens\":8,\"temperature\":0,\"ignore_eos\":true,\"stop\":"
+        "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"abc\",\"max_tokens\":8,\"temperature\":0,\"ignore_eos\":true,\"stop\":"
             + JSON.writeValueAsString(stop) + "}", "sekret").body());
     assertEquals(text.substring(0, text.indexOf(stop)), stopped.at("/choices/0/text").asText());
     assertEquals("stop", stopped.at("/choices/0/finish_reason").asText());
     JsonNode echoed = JSON.readTree(post("/v1/completions",
-        "{\"prompt\":\"abc\",\"max_tokens\":8,\"temperature\":0,\"ignore_eos\":true,\"echo\":true}",
+        "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"abc\",\"max_tokens\":8,\"temperature\":0,\"ignore_eos\":true,\"echo\":true}",
         "sekret").body());
     assertEquals("abc" + text, echoed.at("/choices/0/text").asText());
-    JsonNode tok = JSON.readTree(post("/tokenize", "{\"prompt\":\"hello world\"}", "sekret").body());
+    JsonNode tok = JSON.readTree(post("/tokenize", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"hello world\"}", "sekret").body());
     assertEquals(2, tok.get("count").asInt());
     JsonNode detok = JSON.readTree(post("/detokenize", "{\"tokens\":" + tok.get("tokens") + "}",
         "sekret").body());

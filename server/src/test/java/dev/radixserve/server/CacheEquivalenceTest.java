@@ -40,7 +40,7 @@ class CacheEquivalenceTest {
     try {
       HttpResponse<String> r = CLIENT.send(HttpRequest.newBuilder(
               URI.create("http://127.0.0.1:" + s.port() + "/v1/completions"))
-          .POST(HttpRequest.BodyPublishers.ofString("{\"prompt\":" + JSON.writeValueAsString(prompt)
+          .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":" + JSON.writeValueAsString(prompt)
               + ",\"max_tokens\":" + max + ",\"temperature\":0,\"ignore_eos\":true}")).build(),
           HttpResponse.BodyHandlers.ofString());
       assertEquals(200, r.statusCode(), r.body());
@@ -87,7 +87,8 @@ class CacheEquivalenceTest {
 
   private static int promptLength(RadixServer s, String prompt) {
     try {
-      return JSON.readTree(get(s, "/tokenize", "{\"prompt\":" + JSON.writeValueAsString(prompt)
+      return JSON.readTree(get(s, "/tokenize", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":"
+          + JSON.writeValueAsString(prompt)
           + "}")).get("count").asInt();
     } catch (Exception e) {
       throw new RuntimeException(e);
@@ -141,7 +142,7 @@ class CacheEquivalenceTest {
   void disconnectMidStreamReleasesEverything() throws Exception {
     RadixServer s = start(true, 256);
     try {
-      String body = "{\"prompt\":\"tell me a long story\",\"max_tokens\":900,\"temperature\":0,"
+      String body = "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"tell me a long story\",\"max_tokens\":900,\"temperature\":0,"
           + "\"ignore_eos\":true,\"stream\":true}";
       try (Socket socket = new Socket("127.0.0.1", s.port())) {
         socket.getOutputStream().write(("POST /v1/completions HTTP/1.1\r\nHost: x\r\n"

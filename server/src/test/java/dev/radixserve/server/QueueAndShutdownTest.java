@@ -49,7 +49,8 @@ class QueueAndShutdownTest {
     assertEquals(200, queued.get().statusCode());
     assertEquals(200, post(port, 2).get().statusCode(), "a good request after the 429 works");
 
-    CompletableFuture<HttpResponse<String>> draining = post(port, 60);
+    // long enough that the drain outlasts the /health polls below even on a fast machine
+    CompletableFuture<HttpResponse<String>> draining = post(port, 600);
     awaitGauge(port, "radixserve_requests_running", n -> n == 1);
     Thread stopper = Thread.ofPlatform().start(() -> server.shutdown(Duration.ofSeconds(60)));
     awaitHealth(port, 503);
@@ -61,14 +62,36 @@ class QueueAndShutdownTest {
     assertEquals(200, drained.statusCode(), drained.body());
     JsonNode choice = JSON.readTree(drained.body()).at("/choices/0");
     assertEquals("length", choice.get("finish_reason").asText(), "drained, not aborted");
-    assertEquals(60, JSON.readTree(drained.body()).at("/usage/completion_tokens").asInt());
+    assertEquals(600, JSON.readTree(drained.body()).at("/usage/completion_tokens").asInt());
     stopper.join();
+  }
+
+  @Test
+  void aStreamCutByShutdownEndsWithAnErrorEventInTheSameShapeThenDone() throws Exception {
+    RadixServer server = RadixServer.start(LocalServers.builder(128).build());
+    int port = server.port();
+    CompletableFuture<HttpResponse<String>> stream = CLIENT.sendAsync(HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + port + "/v1/completions"))
+        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"radixserve-embedded-gpt2\","
+            + "\"prompt\":\"Once\",\"max_tokens\":1000,\"ignore_eos\":true,\"stream\":true}"))
+        .build(), HttpResponse.BodyHandlers.ofString());
+    awaitGauge(port, "radixserve_requests_running", n -> n == 1);
+    server.shutdown(Duration.ZERO); // no drain: the running request is cut off
+    HttpResponse<String> r = stream.get();
+    assertEquals(200, r.statusCode());
+    String[] events = r.body().split("\n\n");
+    assertEquals("data: [DONE]", events[events.length - 1], r.body());
+    JsonNode error = JSON.readTree(events[events.length - 2].substring(6)).get("error");
+    assertEquals("server_error", error.get("type").asText(), r.body());
+    assertTrue(error.get("param").isNull(), r.body());
+    assertEquals("503", error.get("code").asText(), r.body());
+    assertTrue(error.get("message").asText().contains("shut down"), r.body());
   }
 
   private static CompletableFuture<HttpResponse<String>> post(int port, int maxTokens) {
     return CLIENT.sendAsync(HttpRequest.newBuilder(
             URI.create("http://127.0.0.1:" + port + "/v1/completions"))
-        .POST(HttpRequest.BodyPublishers.ofString("{\"prompt\":\"Once upon a time\",\"max_tokens\":"
+        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"Once upon a time\",\"max_tokens\":"
             + maxTokens + ",\"temperature\":0,\"ignore_eos\":true}"))
         .build(), HttpResponse.BodyHandlers.ofString());
   }

@@ -30,7 +30,7 @@ class SamplingParamsEndToEndTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient CLIENT = HttpClient.newHttpClient();
-  private static final String PROMPT = "\"prompt\":\"The cat sat on the mat. The cat\"";
+  private static final String PROMPT = "\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"The cat sat on the mat. The cat\"";
   private static RadixServer server;
 
   @BeforeAll
@@ -127,7 +127,7 @@ class SamplingParamsEndToEndTest {
     HttpResponse<String> tok = CLIENT.send(HttpRequest.newBuilder(
             URI.create("http://127.0.0.1:" + server.port() + "/tokenize"))
         .POST(HttpRequest.BodyPublishers.ofString(
-            "{\"prompt\":" + JSON.writeValueAsString(plain.get(at)) + "}"))
+            "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":" + JSON.writeValueAsString(plain.get(at)) + "}"))
         .build(), HttpResponse.BodyHandlers.ofString());
     JsonNode ids = JSON.readTree(tok.body()).get("tokens");
     assertEquals(1, ids.size(), "the stop token re-tokenizes to itself: " + tok.body());

@@ -49,14 +49,14 @@ class ServerEndToEndTest {
   }
 
   static JsonNode completion(String prompt, int maxTokens, String extra) throws Exception {
-    HttpResponse<String> r = post("/v1/completions", "{\"prompt\":" + JSON.writeValueAsString(prompt)
+    HttpResponse<String> r = post("/v1/completions", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":" + JSON.writeValueAsString(prompt)
         + ",\"max_tokens\":" + maxTokens + ",\"temperature\":0" + extra + "}");
     assertEquals(200, r.statusCode(), r.body());
     return JSON.readTree(r.body());
   }
 
   static String streamedText(String prompt, int maxTokens) throws Exception {
-    HttpResponse<String> r = post("/v1/completions", "{\"prompt\":" + JSON.writeValueAsString(prompt)
+    HttpResponse<String> r = post("/v1/completions", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":" + JSON.writeValueAsString(prompt)
         + ",\"max_tokens\":" + maxTokens + ",\"temperature\":0,\"stream\":true,"
         + "\"stream_options\":{\"include_usage\":true}}");
     assertEquals(200, r.statusCode(), r.body());
@@ -97,12 +97,14 @@ class ServerEndToEndTest {
     assertEquals(first.at("/choices/0/text").asText(), second.at("/choices/0/text").asText());
     // a prompt (token ids) that leaves the cached one inside its 3rd block reuses exactly the
     // shared tokens: 37 of them
-    int[] ids = JSON.convertValue(JSON.readTree(post("/tokenize", "{\"prompt\":"
-        + JSON.writeValueAsString(prompt) + "}").body()).get("tokens"), int[].class);
+    int[] ids = JSON.convertValue(JSON.readTree(post("/tokenize",
+        "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":" + JSON.writeValueAsString(prompt)
+            + "}").body()).get("tokens"), int[].class);
     int[] branch = java.util.Arrays.copyOf(ids, 45);
     java.util.Arrays.fill(branch, 37, 45, 50);
-    JsonNode third = JSON.readTree(post("/v1/completions", "{\"prompt\":"
-        + JSON.writeValueAsString(branch) + ",\"max_tokens\":2,\"cache_salt\":\"twice\"}").body());
+    JsonNode third = JSON.readTree(post("/v1/completions",
+        "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":" + JSON.writeValueAsString(branch)
+            + ",\"max_tokens\":2,\"cache_salt\":\"twice\"}").body());
     assertEquals(37, third.at("/usage/prompt_tokens_details/cached_tokens").asInt(),
         third.toString());
     String metrics = get("/metrics").body();
@@ -148,7 +150,7 @@ class ServerEndToEndTest {
 
   @Test
   void chatAndNChoicesAndStops() throws Exception {
-    HttpResponse<String> r = post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\","
+    HttpResponse<String> r = post("/v1/chat/completions", "{\"model\":\"radixserve-embedded-gpt2\",\"messages\":[{\"role\":\"user\","
         + "\"content\":\"hi\"}],\"max_completion_tokens\":5,\"temperature\":0,\"n\":3,"
         + "\"logprobs\":true,\"top_logprobs\":2}");
     assertEquals(200, r.statusCode(), r.body());
@@ -166,14 +168,14 @@ class ServerEndToEndTest {
   @Test
   void errorsThenAGoodRequest() throws Exception {
     assertEquals(400, post("/v1/completions", "{bad json").statusCode());
-    assertEquals(400, post("/v1/completions", "{\"prompt\":\"x\",\"temperature\":\"hot\"}").statusCode());
-    assertEquals(400, post("/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":5000}").statusCode());
+    assertEquals(400, post("/v1/completions", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"x\",\"temperature\":\"hot\"}").statusCode());
+    assertEquals(400, post("/v1/completions", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"x\",\"max_tokens\":5000}").statusCode());
     assertEquals(400, post("/v1/completions",
-        "{\"prompt\":\"x\",\"stream_options\":{\"bogus\":1}}").statusCode());
+        "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"x\",\"stream_options\":{\"bogus\":1}}").statusCode());
     assertEquals(404, post("/v1/completions", "{\"prompt\":\"x\",\"model\":\"nope\"}").statusCode());
     assertEquals(404, get("/nowhere").statusCode());
     assertEquals(405, get("/v1/completions").statusCode());
-    HttpResponse<String> bad = post("/v1/completions", "{\"prompt\":\"x\",\"top_p\":0}");
+    HttpResponse<String> bad = post("/v1/completions", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":\"x\",\"top_p\":0}");
     assertEquals(400, bad.statusCode());
     assertEquals("top_p", JSON.readTree(bad.body()).at("/error/param").asText());
     assertEquals(200, get("/health").statusCode());
@@ -182,7 +184,7 @@ class ServerEndToEndTest {
 
   @Test
   void chatStreamCarriesRoleThenContentAndMatchesNonStreamed() throws Exception {
-    String msgs = "\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
+    String msgs = "\"model\":\"radixserve-embedded-gpt2\",\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
         + "{\"role\":\"user\",\"content\":\"hello\"}],\"max_tokens\":6,\"temperature\":0";
     JsonNode whole = JSON.readTree(post("/v1/chat/completions", "{" + msgs + "}").body());
     HttpResponse<String> r = post("/v1/chat/completions", "{" + msgs + ",\"stream\":true}");
@@ -197,13 +199,13 @@ class ServerEndToEndTest {
     }
     assertEquals(whole.at("/choices/0/message/content").asText(), text.toString());
     assertEquals(400, post("/v1/chat/completions",
-        "{\"messages\":[{\"role\":\"user\",\"content\":\"x\",\"extra\":1}]}").statusCode());
+        "{\"model\":\"radixserve-embedded-gpt2\",\"messages\":[{\"role\":\"user\",\"content\":\"x\",\"extra\":1}]}").statusCode());
   }
 
   @Test
   void severalPromptsGiveIndexOrderedChoices() throws Exception {
     HttpResponse<String> r = post("/v1/completions",
-        "{\"prompt\":[\"one\",[464, 2068]],\"max_tokens\":3,\"temperature\":0,\"n\":2}");
+        "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":[\"one\",[464, 2068]],\"max_tokens\":3,\"temperature\":0,\"n\":2}");
     assertEquals(200, r.statusCode(), r.body());
     JsonNode j = JSON.readTree(r.body());
     assertEquals(4, j.get("choices").size());

@@ -5,6 +5,7 @@ import ai.onnx.proto.OnnxMl.GraphProto;
 import ai.onnx.proto.OnnxMl.ModelProto;
 import ai.onnx.proto.OnnxMl.NodeProto;
 import ai.onnx.proto.OnnxMl.OperatorSetIdProto;
+import ai.onnx.proto.OnnxMl.StringStringEntryProto;
 import ai.onnx.proto.OnnxMl.TensorProto;
 import ai.onnx.proto.OnnxMl.TensorShapeProto;
 import ai.onnx.proto.OnnxMl.TypeProto;
@@ -20,7 +21,6 @@ final class GraphBuilder {
   static final int FLOAT = TensorProto.DataType.FLOAT_VALUE;
   static final int INT32 = TensorProto.DataType.INT32_VALUE;
   static final int INT64 = TensorProto.DataType.INT64_VALUE;
-  static final int BOOL = TensorProto.DataType.BOOL_VALUE;
 
   private final GraphProto.Builder graph;
   private int counter;
@@ -39,11 +39,30 @@ final class GraphBuilder {
     return name;
   }
 
-  /** Declares {@code value} a graph output, renaming it through an Identity node. */
-  void output(String value, String name, int elemType, Object... dims) {
-    graph.addNode(NodeProto.newBuilder().setOpType("Identity").addInput(value).addOutput(name)
-        .setName(name + "/out"));
+  /** Declares an existing value (named by a {@link #node}) a graph output, as it is. */
+  void declareOutput(String name, int elemType, Object... dims) {
     graph.addOutput(valueInfo(name, elemType, dims));
+  }
+
+  /**
+   * Declares an initializer whose data the session gets from the caller
+   * ({@code AddExternalInitializers}) instead of the model: an external-data reference to a
+   * location that no file holds.
+   */
+  void externalInitializer(String name, int elemType, long[] dims, long bytes) {
+    TensorProto.Builder t = TensorProto.newBuilder().setName(name).setDataType(elemType)
+        .setDataLocation(TensorProto.DataLocation.EXTERNAL)
+        .addExternalData(entry("location", "radixserve-weights"))
+        .addExternalData(entry("offset", "0"))
+        .addExternalData(entry("length", Long.toString(bytes)));
+    for (long d : dims) {
+      t.addDims(d);
+    }
+    graph.addInitializer(t);
+  }
+
+  private static StringStringEntryProto entry(String key, String value) {
+    return StringStringEntryProto.newBuilder().setKey(key).setValue(value).build();
   }
 
   private static ValueInfoProto valueInfo(String name, int elemType, Object... dims) {
@@ -76,6 +95,20 @@ final class GraphBuilder {
 
   String op(String opType, String hint, String... inputs) {
     return op(opType, hint, List.of(inputs));
+  }
+
+  /**
+   * Adds a node of {@code domain} whose outputs get exactly the given names (graph outputs bound
+   * by the caller need their own names, with no Identity copy in between).
+   */
+  void node(String opType, String domain, String name, List<String> inputs, List<String> outputs,
+      AttributeProto... attributes) {
+    NodeProto.Builder node = NodeProto.newBuilder().setOpType(opType).setDomain(domain)
+        .setName(name).addAllInput(inputs).addAllOutput(outputs);
+    for (AttributeProto a : attributes) {
+      node.addAttribute(a);
+    }
+    graph.addNode(node);
   }
 
   /** Adds a node with several fresh outputs. */
@@ -134,21 +167,13 @@ final class GraphBuilder {
         .setF(value).build();
   }
 
-  static AttributeProto attrs(String name, long... values) {
-    AttributeProto.Builder a = AttributeProto.newBuilder().setName(name)
-        .setType(AttributeProto.AttributeType.INTS);
-    for (long v : values) {
-      a.addInts(v);
-    }
-    return a.build();
-  }
-
-  /** The finished model at the given default-domain opset. */
+  /** The finished model at the given default-domain opset, importing {@code com.microsoft} 1. */
   ModelProto model(int opset, String producer) {
     return ModelProto.newBuilder()
         .setIrVersion(8)
         .setProducerName(producer)
         .addOpsetImport(OperatorSetIdProto.newBuilder().setDomain("").setVersion(opset))
+        .addOpsetImport(OperatorSetIdProto.newBuilder().setDomain("com.microsoft").setVersion(1))
         .setGraph(graph)
         .build();
   }

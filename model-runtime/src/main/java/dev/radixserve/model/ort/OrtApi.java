@@ -25,10 +25,16 @@ import java.lang.invoke.MethodHandle;
  */
 public final class OrtApi {
 
-  /** Requested API version; every function below exists in it (ONNX Runtime 1.13 and later). */
-  static final int API_VERSION = 13;
+  /**
+   * Requested API version: 23 (ONNX Runtime 1.23 and later, the first with the paged-attention
+   * contrib op) has every function bound here and in {@link OrtKernelApi}
+   * ({@code KernelContext_ParallelFor} is 17, {@code AddExternalInitializers} 12).
+   */
+  static final int API_VERSION = 23;
+  /** Fields of {@code struct OrtApi} in version 23 ({@code CreateStatus} .. the last one). */
+  static final int API_FIELDS = 390;
 
-  // Field positions in struct OrtApi (ORT_API_VERSION 13).
+  // Field positions in struct OrtApi (stable across versions: the struct only grows at its end).
   private static final int CREATE_STATUS = 0;
   private static final int GET_ERROR_CODE = 1;
   private static final int GET_ERROR_MESSAGE = 2;
@@ -57,9 +63,9 @@ public final class OrtApi {
   private static final int RELEASE_VALUE = 96;
   private static final int RELEASE_TENSOR_TYPE_AND_SHAPE_INFO = 99;
   private static final int RELEASE_SESSION_OPTIONS = 100;
+  private static final int ADD_SESSION_CONFIG_ENTRY = 130;
   private static final int ADD_INITIALIZER = 150;
-  /** Fields up to and including the last one used. */
-  private static final int FIELDS_USED = ADD_INITIALIZER + 1;
+  private static final int ADD_EXTERNAL_INITIALIZERS = 210;
 
   private static final FunctionDescriptor STATUS_OF_PTR = FunctionDescriptor.of(ADDRESS, ADDRESS);
   private static final FunctionDescriptor STATUS_OF_PTR_INT =
@@ -98,6 +104,9 @@ public final class OrtApi {
   private final MethodHandle releaseTensorTypeAndShapeInfo;
   private final MethodHandle releaseSessionOptions;
   private final MethodHandle addInitializer;
+  private final MethodHandle addExternalInitializers;
+  private final MethodHandle addSessionConfigEntry;
+  private final Binder binder;
 
   private OrtApi(OrtLibrary library) {
     Linker linker = Linker.nativeLinker();
@@ -117,8 +126,9 @@ public final class OrtApi {
       throw new IllegalStateException("ONNX Runtime " + version + " at " + library.path()
           + " does not offer C API version " + API_VERSION);
     }
-    MemorySegment table = api.reinterpret(FIELDS_USED * ADDRESS.byteSize());
+    MemorySegment table = api.reinterpret(API_FIELDS * ADDRESS.byteSize());
     Binder b = new Binder(linker, table);
+    binder = b;
     createStatus = b.bind(CREATE_STATUS, FunctionDescriptor.of(ADDRESS, JAVA_INT, ADDRESS));
     getErrorCode = b.bind(GET_ERROR_CODE, FunctionDescriptor.of(JAVA_INT, ADDRESS));
     getErrorMessage = b.bind(GET_ERROR_MESSAGE, FunctionDescriptor.of(ADDRESS, ADDRESS));
@@ -155,6 +165,15 @@ public final class OrtApi {
     releaseSessionOptions = b.bind(RELEASE_SESSION_OPTIONS, RELEASE);
     addInitializer = b.bind(ADD_INITIALIZER,
         FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    addExternalInitializers = b.bind(ADD_EXTERNAL_INITIALIZERS,
+        FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG));
+    addSessionConfigEntry = b.bind(ADD_SESSION_CONFIG_ENTRY,
+        FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+  }
+
+  /** Binds field {@code index} of the same table (for {@link OrtKernelApi}). */
+  MethodHandle bind(int index, FunctionDescriptor descriptor) {
+    return binder.bind(index, descriptor);
   }
 
   /** The process-wide binding (loads the library on first use). */
@@ -173,6 +192,10 @@ public final class OrtApi {
 
   private record Binder(Linker linker, MemorySegment table) {
     MethodHandle bind(int index, FunctionDescriptor descriptor) {
+      if (index >= API_FIELDS) {
+        throw new IllegalArgumentException("OrtApi field " + index + " is beyond version "
+            + API_VERSION);
+      }
       MemorySegment fn = table.getAtIndex(ADDRESS, index);
       if (fn.address() == 0) {
         throw new IllegalStateException("OrtApi field " + index + " is null");
@@ -202,16 +225,21 @@ public final class OrtApi {
     }
   }
 
-  /** Creates a status (as a custom operator would) and checks it: exercises the status path. */
-  void failWith(int code, String message) {
+  /**
+   * A new {@code OrtStatus} (ONNX Runtime copies the message), as a custom operator returns to
+   * report a failure; the receiver releases it.
+   */
+  MemorySegment createStatus(int code, String message) {
     try (Arena arena = Arena.ofConfined()) {
-      MemorySegment status = (MemorySegment) createStatus.invokeExact(code, arena.allocateFrom(message));
-      check(status);
-    } catch (OrtException | IllegalStateException e) {
-      throw e;
+      return (MemorySegment) createStatus.invokeExact(code, arena.allocateFrom(message));
     } catch (Throwable t) {
       throw rethrow(t);
     }
+  }
+
+  /** Creates a status (as a custom operator would) and checks it: exercises the status path. */
+  void failWith(int code, String message) {
+    check(createStatus(code, message));
   }
 
   // ---- env, options, session ----
@@ -253,6 +281,23 @@ public final class OrtApi {
   void addInitializer(MemorySegment options, MemorySegment name, MemorySegment value) {
     try {
       check((MemorySegment) addInitializer.invokeExact(options, name, value));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  void addExternalInitializers(MemorySegment options, MemorySegment names, MemorySegment values,
+      long count) {
+    try {
+      check((MemorySegment) addExternalInitializers.invokeExact(options, names, values, count));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  void addSessionConfigEntry(MemorySegment options, MemorySegment key, MemorySegment value) {
+    try {
+      check((MemorySegment) addSessionConfigEntry.invokeExact(options, key, value));
     } catch (Throwable t) {
       throw rethrow(t);
     }
@@ -399,7 +444,7 @@ public final class OrtApi {
     }
   }
 
-  private static RuntimeException rethrow(Throwable t) {
+  static RuntimeException rethrow(Throwable t) {
     if (t instanceof RuntimeException r) {
       throw r;
     }

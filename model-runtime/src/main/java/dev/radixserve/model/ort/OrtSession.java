@@ -83,20 +83,37 @@ public final class OrtSession extends NativeHandle {
      * @return one new value per output name, in order; the caller closes them
      */
     public OrtValue[] run(OrtValue... values) {
-      if (values.length != inputCount) {
-        throw new IllegalArgumentException(
-            "the call has " + inputCount + " inputs, got " + values.length + " values");
+      return run(values, new OrtValue[outputCount]);
+    }
+
+    /**
+     * Runs the session into caller-bound outputs where given: ONNX Runtime writes those outputs
+     * into the bound values' memory (no copy), and allocates the others.
+     *
+     * @param values one per input name, in order
+     * @param bound one per output name: a value to write into, or null to let ONNX Runtime
+     *     allocate it
+     * @return per output, the new value ONNX Runtime allocated (the caller closes it), or null
+     *     where the output was bound
+     */
+    public OrtValue[] run(OrtValue[] values, OrtValue[] bound) {
+      if (values.length != inputCount || bound.length != outputCount) {
+        throw new IllegalArgumentException("the call has " + inputCount + " inputs and "
+            + outputCount + " outputs, got " + values.length + " and " + bound.length);
       }
       for (int i = 0; i < inputCount; i++) {
         inputs.setAtIndex(ValueLayout.ADDRESS, i, values[i].pointer());
       }
       for (int i = 0; i < outputCount; i++) {
-        outputs.setAtIndex(ValueLayout.ADDRESS, i, MemorySegment.NULL);
+        outputs.setAtIndex(ValueLayout.ADDRESS, i,
+            bound[i] == null ? MemorySegment.NULL : bound[i].pointer());
       }
       OrtApi.get().run(pointer(), inputNames, inputs, inputCount, outputNames, outputCount, outputs);
       OrtValue[] result = new OrtValue[outputCount];
       for (int i = 0; i < outputCount; i++) {
-        result[i] = OrtValue.adopt(outputs.getAtIndex(ValueLayout.ADDRESS, i));
+        if (bound[i] == null) {
+          result[i] = OrtValue.adopt(outputs.getAtIndex(ValueLayout.ADDRESS, i));
+        }
       }
       return result;
     }

@@ -67,6 +67,42 @@ public final class SessionOptions extends NativeHandle {
     return this;
   }
 
+  /**
+   * Supplies the data of initializers the model declares with external data: ONNX Runtime uses
+   * these values instead of reading a file (the values must outlive session creation).
+   */
+  public SessionOptions addExternalInitializers(java.util.List<String> names,
+      java.util.List<OrtValue> values) {
+    if (names.size() != values.size()) {
+      throw new IllegalArgumentException(names.size() + " names for " + values.size() + " values");
+    }
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment nameArray = arena.allocate(ValueLayout.ADDRESS, Math.max(1, names.size()));
+      MemorySegment valueArray = arena.allocate(ValueLayout.ADDRESS, Math.max(1, names.size()));
+      for (int i = 0; i < names.size(); i++) {
+        nameArray.setAtIndex(ValueLayout.ADDRESS, i, arena.allocateFrom(names.get(i)));
+        valueArray.setAtIndex(ValueLayout.ADDRESS, i, values.get(i).pointer());
+      }
+      OrtApi.get().addExternalInitializers(pointer(), nameArray, valueArray, names.size());
+    }
+    return this;
+  }
+
+  /** Registers a domain of custom ops; the domain must outlive every session made from here. */
+  public SessionOptions addCustomOpDomain(CustomOpDomain domain) {
+    domain.addTo(this);
+    return this;
+  }
+
+  /** A session configuration entry ({@code onnxruntime_session_options_config_keys.h}). */
+  public SessionOptions config(String key, String value) {
+    try (Arena arena = Arena.ofConfined()) {
+      OrtApi.get().addSessionConfigEntry(pointer(), arena.allocateFrom(key),
+          arena.allocateFrom(value));
+    }
+    return this;
+  }
+
   private static void requireNonNegative(String what, int n) {
     if (n < 0) {
       throw new IllegalArgumentException(what + " must be >= 0, got " + n);

@@ -78,6 +78,16 @@ public final class LogitsSampler implements Sampler {
     return new SampledToken(token, logprob, top);
   }
 
+  /**
+   * The log-probability of {@code tokenId} under the raw distribution of {@code logits}, with the
+   * {@code top} most likely tokens (prompt logprobs: a prompt token is scored, not sampled).
+   */
+  public static SampledToken score(float[] logits, int tokenId, int top) {
+    double logZ = logSumExp(logits);
+    return new SampledToken(tokenId, (float) (logits[tokenId] - logZ),
+        top > 0 ? topLogprobs(logits, top, logZ) : List.of());
+  }
+
   private void applyPenalties(float[] logits) {
     double rep = params.repetitionPenalty();
     if (rep != 1) {
@@ -92,7 +102,8 @@ public final class LogitsSampler implements Sampler {
     }
   }
 
-  static int argmax(float[] logits) {
+  /** The index of the largest logit, the lowest on ties. */
+  public static int argmax(float[] logits) {
     int best = 0;
     for (int i = 1; i < logits.length; i++) {
       if (logits[i] > logits[best]) {

@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.PriorityQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
@@ -39,6 +40,7 @@ public final class BpeTokenizer implements Tokenizer {
   private final Pattern specialPattern;
   private final int eosTokenId;
   private final Map<String, int[]> pieceCache = new ConcurrentHashMap<>();
+  private final int longestToken; // bytes of the longest ordinary token
 
   /**
    * @param tokenBytes bytes of each token id (null for unused ids), special tokens included
@@ -82,35 +84,63 @@ public final class BpeTokenizer implements Tokenizer {
       merges.putIfAbsent(pairKey(pair[0], pair[1]), ((long) rank << 32) | merged);
     }
     this.specialPattern = specialPattern(this.specials);
+    int longest = 1;
+    for (int id = 0; id < tokenBytes.length; id++) {
+      if (tokenBytes[id] != null && !this.specials.containsValue(id)) {
+        longest = Math.max(longest, tokenBytes[id].length);
+      }
+    }
+    this.longestToken = longest;
   }
 
   @Override
   public int[] encode(String text) {
     IntBuffer out = new IntBuffer(text.length() / 3 + 4);
+    encode(text, out, Integer.MAX_VALUE);
+    return out.toArray();
+  }
+
+  @Override
+  public Optional<int[]> encodeAtMost(String text, int maxTokens) {
+    IntBuffer out = new IntBuffer(Math.min(text.length(), maxTokens) / 3 + 4);
+    return encode(text, out, maxTokens) ? Optional.of(out.toArray()) : Optional.empty();
+  }
+
+  /** Encodes into {@code out}; false (stopping early) once it would exceed {@code maxTokens}. */
+  private boolean encode(String text, IntBuffer out, int maxTokens) {
     Matcher special = specialPattern.matcher(text);
     int start = 0;
     while (special.find()) {
-      encodeOrdinary(text.substring(start, special.start()), out);
+      if (!encodeOrdinary(text.substring(start, special.start()), out, maxTokens)) {
+        return false;
+      }
       out.add(specials.get(special.group()));
       start = special.end();
     }
-    encodeOrdinary(text.substring(start), out);
-    return out.toArray();
+    return encodeOrdinary(text.substring(start), out, maxTokens) && out.size() <= maxTokens;
   }
 
   /** Encodes text treating special-token spellings as ordinary text. */
   public int[] encodeOrdinary(String text) {
     IntBuffer out = new IntBuffer(text.length() / 3 + 4);
-    encodeOrdinary(text, out);
+    encodeOrdinary(text, out, Integer.MAX_VALUE);
     return out.toArray();
   }
 
-  private void encodeOrdinary(String text, IntBuffer out) {
+  private boolean encodeOrdinary(String text, IntBuffer out, int maxTokens) {
     Matcher m = PRETOKENIZE.matcher(text);
     while (m.find()) {
+      if (out.size() > maxTokens) {
+        return false;
+      }
       String piece = m.group();
       int[] ids = pieceCache.get(piece);
       if (ids == null) {
+        // a piece makes at least (its bytes / longest token) tokens: a huge piece over the
+        // limit is refused without merging it (BPE of n bytes costs O(n log n) time and memory)
+        if ((long) out.size() + piece.length() / longestToken > maxTokens) {
+          return false;
+        }
         ids = bpe(piece.getBytes(StandardCharsets.UTF_8));
         if (piece.length() <= CACHED_PIECE_MAX_CHARS) {
           if (pieceCache.size() >= CACHE_LIMIT) {
@@ -121,6 +151,7 @@ public final class BpeTokenizer implements Tokenizer {
       }
       out.addAll(ids);
     }
+    return out.size() <= maxTokens;
   }
 
   /**

@@ -7,7 +7,7 @@ import java.io.ByteArrayOutputStream;
  * vocab.json, merges.txt and tokenizer.json spell tokens with one printable character per byte:
  * printable Latin-1 bytes map to themselves, the other 68 to U+0100.. in byte order.
  */
-final class ByteLevelAlphabet {
+public final class ByteLevelAlphabet {
 
   private static final char[] BYTE_TO_CHAR = new char[256];
   private static final int[] CHAR_TO_BYTE = new int[0x200];
@@ -25,7 +25,8 @@ final class ByteLevelAlphabet {
 
   private ByteLevelAlphabet() {}
 
-  static String encode(byte[] bytes) {
+  /** The byte-level spelling of {@code bytes} (as vocab.json and merges.txt write tokens). */
+  public static String encode(byte[] bytes) {
     StringBuilder sb = new StringBuilder(bytes.length);
     for (byte b : bytes) {
       sb.append(BYTE_TO_CHAR[b & 0xff]);

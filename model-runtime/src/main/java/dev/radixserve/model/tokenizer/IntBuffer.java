@@ -27,6 +27,10 @@ final class IntBuffer {
     size += vs.length;
   }
 
+  int size() {
+    return size;
+  }
+
   int[] toArray() {
     return Arrays.copyOf(values, size);
   }

@@ -1,8 +1,7 @@
 package dev.radixserve.model.tokenizer;
 
-import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.radixserve.model.weights.JsonFile;
 import dev.radixserve.model.weights.ModelLoadException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -24,8 +23,6 @@ public final class TokenizerLoader {
   public static final String TOKENIZER_JSON = "tokenizer.json";
   public static final String VOCAB_JSON = "vocab.json";
   public static final String MERGES_TXT = "merges.txt";
-
-  private static final ObjectMapper JSON = new ObjectMapper();
 
   private TokenizerLoader() {}
 
@@ -54,6 +51,17 @@ public final class TokenizerLoader {
     return standard();
   }
 
+  /** Which files {@link #load} reads in {@code dir}, in words (for summaries and messages). */
+  public static String describe(Path dir) {
+    if (Files.isRegularFile(dir.resolve(TOKENIZER_JSON))) {
+      return TOKENIZER_JSON;
+    }
+    if (Files.isRegularFile(dir.resolve(VOCAB_JSON))) {
+      return VOCAB_JSON + " + " + MERGES_TXT;
+    }
+    return "GPT-2's standard vocabulary (no tokenizer files)";
+  }
+
   /** GPT-2's vocabulary (r50k_base), 50,257 tokens. Builds a fresh instance (about 0.1 s). */
   public static BpeTokenizer standard() {
     R50kVocabulary v = R50kVocabulary.load();
@@ -63,7 +71,7 @@ public final class TokenizerLoader {
 
   /** GPT-2's original files: vocab.json (token → id) and merges.txt ("a b" per line). */
   public static BpeTokenizer fromVocabAndMerges(Path vocabJson, Path mergesTxt) {
-    Map<String, Integer> vocab = vocabOf(readJson(vocabJson), vocabJson);
+    Map<String, Integer> vocab = vocabOf(JsonFile.read(vocabJson), vocabJson);
     List<String[]> pairs = new ArrayList<>();
     List<String> lines = readLines(mergesTxt);
     for (int i = 0; i < lines.size(); i++) {
@@ -86,7 +94,7 @@ public final class TokenizerLoader {
 
   /** Hugging Face's tokenizer.json: model.vocab, model.merges ("a b" or [a, b]), added_tokens. */
   public static BpeTokenizer fromTokenizerJson(Path file) {
-    JsonNode root = readJson(file);
+    JsonNode root = JsonFile.read(file);
     JsonNode model = root.path("model");
     if (!model.isObject()) {
       throw new ModelLoadException(file, "has no \"model\" object");
@@ -187,16 +195,6 @@ public final class TokenizerLoader {
       vocab.put(e.getKey(), e.getValue().asInt());
     }
     return vocab;
-  }
-
-  private static JsonNode readJson(Path file) {
-    try {
-      return JSON.readTree(file.toFile());
-    } catch (JacksonException e) {
-      throw new ModelLoadException(file, "is not valid JSON: " + e.getOriginalMessage(), e);
-    } catch (IOException e) {
-      throw new ModelLoadException(file, "cannot be read: " + e, e);
-    }
   }
 
   private static List<String> readLines(Path file) {

@@ -5,26 +5,31 @@ import java.lang.foreign.Arena;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * GPT-2 weights under canonical names (Hugging Face's, without the {@code transformer.} prefix),
  * shapes checked against the config. Conv1D layout: weights are {@code [in, out]}.
  *
  * <pre>
- *   wte.weight                 [vocab, embd]      (also the LM head: tied)
+ *   wte.weight                 [vocab, embd]      (also the LM head when tied)
  *   wpe.weight                 [positions, embd]
  *   h.{i}.ln_1.weight|bias     [embd]
  *   h.{i}.attn.c_attn.weight   [embd, 3*embd]     bias [3*embd]   (q | k | v along out)
  *   h.{i}.attn.c_proj.weight   [embd, embd]       bias [embd]
  *   h.{i}.ln_2.weight|bias     [embd]
- *   h.{i}.mlp.c_fc.weight      [embd, 4*embd]     bias [4*embd]
- *   h.{i}.mlp.c_proj.weight    [4*embd, embd]     bias [embd]
+ *   h.{i}.mlp.c_fc.weight      [embd, inner]      bias [inner]     (inner: n_inner, 4*embd by default)
+ *   h.{i}.mlp.c_proj.weight    [inner, embd]      bias [embd]
  *   ln_f.weight|bias           [embd]
+ *   lm_head.weight             [vocab, embd]      (only when untied; nn.Linear layout [out, in])
  * </pre>
  *
  * Owns the arena its tensors live in; closing it releases (or unmaps) them.
  */
 public final class GptWeights implements AutoCloseable {
+
+  /** The untied LM head's name (Hugging Face's, never under {@code transformer.}). */
+  public static final String LM_HEAD = "lm_head.weight";
 
   private final ModelConfig config;
   private final Map<String, Tensor> tensors;
@@ -56,9 +61,15 @@ public final class GptWeights implements AutoCloseable {
     return java.util.Collections.unmodifiableMap(tensors);
   }
 
+  /** The LM head's tensor: {@code wte.weight} when tied, else {@code lm_head.weight}. */
+  public static String lmHeadName(ModelConfig c) {
+    return c.tieWordEmbeddings() ? "wte.weight" : LM_HEAD;
+  }
+
   /** Every canonical tensor name with the shape the config implies, in a stable order. */
   public static Map<String, long[]> expectedShapes(ModelConfig c) {
     long e = c.nEmbd();
+    long inner = c.nInner();
     Map<String, long[]> m = new LinkedHashMap<>();
     m.put("wte.weight", new long[] {c.vocabSize(), e});
     m.put("wpe.weight", new long[] {c.nPositions(), e});
@@ -72,26 +83,36 @@ public final class GptWeights implements AutoCloseable {
       m.put(p + "attn.c_proj.bias", new long[] {e});
       m.put(p + "ln_2.weight", new long[] {e});
       m.put(p + "ln_2.bias", new long[] {e});
-      m.put(p + "mlp.c_fc.weight", new long[] {e, 4 * e});
-      m.put(p + "mlp.c_fc.bias", new long[] {4 * e});
-      m.put(p + "mlp.c_proj.weight", new long[] {4 * e, e});
+      m.put(p + "mlp.c_fc.weight", new long[] {e, inner});
+      m.put(p + "mlp.c_fc.bias", new long[] {inner});
+      m.put(p + "mlp.c_proj.weight", new long[] {inner, e});
       m.put(p + "mlp.c_proj.bias", new long[] {e});
     }
     m.put("ln_f.weight", new long[] {e});
     m.put("ln_f.bias", new long[] {e});
+    if (!c.tieWordEmbeddings()) {
+      m.put(LM_HEAD, new long[] {c.vocabSize(), e});
+    }
     return m;
   }
 
   private void checkShape(String name, long[] shape) {
+    shapeProblem(tensors, name, shape).ifPresent(problem -> {
+      throw new IllegalArgumentException(problem);
+    });
+  }
+
+  /** What is wrong with tensor {@code name} of {@code tensors} given its expected shape, if anything. */
+  static Optional<String> shapeProblem(Map<String, Tensor> tensors, String name, long[] shape) {
     Tensor t = tensors.get(name);
     if (t == null) {
-      throw new IllegalArgumentException("missing tensor " + name);
+      return Optional.of("missing tensor " + name);
     }
     if (!Arrays.equals(t.shape(), shape)) {
-      throw new IllegalArgumentException(
-          "tensor " + name + " has shape " + Arrays.toString(t.shape()) + ", expected "
-              + Arrays.toString(shape));
+      return Optional.of("tensor " + name + " has shape " + Arrays.toString(t.shape())
+          + ", expected " + Arrays.toString(shape));
     }
+    return Optional.empty();
   }
 
   @Override

@@ -3,6 +3,8 @@ package dev.radixserve.model.weights;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.tokenizer.ByteLevelAlphabet;
+import dev.radixserve.model.tokenizer.TokenizerLoader;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -11,12 +13,17 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
- * Writes weights as a Hugging Face model directory (config.json + model.safetensors), for tests and
- * tooling: the server's tests build tiny model directories with it. F16 rounds to nearest even;
- * BF16 rounds to nearest even too (not truncation).
+ * Writes weights as a Hugging Face model directory (config.json + model.safetensors, or shards
+ * with their index; optionally generation_config.json and a byte-level tokenizer), for tests and
+ * tooling: the tests build tiny model directories with it. F16 rounds to nearest even; BF16
+ * rounds to nearest even too (not truncation). An untied head is written as {@code
+ * lm_head.weight}, never under the name prefix (as Hugging Face's GPT2LMHeadModel saves it).
  */
 public final class HfModelWriter {
 
@@ -34,11 +41,94 @@ public final class HfModelWriter {
     try {
       Files.createDirectories(dir);
       writeConfig(weights.config(), dir.resolve(HfModelLoader.CONFIG_JSON));
-      Map<String, Tensor> renamed = new java.util.LinkedHashMap<>();
-      weights.tensors().forEach((name, t) -> renamed.put(namePrefix + name, t));
+      Map<String, Tensor> renamed = new LinkedHashMap<>();
+      weights.tensors().forEach((name, t) -> renamed.put(storedName(namePrefix, name), t));
       writeSafetensors(renamed, dtype, dir.resolve(HfModelLoader.SAFETENSORS));
     } catch (IOException e) {
       throw new UncheckedIOException("writing model directory " + dir, e);
+    }
+  }
+
+  /**
+   * As Hugging Face's {@code save_pretrained} with a shard size: {@code shards} files {@code
+   * model-0000i-of-0000n.safetensors} holding consecutive tensors (names under {@code
+   * transformer.}), and {@code model.safetensors.index.json} mapping each name to its file.
+   */
+  public static void writeSharded(GptWeights weights, Path dir, DType dtype, int shards) {
+    List<String> names = new ArrayList<>(weights.tensors().keySet());
+    if (shards < 1 || shards > names.size()) {
+      throw new IllegalArgumentException(shards + " shards for " + names.size() + " tensors");
+    }
+    try {
+      Files.createDirectories(dir);
+      writeConfig(weights.config(), dir.resolve(HfModelLoader.CONFIG_JSON));
+      ObjectNode index = JSON.createObjectNode();
+      ObjectNode weightMap = JSON.createObjectNode();
+      long totalBytes = 0;
+      for (int k = 0; k < shards; k++) {
+        String file = String.format("model-%05d-of-%05d.safetensors", k + 1, shards);
+        Map<String, Tensor> part = new LinkedHashMap<>();
+        for (String name : names.subList(k * names.size() / shards, (k + 1) * names.size() / shards)) {
+          Tensor t = weights.tensor(name);
+          part.put(storedName(HfModelLoader.PREFIX, name), t);
+          weightMap.put(storedName(HfModelLoader.PREFIX, name), file);
+          totalBytes += t.elementCount() * dtype.bytes();
+        }
+        writeSafetensors(part, dtype, dir.resolve(file));
+      }
+      index.putObject("metadata").put("total_size", totalBytes);
+      index.set("weight_map", weightMap);
+      JSON.writerWithDefaultPrettyPrinter().writeValue(
+          dir.resolve(HfModelLoader.SAFETENSORS_INDEX).toFile(), index);
+    } catch (IOException e) {
+      throw new UncheckedIOException("writing model directory " + dir, e);
+    }
+  }
+
+  /** {@code generation_config.json} with these {@code eos_token_id}s (one: an int; more: a list). */
+  public static void writeGenerationConfig(Path dir, int... eosTokenIds) {
+    ObjectNode n = JSON.createObjectNode();
+    n.put("_from_model_config", false);
+    if (eosTokenIds.length == 1) {
+      n.put("eos_token_id", eosTokenIds[0]);
+    } else {
+      var ids = n.putArray("eos_token_id");
+      for (int id : eosTokenIds) {
+        ids.add(id);
+      }
+    }
+    writeJson(n, dir.resolve(EosTokens.GENERATION_CONFIG_JSON));
+  }
+
+  /**
+   * A byte-level BPE tokenizer without merges, as {@code vocab.json} + {@code merges.txt}: ids
+   * 0..255 are the bytes, 256 is {@code <|endoftext|>} (257 tokens). Every text encodes to its
+   * UTF-8 bytes, so a tiny model can serve any prompt.
+   */
+  public static void writeByteLevelTokenizer(Path dir) {
+    ObjectNode vocab = JSON.createObjectNode();
+    for (int b = 0; b < 256; b++) {
+      vocab.put(ByteLevelAlphabet.encode(new byte[] {(byte) b}), b);
+    }
+    vocab.put("<|endoftext|>", 256);
+    writeJson(vocab, dir.resolve(TokenizerLoader.VOCAB_JSON));
+    try {
+      Files.writeString(dir.resolve(TokenizerLoader.MERGES_TXT), "#version: 0.2\n");
+    } catch (IOException e) {
+      throw new UncheckedIOException("writing " + dir.resolve(TokenizerLoader.MERGES_TXT), e);
+    }
+  }
+
+  private static String storedName(String prefix, String name) {
+    return name.equals(GptWeights.LM_HEAD) ? name : prefix + name;
+  }
+
+  private static void writeJson(ObjectNode n, Path file) {
+    try {
+      Files.createDirectories(file.getParent());
+      JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), n);
+    } catch (IOException e) {
+      throw new UncheckedIOException("writing " + file, e);
     }
   }
 
@@ -54,6 +144,14 @@ public final class HfModelWriter {
     n.put("vocab_size", c.vocabSize());
     n.put("layer_norm_epsilon", c.layerNormEpsilon());
     n.put("activation_function", c.activationFunction());
+    if (c.nInner() == 4 * c.nEmbd()) {
+      n.putNull("n_inner");
+    } else {
+      n.put("n_inner", c.nInner());
+    }
+    if (!c.tieWordEmbeddings()) {
+      n.put("tie_word_embeddings", false);
+    }
     JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), n);
   }
 

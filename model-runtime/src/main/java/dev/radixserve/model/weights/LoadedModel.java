@@ -1,9 +1,20 @@
 package dev.radixserve.model.weights;
 
 import dev.radixserve.model.Tokenizer;
+import java.nio.file.Path;
+import java.util.List;
 
-/** A model directory's weights and tokenizer. Closing releases (unmaps) the weights. */
-public record LoadedModel(GptWeights weights, Tokenizer tokenizer) implements AutoCloseable {
+/**
+ * A model directory's weights, tokenizer and EOS ids. Closing releases (unmaps) the weights.
+ *
+ * @param weightFiles the safetensors files the weights were mapped from
+ */
+public record LoadedModel(GptWeights weights, Tokenizer tokenizer, EosTokens eos,
+    List<Path> weightFiles) implements AutoCloseable {
+
+  public LoadedModel {
+    weightFiles = List.copyOf(weightFiles);
+  }
 
   @Override
   public void close() {

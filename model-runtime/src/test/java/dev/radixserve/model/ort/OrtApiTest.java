@@ -95,6 +95,52 @@ class OrtApiTest {
   }
 
   @Test
+  void externalInitializersComeFromCallerValues() {
+    TypeProto vec = TypeProto.newBuilder().setTensorType(TypeProto.Tensor.newBuilder()
+        .setElemType(TensorProto.DataType.FLOAT_VALUE)
+        .setShape(TensorShapeProto.newBuilder().addDim(
+            TensorShapeProto.Dimension.newBuilder().setDimValue(2)))).build();
+    TensorProto w = TensorProto.newBuilder().setName("w").setDataType(1).addDims(2)
+        .setDataLocation(TensorProto.DataLocation.EXTERNAL)
+        .addExternalData(ai.onnx.proto.OnnxMl.StringStringEntryProto.newBuilder()
+            .setKey("location").setValue("radixserve-memory"))
+        .addExternalData(ai.onnx.proto.OnnxMl.StringStringEntryProto.newBuilder()
+            .setKey("offset").setValue("0"))
+        .addExternalData(ai.onnx.proto.OnnxMl.StringStringEntryProto.newBuilder()
+            .setKey("length").setValue("8"))
+        .build();
+    GraphProto graph = GraphProto.newBuilder().setName("add")
+        .addInput(ValueInfoProto.newBuilder().setName("x").setType(vec))
+        .addOutput(ValueInfoProto.newBuilder().setName("y").setType(vec))
+        .addInitializer(w)
+        .addNode(NodeProto.newBuilder().setOpType("Add").addInput("x").addInput("w").addOutput("y"))
+        .build();
+    byte[] model = ModelProto.newBuilder().setIrVersion(8)
+        .addOpsetImport(OperatorSetIdProto.newBuilder().setDomain("").setVersion(17))
+        .setGraph(graph).build().toByteArray();
+    try (Arena arena = Arena.ofConfined();
+        OrtEnv env = OrtEnv.create("test");
+        MemoryInfo cpu = MemoryInfo.cpu()) {
+      MemorySegment wData = arena.allocateFrom(ValueLayout.JAVA_FLOAT, 100f, 200f);
+      OrtSession session;
+      try (OrtValue wValue = OrtValue.wrap(cpu, wData, ElementType.FLOAT, 2);
+          SessionOptions options = SessionOptions.create()) {
+        options.addExternalInitializers(List.of("w"), List.of(wValue));
+        session = OrtSession.create(env, model, options);
+      }
+      wData.setAtIndex(ValueLayout.JAVA_FLOAT, 0, 1000f); // too late: the session has its copy
+      try (session;
+          OrtSession.Call call = session.call(List.of("x"), List.of("y"));
+          OrtValue in = OrtValue.wrap(cpu, arena.allocateFrom(ValueLayout.JAVA_FLOAT, 1f, 2f),
+              ElementType.FLOAT, 2);
+          OrtValue y = call.run(in)[0]) {
+        // taken from the caller's value when the session was made (ONNX Runtime copies it)
+        assertArrayEquals(new float[] {101f, 202f}, y.data().toArray(ValueLayout.JAVA_FLOAT));
+      }
+    }
+  }
+
+  @Test
   void badModelAndBadRunReportOrtMessages() {
     try (OrtEnv env = OrtEnv.create("test"); SessionOptions options = SessionOptions.create()) {
       OrtException bad = assertThrows(OrtException.class,

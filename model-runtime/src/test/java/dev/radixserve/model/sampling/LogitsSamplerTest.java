@@ -193,4 +193,16 @@ class LogitsSamplerTest {
       assertEquals(boxed[i], top[i]);
     }
   }
+
+  @Test
+  void scoreGivesTheLogSoftmaxOfAGivenTokenAndTheBestAlternatives() {
+    float[] logits = {2f, 0f, 1f, 2f};
+    double logZ = Math.log(2 * Math.exp(2) + Math.exp(0) + Math.exp(1));
+    SampledToken s = LogitsSampler.score(logits, 1, 2);
+    assertEquals(1, s.tokenId());
+    assertEquals(0 - logZ, s.logprob(), 1e-6);
+    assertEquals(List.of(new SampledToken.TokenLogprob(0, (float) (2 - logZ)),
+        new SampledToken.TokenLogprob(3, (float) (2 - logZ))), s.top());
+    assertEquals(List.of(), LogitsSampler.score(logits, 2, 0).top());
+  }
 }

@@ -105,6 +105,27 @@ class BpeTokenizerTest {
     }
     throw new AssertionError("no token with these bytes");
   }
+  @Test
+  void encodeAtMostIsEncodeWithinTheLimitAndEmptyBeyondIt() {
+    for (String s : Gpt2Reference.randomStrings(7, 200)) {
+      int[] ids = tokenizer.encode(s);
+      assertArrayEquals(ids, tokenizer.encodeAtMost(s, ids.length).orElseThrow(), s);
+      if (ids.length > 0) {
+        assertEquals(java.util.Optional.empty(), tokenizer.encodeAtMost(s, ids.length - 1), s);
+      }
+    }
+    String special = "a<|endoftext|>b";
+    assertArrayEquals(tokenizer.encode(special), tokenizer.encodeAtMost(special, 3).orElseThrow());
+    assertEquals(java.util.Optional.empty(), tokenizer.encodeAtMost(special, 2));
+  }
+
+  @Test
+  void aHugeTextOverTheLimitIsRefusedWithoutEncodingIt() {
+    // one 8 MB pre-token: merging it would take a heap of millions of entries
+    String huge = "a".repeat(8 << 20);
+    assertEquals(java.util.Optional.empty(), tokenizer.encodeAtMost(huge, 1024));
+    assertEquals(java.util.Optional.empty(), tokenizer.encodeAtMost("word ".repeat(1 << 20), 1024));
+  }
 
   static int[] concat(int[]... parts) {
     return java.util.Arrays.stream(parts).flatMapToInt(java.util.Arrays::stream).toArray();

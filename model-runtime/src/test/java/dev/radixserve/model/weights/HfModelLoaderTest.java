@@ -14,7 +14,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -106,13 +108,14 @@ class HfModelLoaderTest {
   }
 
   @Test
-  void untiedLmHeadIsRejected() throws IOException {
+  void lmHeadThatDiffersFromWteNeedsTieWordEmbeddingsFalse() throws IOException {
     Map<String, Tensor> tensors = new LinkedHashMap<>(original.tensors());
     try (GptWeights other = RandomGpt2.create(TINY, 12)) {
       tensors.put("lm_head.weight", other.tensor("wte.weight"));
       writeDir(tensors);
     }
-    assertProblem(HfModelLoader.SAFETENSORS, "lm_head.weight differs from wte.weight: untied lm_head is not supported");
+    assertProblem(HfModelLoader.SAFETENSORS, "lm_head.weight differs from wte.weight, but config.json"
+        + " has tie_word_embeddings true (the default)");
   }
 
   @Test
@@ -135,7 +138,7 @@ class HfModelLoaderTest {
     HfModelWriter.write(original, dir, DType.F32);
     String json = Files.readString(dir.resolve("config.json")).replace("gelu_new", "relu");
     Files.writeString(dir.resolve("config.json"), json);
-    assertProblem("config.json", "activation_function relu is not supported (gelu_new or gelu)");
+    assertProblem("config.json", "activation_function relu is not supported (gelu_new, gelu_pytorch_tanh or gelu)");
   }
 
   @Test
@@ -178,11 +181,17 @@ class HfModelLoaderTest {
   }
 
   @Test
-  void loadGivesWeightsAndStandardTokenizer() {
-    HfModelWriter.write(original, dir, DType.F16);
+  void loadGivesWeightsStandardTokenizerAndItsEos() {
+    ModelConfig gpt2Vocab = new ModelConfig(1, 1, 4, 8, 50257, 1e-5, "gelu_new");
+    try (GptWeights w = RandomGpt2.create(gpt2Vocab, 1)) {
+      HfModelWriter.write(w, dir, DType.F16);
+    }
     try (LoadedModel m = HfModelLoader.load(dir)) {
-      assertEquals(TINY, m.weights().config());
+      assertEquals(gpt2Vocab, m.weights().config());
       assertArrayEquals(new int[] {15496, 995}, m.tokenizer().encode("Hello world"));
+      assertEquals(Set.of(50256), m.eos().ids());
+      assertEquals("tokenizer", m.eos().source());
+      assertEquals(List.of(dir.resolve("model.safetensors")), m.weightFiles());
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.radixserve.server.cli;
 
+import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.config.ServerConfig;
 import java.util.Arrays;
@@ -44,7 +45,33 @@ enum ConfigKey {
   MAX_REQUEST_BODY("max-request-body", (b, v) -> b.maxRequestBodyBytes = ConfigValues.bytes(v),
       c -> ConfigValues.formatBytes(c.maxRequestBodyBytes())),
   SHUTDOWN_TIMEOUT("shutdown-timeout", (b, v) -> b.shutdownTimeout = ConfigValues.duration(v),
-      c -> ConfigValues.formatDuration(c.shutdownTimeout()));
+      c -> ConfigValues.formatDuration(c.shutdownTimeout())),
+  KV_EVENTS("kv-events", (b, v) -> b.kvEvents = ConfigValues.bool(v), c -> c.kvEvents().enabled()),
+  KV_EVENTS_ENDPOINT("kv-events-endpoint", (b, v) -> b.kvEventsEndpoint = ConfigValues.text(v),
+      c -> c.kvEvents().endpoint()),
+  KV_EVENTS_REPLAY_ENDPOINT("kv-events-replay-endpoint",
+      (b, v) -> b.kvEventsReplayEndpoint = ConfigValues.text(v), c -> c.kvEvents().replayEndpoint()),
+  KV_EVENTS_TOPIC("kv-events-topic", (b, v) -> b.kvEventsTopic = ConfigValues.text(v),
+      c -> c.kvEvents().topic()),
+  KV_EVENTS_QUEUE_SIZE("kv-events-queue-size",
+      (b, v) -> b.kvEventsQueueSize = ConfigValues.integer(v), c -> c.kvEvents().queueSize()),
+  KV_EVENTS_ENCODING("kv-events-encoding",
+      (b, v) -> b.kvEventsEncoding = ConfigValues.choice(v, KvEventEncoding.class),
+      c -> ConfigValues.formatChoice(c.kvEvents().encoding())),
+  MAX_CHOICES_PER_REQUEST("max-choices-per-request",
+      (b, v) -> b.maxChoicesPerRequest = ConfigValues.integer(v), ServerConfig::maxChoicesPerRequest),
+  MAX_STOP_LENGTH("max-stop-length", (b, v) -> b.maxStopLength = ConfigValues.integer(v),
+      ServerConfig::maxStopLength),
+  PREFILL_CHUNK_SIZE("prefill-chunk-size", (b, v) -> b.prefillChunkSize = ConfigValues.integer(v),
+      ServerConfig::prefillChunkSize),
+  MAX_CONNECTIONS("max-connections", (b, v) -> b.maxConnections = ConfigValues.integer(v),
+      ServerConfig::maxConnections),
+  IDLE_TIMEOUT("idle-timeout", (b, v) -> b.idleTimeout = ConfigValues.duration(v),
+      c -> ConfigValues.formatDuration(c.idleTimeout())),
+  HEADER_TIMEOUT("header-timeout", (b, v) -> b.headerTimeout = ConfigValues.duration(v),
+      c -> ConfigValues.formatDuration(c.headerTimeout())),
+  BODY_TIMEOUT("body-timeout", (b, v) -> b.bodyTimeout = ConfigValues.duration(v),
+      c -> ConfigValues.formatDuration(c.bodyTimeout()));
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

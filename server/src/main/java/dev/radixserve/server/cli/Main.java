@@ -1,6 +1,7 @@
 package dev.radixserve.server.cli;
 
 import dev.radixserve.bench.BenchCommand;
+import dev.radixserve.model.weights.ModelLoadException;
 import dev.radixserve.server.config.ServerConfig;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -14,8 +15,10 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code java -jar radixserve.jar <command>}: {@code serve} starts the server, {@code bench}
- * drives one. Exit status: 0 done, 1 failed at run time, 2 bad usage or configuration (the
- * message, naming the key and the allowed values, goes to stderr).
+ * drives one, {@code check-model} loads a model directory and runs one token. Exit status: 0
+ * done, 1 failed at run time (a model that does not load: the message names the file, key and
+ * value), 2 bad usage or configuration (the message, naming the key and the allowed values, goes
+ * to stderr).
  */
 @Command(
     name = "radixserve",
@@ -46,7 +49,8 @@ public final class Main implements Runnable {
         .setDefaultValueProvider(ServeCommand.builtInDefaults());
     CommandLine root = new CommandLine(new Main())
         .addSubcommand("serve", serve)
-        .addSubcommand("bench", new BenchCommand());
+        .addSubcommand("bench", new BenchCommand())
+        .addSubcommand("check-model", new CheckModelCommand());
     return root
         .setOut(out)
         .setErr(err)
@@ -56,12 +60,17 @@ public final class Main implements Runnable {
             cmd.getErr().flush();
             return CommandLine.ExitCode.USAGE;
           }
+          if (e instanceof ModelLoadException) {
+            cmd.getErr().println("radixserve: " + e.getMessage());
+            cmd.getErr().flush();
+            return CommandLine.ExitCode.SOFTWARE;
+          }
           throw e;
         });
   }
 
   @Override
   public void run() {
-    throw new ParameterException(spec.commandLine(), "Missing command: serve or bench");
+    throw new ParameterException(spec.commandLine(), "Missing command: serve, bench or check-model");
   }
 }

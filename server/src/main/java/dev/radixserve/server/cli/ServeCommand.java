@@ -20,7 +20,8 @@ import picocli.CommandLine.Spec;
 /**
  * {@code radixserve serve}: resolves the configuration (flag > environment > file > default),
  * then prints it or starts the server and blocks until it stops. SIGTERM and Ctrl-C drain
- * running requests within {@code --shutdown-timeout}.
+ * running requests within {@code --shutdown-timeout}, then the command returns 0 (a shutdown
+ * asked for and carried out is a success, as for uvicorn or nginx).
  *
  * <p>The setting flags are plain strings here: the parsing and validation of every layer lives
  * in {@link ConfigKey} so a bad value reads the same wherever it came from.
@@ -125,12 +126,79 @@ final class ServeCommand implements Callable<Integer> {
           + "Env RADIXSERVE_SHUTDOWN_TIMEOUT.")
   String shutdownTimeout;
 
-  @Option(names = "--config", paramLabel = "FILE", order = 18,
+  @Option(names = "--kv-events", paramLabel = "true|false", order = 20, arity = "0..1",
+      fallbackValue = "true",
+      description = "Publish KV cache events (vLLM's ZeroMQ/msgpack format) for cache-aware "
+          + "routers such as llm-d. Env RADIXSERVE_KV_EVENTS.")
+  String kvEvents;
+
+  @Option(names = "--kv-events-endpoint", paramLabel = "ADDR", order = 21,
+      description = "ZeroMQ PUB address: bound when it has a wildcard (tcp://*:5557), connected "
+          + "otherwise. Env RADIXSERVE_KV_EVENTS_ENDPOINT.")
+  String kvEventsEndpoint;
+
+  @Option(names = "--kv-events-replay-endpoint", paramLabel = "ADDR", order = 22,
+      description = "ZeroMQ ROUTER address (bound) serving replays of past batches. Default: "
+          + "none. Env RADIXSERVE_KV_EVENTS_REPLAY_ENDPOINT.")
+  String kvEventsReplayEndpoint;
+
+  @Option(names = "--kv-events-topic", paramLabel = "TOPIC", order = 23,
+      description = "First frame of every event message; llm-d expects "
+          + "kv@<pod-ip>:<port>@<model>. Default: empty. Env RADIXSERVE_KV_EVENTS_TOPIC.")
+  String kvEventsTopic;
+
+  @Option(names = "--kv-events-queue-size", paramLabel = "N", order = 24,
+      description = "Events waiting for the publisher thread; more are dropped and counted. "
+          + "Env RADIXSERVE_KV_EVENTS_QUEUE_SIZE.")
+  String kvEventsQueueSize;
+
+  @Option(names = "--kv-events-encoding", paramLabel = "array|map", order = 25,
+      description = "Events as tagged arrays (vLLM's classic shape, read by every router) or "
+          + "tagged maps (vLLM since mid 2026). Env RADIXSERVE_KV_EVENTS_ENCODING.")
+  String kvEventsEncoding;
+
+  @Option(names = "--max-choices-per-request", paramLabel = "N", order = 30,
+      description = "Most prompts × n in one request; larger requests get 400. "
+          + "Env RADIXSERVE_MAX_CHOICES_PER_REQUEST.")
+  String maxChoicesPerRequest;
+
+  @Option(names = "--max-stop-length", paramLabel = "CHARS", order = 31,
+      description = "Longest stop string (at most 4 per request); longer ones get 400. "
+          + "Env RADIXSERVE_MAX_STOP_LENGTH.")
+  String maxStopLength;
+
+  @Option(names = "--prefill-chunk-size", paramLabel = "TOKENS", order = 32,
+      description = "Most prompt tokens one sequence computes in one step; longer prompts are "
+          + "prefilled over several steps so short requests are not held up. "
+          + "Env RADIXSERVE_PREFILL_CHUNK_SIZE.")
+  String prefillChunkSize;
+
+  @Option(names = "--max-connections", paramLabel = "N", order = 33,
+      description = "Open connections beyond which new ones get 503 and are closed. "
+          + "Env RADIXSERVE_MAX_CONNECTIONS.")
+  String maxConnections;
+
+  @Option(names = "--idle-timeout", paramLabel = "DURATION", order = 34,
+      description = "Closes a connection with no request in progress after this. "
+          + "Env RADIXSERVE_IDLE_TIMEOUT.")
+  String idleTimeout;
+
+  @Option(names = "--header-timeout", paramLabel = "DURATION", order = 35,
+      description = "A request's head must arrive within this once it starts (else 408). "
+          + "Env RADIXSERVE_HEADER_TIMEOUT.")
+  String headerTimeout;
+
+  @Option(names = "--body-timeout", paramLabel = "DURATION", order = 36,
+      description = "A request's body must arrive within this after its head (else 408). "
+          + "Env RADIXSERVE_BODY_TIMEOUT.")
+  String bodyTimeout;
+
+  @Option(names = "--config", paramLabel = "FILE", order = 90,
       description = "YAML file setting any of the above by name (see config/radixserve.yaml). "
           + "Env RADIXSERVE_CONFIG.")
   Path configFile;
 
-  @Option(names = "--print-config", order = 19,
+  @Option(names = "--print-config", order = 91,
       description = "Print the effective configuration as YAML (a valid --config file) and exit.")
   boolean printConfig;
 
@@ -181,8 +249,9 @@ final class ServeCommand implements Callable<Integer> {
       return 0;
     }
     RunningServer server = launcher.apply(config);
-    Runtime.getRuntime().addShutdownHook(new Thread(
-        () -> server.shutdown(config.shutdownTimeout()), "radixserve-shutdown"));
+    Runnable drain = () -> server.shutdown(config.shutdownTimeout());
+    Runtime.getRuntime().addShutdownHook(new Thread(drain, "radixserve-shutdown"));
+    ShutdownSignals.install(drain);
     out.printf("radixserve: serving %s on http://%s:%d%n", config.servedModelName(),
         config.host(), server.port());
     out.flush();

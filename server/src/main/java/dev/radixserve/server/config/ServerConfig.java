@@ -25,6 +25,14 @@ import java.time.Duration;
  * @param threads ONNX Runtime intra-op threads; 0 lets it choose
  * @param maxRequestBodyBytes larger bodies get 413
  * @param shutdownTimeout how long SIGTERM waits for running requests
+ * @param kvEvents KV cache events for cache-aware routers (off by default)
+ * @param maxChoicesPerRequest most prompts × n in one request; more get 400
+ * @param maxStopLength most characters in one stop string; longer get 400
+ * @param prefillChunkSize most prompt tokens one sequence computes in one step
+ * @param maxConnections open connections beyond which new ones are refused with 503
+ * @param idleTimeout a connection with no request in progress is closed after this
+ * @param headerTimeout a request's head must arrive within this (else 408)
+ * @param bodyTimeout a request's body must arrive within this after its head (else 408)
  */
 public record ServerConfig(
     String host,
@@ -43,7 +51,15 @@ public record ServerConfig(
     int maxQueuedRequests,
     int threads,
     long maxRequestBodyBytes,
-    Duration shutdownTimeout) {
+    Duration shutdownTimeout,
+    KvEventsConfig kvEvents,
+    int maxChoicesPerRequest,
+    int maxStopLength,
+    int prefillChunkSize,
+    int maxConnections,
+    Duration idleTimeout,
+    Duration headerTimeout,
+    Duration bodyTimeout) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -59,6 +75,16 @@ public record ServerConfig(
     require(threads >= 0, "threads", threads, ">= 0");
     require(maxRequestBodyBytes >= 1024, "max-request-body", maxRequestBodyBytes, ">= 1024 bytes");
     require(!shutdownTimeout.isNegative(), "shutdown-timeout", shutdownTimeout, ">= 0");
+    if (kvEvents == null) {
+      kvEvents = KvEventsConfig.disabled();
+    }
+    require(maxChoicesPerRequest >= 1, "max-choices-per-request", maxChoicesPerRequest, ">= 1");
+    require(maxStopLength >= 1, "max-stop-length", maxStopLength, ">= 1");
+    require(prefillChunkSize >= 1, "prefill-chunk-size", prefillChunkSize, ">= 1");
+    require(maxConnections >= 1, "max-connections", maxConnections, ">= 1");
+    require(idleTimeout.toMillis() >= 1, "idle-timeout", idleTimeout, ">= 1ms");
+    require(headerTimeout.toMillis() >= 1, "header-timeout", headerTimeout, ">= 1ms");
+    require(bodyTimeout.toMillis() >= 1, "body-timeout", bodyTimeout, ">= 1ms");
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -98,6 +124,19 @@ public record ServerConfig(
     b.threads = threads;
     b.maxRequestBodyBytes = maxRequestBodyBytes;
     b.shutdownTimeout = shutdownTimeout;
+    b.kvEvents = kvEvents.enabled();
+    b.kvEventsEndpoint = kvEvents.endpoint();
+    b.kvEventsReplayEndpoint = kvEvents.replayEndpoint();
+    b.kvEventsTopic = kvEvents.topic();
+    b.kvEventsQueueSize = kvEvents.queueSize();
+    b.kvEventsEncoding = kvEvents.encoding();
+    b.maxChoicesPerRequest = maxChoicesPerRequest;
+    b.maxStopLength = maxStopLength;
+    b.prefillChunkSize = prefillChunkSize;
+    b.maxConnections = maxConnections;
+    b.idleTimeout = idleTimeout;
+    b.headerTimeout = headerTimeout;
+    b.bodyTimeout = bodyTimeout;
     return b;
   }
 
@@ -120,11 +159,28 @@ public record ServerConfig(
     public int threads;
     public long maxRequestBodyBytes = 8L << 20;
     public Duration shutdownTimeout = Duration.ofSeconds(30);
+    public boolean kvEvents;
+    public String kvEventsEndpoint = KvEventsConfig.DEFAULT_ENDPOINT;
+    public String kvEventsReplayEndpoint;
+    public String kvEventsTopic;
+    public int kvEventsQueueSize = KvEventsConfig.DEFAULT_QUEUE_SIZE;
+    public KvEventEncoding kvEventsEncoding = KvEventEncoding.ARRAY;
+    public int maxChoicesPerRequest = 256;
+    public int maxStopLength = 256;
+    public int prefillChunkSize = 512;
+    public int maxConnections = 2048;
+    public Duration idleTimeout = Duration.ofSeconds(75);
+    public Duration headerTimeout = Duration.ofSeconds(20);
+    public Duration bodyTimeout = Duration.ofSeconds(60);
 
     public ServerConfig build() {
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
           numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
-          apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout);
+          apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout,
+          new KvEventsConfig(kvEvents, kvEventsEndpoint, kvEventsReplayEndpoint, kvEventsTopic,
+              kvEventsQueueSize, kvEventsEncoding),
+          maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
+          headerTimeout, bodyTimeout);
     }
   }
 }

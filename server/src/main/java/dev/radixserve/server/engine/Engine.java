@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -30,7 +31,7 @@ public final class Engine {
 
   /** Engine settings (from ServerConfig). */
   public record Settings(SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
-      int maxQueuedRequests) {}
+      int prefillChunkSize, int maxQueuedRequests) {}
 
   private final ModelRunner runner;
   private final BlockSource pool;
@@ -40,6 +41,12 @@ public final class Engine {
   private final Map<String, RequestState> requests = new HashMap<>();
   private final LinkedBlockingQueue<EngineMessage> inbox = new LinkedBlockingQueue<>();
   private final AtomicInteger queued = new AtomicInteger();
+  /**
+   * Requests submitted and not yet finished (counted down when the engine reports them finished,
+   * whatever the reason): what a drain waits for. Unlike {@code idle}, which the engine thread
+   * recomputes once per loop, it cannot be stale when a request has just been submitted.
+   */
+  private final AtomicInteger live = new AtomicInteger();
   private final int maxQueued;
   private final Thread thread;
   private volatile boolean accepting = true;
@@ -49,18 +56,21 @@ public final class Engine {
 
   /**
    * @param cache empty to run with prefix caching off
+   * @param eosTokenIds tokens that end a choice (the model's EOS ids) unless it ignores EOS
    */
   public Engine(ModelRunner runner, BlockSource pool, Optional<PrefixCache> cache,
-      Tokenizer tokenizer, SamplerFactory samplers, Settings settings, EngineObserver observer) {
+      Tokenizer tokenizer, Set<Integer> eosTokenIds, SamplerFactory samplers, Settings settings,
+      EngineObserver observer) {
     this.runner = runner;
     this.pool = pool;
     this.cache = cache;
     this.maxQueued = settings.maxQueuedRequests();
-    EngineObserver counting = new QueueCountingObserver(observer, queued);
+    EngineObserver counting = new QueueCountingObserver(observer, queued, live);
     SequenceBlocks blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
-        settings.maxBatchedTokens(), counting);
-    this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, counting, requests);
+        settings.maxBatchedTokens(), settings.prefillChunkSize(), counting);
+    this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, eosTokenIds,
+        counting, requests);
     publishGauges();
     this.thread = Thread.ofPlatform().name("radixserve-engine").unstarted(this::run);
   }
@@ -84,6 +94,7 @@ public final class Engine {
       throw new EngineRejectedException(EngineRejectedException.Reason.QUEUE_FULL,
           "too many waiting requests (max " + maxQueued + ")");
     }
+    live.incrementAndGet();
     idle = false;
     inbox.add(new EngineMessage.Submit(request, System.nanoTime()));
   }
@@ -91,6 +102,15 @@ public final class Engine {
   /** Aborts a request (client gone); its blocks and locks come back in the next loop. */
   public void abort(String requestId) {
     inbox.add(new EngineMessage.Abort(requestId));
+  }
+
+  /**
+   * Ends one choice of a request as stopped (any thread): the HTTP layer found a stop string in
+   * its text. The choice's blocks are cached and released in the next loop; when it was the last
+   * unfinished choice the request completes.
+   */
+  public void finishChoice(String requestId, int choice) {
+    inbox.add(new EngineMessage.FinishChoice(requestId, choice));
   }
 
   public CompletableFuture<Integer> resetPrefixCache() {
@@ -102,6 +122,22 @@ public final class Engine {
   public CompletableFuture<EngineSnapshot> inspect() {
     CompletableFuture<EngineSnapshot> f = new CompletableFuture<>();
     inbox.add(new EngineMessage.Inspect(f));
+    return f;
+  }
+
+  /**
+   * Runs {@code task} on the engine thread between two steps and completes with its result
+   * (diagnostics and test hooks that must read engine-owned state, such as the prefix cache).
+   */
+  public <T> CompletableFuture<T> onEngineThread(Supplier<T> task) {
+    CompletableFuture<T> f = new CompletableFuture<>();
+    inbox.add(new EngineMessage.Run(() -> {
+      try {
+        f.complete(task.get());
+      } catch (RuntimeException e) {
+        f.completeExceptionally(e);
+      }
+    }));
     return f;
   }
 
@@ -120,7 +156,7 @@ public final class Engine {
   public void shutdown(Duration drain) throws InterruptedException {
     accepting = false;
     long deadline = System.nanoTime() + drain.toNanos();
-    while (!idle && System.nanoTime() < deadline) {
+    while (live.get() > 0 && System.nanoTime() < deadline) {
       Thread.sleep(10);
     }
     inbox.add(new EngineMessage.AbortAll(503, "the server shut down before the request finished"));
@@ -165,22 +201,30 @@ public final class Engine {
           drop(state, FinishReason.ABORT);
         }
       }
+      case EngineMessage.FinishChoice f -> {
+        RequestState state = requests.get(f.requestId());
+        if (state != null) {
+          outputs.finishChoice(state, f.choice());
+        }
+      }
       case EngineMessage.AbortAll a -> failAll(a.httpStatus(), a.message());
       case EngineMessage.ResetPrefixCache r -> r.freedBlocks().complete(cache.map(PrefixCache::evictAll).orElse(0));
       case EngineMessage.Inspect i -> i.snapshot().complete(snapshot());
+      case EngineMessage.Run r -> r.task().run();
       case EngineMessage.Stop s -> stopped = true;
     }
   }
 
   private void step() {
     ScheduledStep step = scheduler.schedule();
+    for (Sequence s : scheduler.takeNeverAdmissible()) {
+      // validation refuses such requests with 400; reaching this is a validation gap, and
+      // still only this request is at fault: the others keep their place
+      LOG.warning(() -> "request " + s.request.id() + " can never be admitted: " + s);
+      fail(s.state, 400, "the request needs more KV blocks or sequence slots than the server has"
+          + " (pool of " + pool.totalBlocks() + " blocks)");
+    }
     if (step.isEmpty()) {
-      if (scheduler.running().isEmpty() && !scheduler.waiting().isEmpty()) {
-        // nothing runs, so nothing will free blocks: the head can never be admitted
-        Sequence head = scheduler.waiting().peekFirst();
-        fail(head.state, 500, "request needs more KV blocks than the pool can provide ("
-            + pool.freeBlocks() + " free of " + pool.totalBlocks() + ")");
-      }
       return;
     }
     float[][] logits;
@@ -271,7 +315,8 @@ public final class Engine {
   }
 
   /** Counts requests out of the waiting queue at their first admission. */
-  private record QueueCountingObserver(EngineObserver delegate, AtomicInteger queued)
+  private record QueueCountingObserver(EngineObserver delegate, AtomicInteger queued,
+      AtomicInteger live)
       implements EngineObserver {
     @Override
     public void admitted(long queueNanos, int queriedTokens, int hitTokens) {
@@ -301,6 +346,7 @@ public final class Engine {
 
     @Override
     public void finished(FinishReason reason, long sinceArrivalNanos) {
+      live.decrementAndGet();
       delegate.finished(reason, sinceArrivalNanos);
     }
 
@@ -312,6 +358,12 @@ public final class Engine {
     @Override
     public void evicted(int blocks) {
       delegate.evicted(blocks);
+    }
+
+    @Override
+    public void prefixMatched(String requestId, int choice, String namespace, long nodeId,
+        int matchedTokens, int queriedTokens) {
+      delegate.prefixMatched(requestId, choice, namespace, nodeId, matchedTokens, queriedTokens);
     }
   }
 }

@@ -22,4 +22,20 @@ public interface EngineObserver {
   default void preempted() {}
 
   default void evicted(int blocks) {}
+
+  /**
+   * A sequence was admitted (again after a preemption too) with this prefix-cache match; only
+   * with prefix caching on.
+   *
+   * @param nodeId the deepest matched node (a namespace root's id when nothing matched)
+   * @param matchedTokens tokens reused from the cache
+   * @param queriedTokens tokens looked up (the prompt less its last token)
+   */
+  default void prefixMatched(String requestId, int choice, String namespace, long nodeId,
+      int matchedTokens, int queriedTokens) {}
+
+  /** Tells {@code first}, then {@code second}, about everything. */
+  static EngineObserver both(EngineObserver first, EngineObserver second) {
+    return new ObserverPair(first, second);
+  }
 }

@@ -1,31 +1,37 @@
 package dev.radixserve.server.engine;
 
 import dev.radixserve.model.sampling.SamplingParams;
-import java.util.List;
 
 /**
- * One prompt to complete, validated and tokenized by the HTTP layer.
+ * One prompt to complete, validated and tokenized by the HTTP layer. Stop strings are not the
+ * engine's business: the HTTP layer detokenizes and ends a choice with {@link Engine#finishChoice}.
  *
  * @param id unique request id (also the abort key)
+ * @param group the client request this prompt belongs to; admission is fair between groups, so
+ *     one request with many prompts does not hold up the requests that arrive after it
  * @param promptTokens at least one token
  * @param params sampling settings; choice {@code i > 0} uses seed {@code seed + i}
  * @param n choices; they share the prompt's KV blocks (prefilled once, forked after)
- * @param maxTokens tokens to generate at most per choice, at least 1
- * @param stop stop strings (not included in the output)
+ * @param maxTokens tokens to generate at most per choice; 0 computes the prompt only (echo that
+ *     scores it) and ends every choice with finish reason length
  * @param ignoreEos keep generating past the EOS token
  * @param namespace prefix-cache partition (the cache salt); {@code ""} by default
  * @param sink where results go
+ * @param promptLogprobs score every prompt token too ({@link TokenSink#onPromptLogprobs}), with
+ *     {@code params.topLogprobs()} alternatives; such a request computes its whole prompt (it
+ *     reuses no cached prefix, whose logits are gone)
  */
 public record EngineRequest(
     String id,
+    String group,
     int[] promptTokens,
     SamplingParams params,
     int n,
     int maxTokens,
-    List<String> stop,
     boolean ignoreEos,
     String namespace,
-    TokenSink sink) {
+    TokenSink sink,
+    boolean promptLogprobs) {
 
   public EngineRequest {
     if (promptTokens.length == 0) {
@@ -34,9 +40,14 @@ public record EngineRequest(
     if (n < 1) {
       throw new IllegalArgumentException("n must be >= 1, got " + n);
     }
-    if (maxTokens < 1) {
-      throw new IllegalArgumentException("max_tokens must be >= 1, got " + maxTokens);
+    if (maxTokens < 0) {
+      throw new IllegalArgumentException("max_tokens must be >= 0, got " + maxTokens);
     }
-    stop = List.copyOf(stop);
+  }
+
+  /** A request without prompt logprobs. */
+  public EngineRequest(String id, String group, int[] promptTokens, SamplingParams params, int n,
+      int maxTokens, boolean ignoreEos, String namespace, TokenSink sink) {
+    this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, false);
   }
 }

@@ -9,6 +9,5 @@ import java.util.List;
  * @param tokenId the token
  * @param logprob its log-probability (NaN when not requested)
  * @param top most likely alternatives, best first (empty when not requested)
- * @param textOffset chars of the choice's text before this token's text
  */
-public record GeneratedToken(int tokenId, float logprob, List<TokenLogprob> top, int textOffset) {}
+public record GeneratedToken(int tokenId, float logprob, List<TokenLogprob> top) {}

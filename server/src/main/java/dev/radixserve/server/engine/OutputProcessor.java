@@ -1,15 +1,20 @@
 package dev.radixserve.server.engine;
 
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.model.sampling.SamplingParams;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
- * After a forward: advances computed lengths, caches finished prefill chunks, forks the choices
- * of a request whose prompt is done, samples, detokenizes, applies stop conditions, reports to
- * sinks and observer, and retires finished sequences (blocks cached and released).
+ * After a forward: advances computed lengths, caches finished prefill chunks, scores prompt tokens
+ * (prompt logprobs), forks the choices of a request whose prompt is done, samples, applies the
+ * token stop conditions (EOS, stop token ids, max_tokens), reports token ids to sinks and
+ * observer, and retires finished sequences (blocks cached and released). Text and stop strings
+ * are the sink's side: it ends a choice through {@link #finishChoice}.
  */
 final class OutputProcessor {
 
@@ -17,15 +22,19 @@ final class OutputProcessor {
   private final SequenceBlocks blocks;
   private final SamplerFactory samplers;
   private final Tokenizer tokenizer;
+  private final Set<Integer> eosTokenIds;
   private final EngineObserver observer;
   private final Map<String, RequestState> requests;
 
+  /** @param eosTokenIds tokens that end a choice unless its request ignores EOS */
   OutputProcessor(Scheduler scheduler, SequenceBlocks blocks, SamplerFactory samplers,
-      Tokenizer tokenizer, EngineObserver observer, Map<String, RequestState> requests) {
+      Tokenizer tokenizer, Set<Integer> eosTokenIds, EngineObserver observer,
+      Map<String, RequestState> requests) {
     this.scheduler = scheduler;
     this.blocks = blocks;
     this.samplers = samplers;
     this.tokenizer = tokenizer;
+    this.eosTokenIds = Set.copyOf(eosTokenIds);
     this.observer = observer;
     this.requests = requests;
   }
@@ -45,7 +54,7 @@ final class OutputProcessor {
     for (int t : r.promptTokens()) {
       sampler.accept(t, true);
     }
-    return new Sequence(r, state, choice, sampler, new SequenceText(tokenizer, r.stop()));
+    return new Sequence(r, state, choice, sampler);
   }
 
   static SamplingParams seededFor(SamplingParams p, int choice) {
@@ -57,26 +66,80 @@ final class OutputProcessor {
         p.logprobs(), p.topLogprobs());
   }
 
+  /** @param logits the runner's rows for {@code step.toBatch()}: one per chunk, or per token */
   void process(ScheduledStep step, float[][] logits) {
-    List<ScheduledStep.Chunk> chunks = step.chunks();
-    for (int k = 0; k < chunks.size(); k++) {
-      Sequence s = chunks.get(k).seq();
+    int row = 0;
+    for (ScheduledStep.Chunk c : step.chunks()) {
+      Sequence s = c.seq();
       blocks.copied(s);
+      int firstRow = row;
+      row += c.rows();
       int start = s.numComputed;
-      s.numComputed += chunks.get(k).tokens();
+      s.numComputed += c.tokens();
       int prefill = Math.min(s.prefillEnd, s.numComputed) - start;
       if (prefill > 0) {
         observer.promptTokensComputed(prefill);
         blocks.cacheComputed(s);
       }
+      if (c.allLogits()) {
+        scorePrompt(s, start, logits, firstRow, c.tokens());
+      }
       if (s.numComputed < s.length()) {
-        continue; // mid-prompt chunk: its logits are not needed
+        continue; // mid-prompt chunk: nothing to sample yet
+      }
+      float[] last = sampleable(logits[row - 1]);
+      if (s.needsPromptLogits()) {
+        deliverPromptLogprobs(s.state);
+      }
+      if (s.request.maxTokens() == 0) {
+        finishPromptOnly(s);
+        continue;
       }
       if (s.choice == 0 && s.request.n() > 1 && !s.forked) {
-        fork(s, logits[k]);
+        fork(s, last);
       }
-      emit(s, logits[k]);
+      emit(s, last);
     }
+  }
+
+  /** Scores prompt token p + 1 with the row of position p, for each position of the chunk. */
+  private void scorePrompt(Sequence s, int start, float[][] logits, int firstRow, int tokens) {
+    SampledToken[] scored = s.state.promptLogprobs;
+    for (int i = 0; i < tokens && start + i + 1 < s.promptLen; i++) {
+      int next = start + i + 1;
+      scored[next] = LogitsSampler.score(sampleable(logits[firstRow + i]), s.token(next),
+          s.request.params().topLogprobs());
+    }
+  }
+
+  /** max_tokens 0: every choice ends with its prompt, nothing sampled. */
+  private void finishPromptOnly(Sequence s) {
+    for (int choice = 0; choice < s.request.n(); choice++) {
+      s.request.sink().onOutput(new ChoiceOutput(choice, List.of(), FinishReason.LENGTH));
+    }
+    s.state.unfinishedChoices = 1; // the other choices were never forked
+    retire(s, FinishReason.LENGTH);
+  }
+
+  private void deliverPromptLogprobs(RequestState state) {
+    List<SampledToken> scored = Arrays.asList(state.promptLogprobs).subList(1, state.promptLogprobs.length);
+    if (scored.contains(null)) {
+      throw new IllegalStateException("prompt of " + state.request.id() + " computed, but position "
+          + (scored.indexOf(null) + 1) + " has no logprob");
+    }
+    state.promptLogprobs = null;
+    state.request.sink().onPromptLogprobs(List.copyOf(scored));
+  }
+
+  /**
+   * Rules out ids the tokenizer lacks (a vocabulary padded past the tokenizer): their rows are
+   * untrained, and a sampled one could not be detokenized.
+   */
+  private float[] sampleable(float[] row) {
+    if (row.length > tokenizer.vocabSize()) {
+      Arrays.fill(row, tokenizer.vocabSize(), row.length, Float.NEGATIVE_INFINITY);
+    }
+    return row;
   }
 
   private void fork(Sequence parent, float[] logits) {
@@ -109,27 +172,28 @@ final class OutputProcessor {
 
     EngineRequest r = s.request;
     FinishReason finish = null;
-    String delta;
-    int offset;
-    if (r.params().stopTokenIds().contains(id) || (!r.ignoreEos() && id == tokenizer.eosTokenId())) {
+    if (r.params().stopTokenIds().contains(id) || (!r.ignoreEos() && eosTokenIds.contains(id))) {
       finish = FinishReason.STOP;
-      offset = s.text.length();
-      delta = s.text.finish();
-    } else {
-      SequenceText.Step step = s.text.add(id);
-      delta = step.delta();
-      offset = step.tokenOffset();
-      if (step.stopped()) {
-        finish = FinishReason.STOP;
-      } else if (s.outputTokens >= r.maxTokens()) {
-        finish = FinishReason.LENGTH;
-        delta += s.text.finish();
-      }
+    } else if (s.outputTokens >= r.maxTokens()) {
+      finish = FinishReason.LENGTH;
     }
-    r.sink().onOutput(new ChoiceOutput(s.choice, delta,
-        List.of(new GeneratedToken(id, t.logprob(), t.top(), offset)), finish));
+    r.sink().onOutput(new ChoiceOutput(s.choice,
+        List.of(new GeneratedToken(id, t.logprob(), t.top())), finish));
     if (finish != null) {
       retire(s, finish);
+    }
+  }
+
+  /**
+   * Retires choice {@code choice} of {@code state} as stopped (its client side found a stop
+   * string); nothing if it already finished. Tokens it sampled meanwhile were dropped by the sink.
+   */
+  void finishChoice(RequestState state, int choice) {
+    for (Sequence s : List.copyOf(state.live)) {
+      if (s.choice == choice) {
+        retire(s, FinishReason.STOP);
+        return;
+      }
     }
   }
 

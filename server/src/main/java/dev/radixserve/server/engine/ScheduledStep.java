@@ -7,7 +7,21 @@ import java.util.List;
 /** What one forward computes: for each scheduled sequence, its next {@code tokens} new tokens. */
 record ScheduledStep(List<Chunk> chunks) {
 
-  record Chunk(Sequence seq, int tokens) {}
+  /**
+   * @param allLogits the chunk returns a logits row per token (prompt logprobs), not only its last
+   */
+  record Chunk(Sequence seq, int tokens, boolean allLogits) {
+
+    /** The next {@code tokens} tokens of {@code seq}, from its current {@code numComputed}. */
+    Chunk(Sequence seq, int tokens) {
+      this(seq, tokens, seq.needsPromptLogits() && seq.numComputed < seq.promptLen - 1);
+    }
+
+    /** Logits rows the runner returns for this chunk. */
+    int rows() {
+      return allLogits ? tokens : 1;
+    }
+  }
 
   boolean isEmpty() {
     return chunks.isEmpty();
@@ -24,7 +38,7 @@ record ScheduledStep(List<Chunk> chunks) {
     for (Chunk c : chunks) {
       Sequence s = c.seq();
       seqs.add(new ForwardBatch.Seq(s.tokenRange(s.numComputed, s.numComputed + c.tokens()),
-          s.numComputed, s.blockTable()));
+          s.numComputed, s.blockTable(), c.allLogits()));
       if (s.pendingCopy != null) {
         copies.add(s.pendingCopy.toBlockCopy(s));
       }

@@ -5,19 +5,33 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Deque;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Decides what each forward step computes (continuous batching).
  *
  * <p>Running sequences come first, in admission order: each gets its remaining tokens (one for a
- * decode, a chunk of its prompt while prefilling) within the step's token budget. When the pool
- * cannot grow a running sequence, the most recently admitted one is preempted (its blocks freed;
- * it is recomputed later, from the cache when it is still there). Waiting sequences are then
- * admitted while budget, sequence slots and blocks (free plus evictable) last, in policy order:
- * {@code LPM} takes the longest cached prefix first and, among waiting requests sharing a prefix
- * that is not cached yet, admits one and lets the others wait a step to hit the cache; it falls
- * back to arrival order when more than {@value #LPM_MAX_WAITING} wait.
+ * decode, a chunk of its prompt while prefilling) within the step's token budget, and a prompt
+ * chunk is at most {@code prefillChunkSize} tokens, so a long prompt takes several steps and
+ * leaves budget for the requests behind it (head-of-line blocking is bounded by
+ * {@code ceil(prompt / prefillChunkSize)} steps). When the pool cannot grow a running sequence,
+ * the most recently admitted one is preempted (its blocks freed; it is recomputed later, from the
+ * cache when it is still there). Waiting sequences are then admitted while budget, sequence slots
+ * and blocks (free plus evictable) last. The order is fair between client requests first:
+ * preempted sequences, then each waiting sequence ranked by how many sequences of its group run
+ * or wait before it, so the k-th prompt of one request never goes before the first prompt of a
+ * request that arrived later. Within a rank it follows the policy: {@code LPM} takes the longest
+ * cached prefix first and, among waiting requests sharing a prefix that is not cached yet, admits
+ * one and lets the others wait a step to hit the cache; it uses arrival order when more than
+ * {@value #LPM_MAX_WAITING} wait.
+ *
+ * <p>A sequence that cannot be admitted while nothing runs never will be (it needs more blocks
+ * than the pool or more slots than {@code maxNumSeqs}); the HTTP layer refuses such requests,
+ * and should one get here it is set aside for {@link #takeNeverAdmissible} instead of blocking
+ * the line.
  */
 final class Scheduler {
 
@@ -27,17 +41,20 @@ final class Scheduler {
   private final SchedulePolicy policy;
   private final int maxNumSeqs;
   private final int maxBatchedTokens;
+  private final int prefillChunkSize;
   private final EngineObserver observer;
   private final Deque<Sequence> waiting = new ArrayDeque<>();
   private final List<Sequence> running = new ArrayList<>();
+  private final List<Sequence> neverAdmissible = new ArrayList<>();
   private long admissions;
 
   Scheduler(SequenceBlocks blocks, SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
-      EngineObserver observer) {
+      int prefillChunkSize, EngineObserver observer) {
     this.blocks = blocks;
     this.policy = policy;
     this.maxNumSeqs = maxNumSeqs;
     this.maxBatchedTokens = maxBatchedTokens;
+    this.prefillChunkSize = prefillChunkSize;
     this.observer = observer;
   }
 
@@ -57,13 +74,28 @@ final class Scheduler {
     return !running.isEmpty() || !waiting.isEmpty();
   }
 
+  /** Waiting sequences found impossible to admit since the last call (still in the queue). */
+  List<Sequence> takeNeverAdmissible() {
+    if (neverAdmissible.isEmpty()) {
+      return List.of();
+    }
+    List<Sequence> out = List.copyOf(neverAdmissible);
+    neverAdmissible.clear();
+    return out;
+  }
+
+  /** Tokens {@code s} computes next: the rest of it, within the budget and the prefill chunk. */
+  private int tokensFor(Sequence s, int budget) {
+    return Math.min(s.length() - s.numComputed, Math.min(budget, prefillChunkSize));
+  }
+
   ScheduledStep schedule() {
     List<ScheduledStep.Chunk> chunks = new ArrayList<>();
     int budget = maxBatchedTokens;
     boolean preempted = false;
     for (int i = 0; i < running.size() && budget > 0; i++) {
       Sequence s = running.get(i);
-      int want = Math.min(s.length() - s.numComputed, budget);
+      int want = tokensFor(s, budget);
       boolean selfPreempted = false;
       while (!selfPreempted && !blocks.ensureCapacity(s, s.numComputed + want)) {
         Sequence victim = running.getLast();
@@ -87,6 +119,10 @@ final class Scheduler {
     List<Sequence> admittedNow = new ArrayList<>();
     for (Sequence s : admissionOrder()) {
       int slots = s.forked || s.request.n() == 1 || s.choice != 0 ? 1 : s.request.n();
+      if (slots > maxNumSeqs) {
+        neverAdmissible.add(s);
+        continue;
+      }
       if (budget <= 0 || running.size() + slots > maxNumSeqs) {
         return;
       }
@@ -97,9 +133,13 @@ final class Scheduler {
       int cachedTokens = blocks.admit(s);
       if (needed - s.tableSize() > blocks.available()) {
         blocks.release(s);
+        if (running.isEmpty()) {
+          neverAdmissible.add(s); // nothing holds blocks: the whole pool is too small for it
+          continue;
+        }
         return; // head of line waits: skipping it would starve long prompts
       }
-      int want = Math.min(s.length() - s.numComputed, budget);
+      int want = tokensFor(s, budget);
       if (!blocks.ensureCapacity(s, s.numComputed + want)) {
         throw new IllegalStateException("admission of " + s + " found " + blocks.available()
             + " blocks available but could not allocate for " + want + " tokens");
@@ -114,22 +154,40 @@ final class Scheduler {
         s.state.cachedTokens = cachedTokens;
         observer.admitted(System.nanoTime() - s.state.arrivalNanos, s.length() - 1, cachedTokens);
       }
+      if (s.matchedNode != null) {
+        observer.prefixMatched(s.request.id(), s.choice, s.request.namespace(),
+            s.matchedNode.id(), cachedTokens, s.length() - 1);
+      }
       chunks.add(new ScheduledStep.Chunk(s, want));
       budget -= want;
     }
   }
 
+  /**
+   * Fair rank first (preempted sequences, then by how many sequences of the same client request
+   * run or wait ahead), then the policy's order within a rank; the sort is stable, so equal keys
+   * keep arrival order.
+   */
   private List<Sequence> admissionOrder() {
     List<Sequence> order = new ArrayList<>(waiting);
+    Map<String, Integer> ahead = new HashMap<>();
+    for (Sequence r : running) {
+      ahead.merge(r.request.group(), 1, Integer::sum);
+    }
+    Map<Sequence, Integer> rank = new IdentityHashMap<>();
+    for (Sequence s : order) {
+      rank.put(s, s.state.admitted ? -1 : ahead.merge(s.request.group(), 1, Integer::sum) - 1);
+    }
+    Comparator<Sequence> fair = Comparator.comparing(rank::get);
     if (policy == SchedulePolicy.LPM && blocks.cachingEnabled()
         && waiting.size() <= LPM_MAX_WAITING) {
-      java.util.Map<Sequence, Integer> hit = new java.util.IdentityHashMap<>();
+      Map<Sequence, Integer> hit = new IdentityHashMap<>();
       for (Sequence s : order) {
         hit.put(s, blocks.probe(s));
       }
-      // stable sort: equal hits keep arrival order
-      order.sort(Comparator.comparing((Sequence s) -> hit.get(s)).reversed());
+      fair = fair.thenComparing(Comparator.comparing((Sequence s) -> hit.get(s)).reversed());
     }
+    order.sort(fair);
     return order;
   }
 

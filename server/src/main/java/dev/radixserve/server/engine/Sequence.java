@@ -1,6 +1,7 @@
 package dev.radixserve.server.engine;
 
 import dev.radixserve.model.ForwardBatch;
+import dev.radixserve.cache.NodeHandle;
 import dev.radixserve.model.sampling.Sampler;
 import java.util.Arrays;
 
@@ -25,7 +26,6 @@ final class Sequence {
   final RequestState state;
   final int choice;
   final Sampler sampler;
-  final SequenceText text;
   final int promptLen;
 
   private int[] tokens;
@@ -40,6 +40,8 @@ final class Sequence {
   int heldBlocks;
   /** Set from the moment the sequence starts inside a block until its next step has run. */
   PendingCopy pendingCopy;
+  /** The node the last admission's cache match ended at; null with prefix caching off. */
+  NodeHandle matchedNode;
 
   /** Admission order stamp; preemption picks the largest. */
   long admittedSeq;
@@ -48,13 +50,11 @@ final class Sequence {
   /** The prompt is computed and the choices have been forked (choice 0 only). */
   boolean forked;
 
-  Sequence(EngineRequest request, RequestState state, int choice, Sampler sampler,
-      SequenceText text) {
+  Sequence(EngineRequest request, RequestState state, int choice, Sampler sampler) {
     this.request = request;
     this.state = state;
     this.choice = choice;
     this.sampler = sampler;
-    this.text = text;
     this.promptLen = request.promptTokens().length;
     this.tokens = Arrays.copyOf(request.promptTokens(), promptLen + 16);
     this.length = promptLen;
@@ -62,6 +62,14 @@ final class Sequence {
 
   int length() {
     return length;
+  }
+
+  /**
+   * True while this sequence must compute logits at its prompt positions (prompt logprobs not yet
+   * delivered): it then matches no cached prefix, and its prompt chunks return every row.
+   */
+  boolean needsPromptLogits() {
+    return choice == 0 && state.promptLogprobs != null;
   }
 
   int token(int i) {

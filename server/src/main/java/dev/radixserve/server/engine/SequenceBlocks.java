@@ -49,8 +49,16 @@ final class SequenceBlocks {
 
   /** Tokens of {@code s} the cache holds now (never its last token); 0 with caching off. */
   int probe(Sequence s) {
-    return cache.map(c -> c.matchPrefix(s.tokensArray(), s.length() - 1, s.request.namespace())
+    return cache.map(c -> c.matchPrefix(s.tokensArray(), matchable(s), s.request.namespace())
         .matchedTokens()).orElse(0);
+  }
+
+  /**
+   * Tokens of {@code s} a cache match may cover: never its last (its logits are needed), none
+   * while it needs its prompt's logits (a cached prefix has none; vLLM skips the cache then too).
+   */
+  private static int matchable(Sequence s) {
+    return s.needsPromptLogits() ? 0 : s.length() - 1;
   }
 
   /** Free blocks plus those eviction could free. */
@@ -77,7 +85,7 @@ final class SequenceBlocks {
       return 0;
     }
     PrefixCache c = cache.get();
-    MatchResult m = c.matchPrefix(s.tokensArray(), s.length() - 1, s.request.namespace());
+    MatchResult m = c.matchPrefix(s.tokensArray(), matchable(s), s.request.namespace());
     s.hold = new CacheHold(c, m.fullBlocksNode());
     int[] whole = m.fullBlockIds();
     s.appendBlocks(whole);
@@ -91,6 +99,7 @@ final class SequenceBlocks {
         dropCopy(s);
       }
     }
+    s.matchedNode = s.pendingCopy != null ? m.node() : m.fullBlocksNode();
     return s.numComputed;
   }
 

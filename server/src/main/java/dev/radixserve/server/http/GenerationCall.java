@@ -3,11 +3,11 @@ package dev.radixserve.server.http;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.radixserve.model.Tokenizer;
-import dev.radixserve.model.sampling.SampledToken.TokenLogprob;
+import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.server.api.ApiException;
 import dev.radixserve.server.api.GenerationRequest;
 import dev.radixserve.server.engine.ChoiceOutput;
-import dev.radixserve.server.engine.GeneratedToken;
+import dev.radixserve.server.engine.Engine;
 import dev.radixserve.server.engine.RequestUsage;
 import dev.radixserve.server.engine.TokenSink;
 import io.netty.buffer.Unpooled;
@@ -15,54 +15,57 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * One HTTP generation request (several engine requests when it has several prompts): gathers
- * the engine's outputs on the channel's event loop and writes a JSON response or SSE chunks.
+ * the engine's token ids on the channel's event loop, turns them into text and applies the stop
+ * strings there (never on the engine thread), and writes a JSON response or SSE events. A stop
+ * string ends its choice in the engine through {@link Engine#finishChoice}.
  */
 final class GenerationCall {
 
+  private static final String DONE = "data: [DONE]\n\n";
+
   private final ChannelHandlerContext ctx;
   private final GenerationRequest req;
-  private final Tokenizer tokenizer;
+  private final Engine engine;
   private final Responses responses;
   private final String id;
   private final String model;
   private final long created = System.currentTimeMillis() / 1000;
-  private final StringBuilder[] texts;
-  private final ArrayNode[] logprobs;
-  private final String[] finish;
-  private final boolean[] started;
-  private final String[] echo;
+  private final ChoiceState[] choices;
+  private final LogprobsJson logprobsJson;
+  /** Per prompt: its tokens' logprob entries (echo with logprobs), set before its first output. */
+  private final ArrayNode[] promptLogprobs;
   private int pending;
   private int promptTokens;
-  private int completionTokens;
   private int cachedTokens;
   private boolean done;
 
   GenerationCall(ChannelHandlerContext ctx, GenerationRequest req, Tokenizer tokenizer,
-      Responses responses, String id, String model) {
+      Engine engine, Responses responses, String id, String model) {
     this.ctx = ctx;
     this.req = req;
-    this.tokenizer = tokenizer;
+    this.engine = engine;
     this.responses = responses;
     this.id = id;
     this.model = model;
-    int choices = req.prompts().size() * req.n();
-    texts = new StringBuilder[choices];
-    logprobs = new ArrayNode[choices];
-    finish = new String[choices];
-    started = new boolean[choices];
-    echo = new String[choices];
-    for (int i = 0; i < choices; i++) {
-      texts[i] = new StringBuilder();
-      logprobs[i] = Responses.JSON.createArrayNode();
-      echo[i] = req.echo() ? tokenizer.decode(req.prompts().get(i / req.n())) : "";
+    StopStrings stops = new StopStrings(req.stop());
+    logprobsJson = new LogprobsJson(tokenizer);
+    promptLogprobs = new ArrayNode[req.prompts().size()];
+    choices = new ChoiceState[req.prompts().size() * req.n()];
+    for (int p = 0; p < req.prompts().size(); p++) {
+      String echo = req.echo() ? tokenizer.decode(req.prompts().get(p)) : "";
+      for (int c = 0; c < req.n(); c++) {
+        choices[p * req.n() + c] = new ChoiceState(tokenizer, stops, logprobsJson, echo);
+      }
     }
     pending = req.prompts().size();
   }
@@ -71,13 +74,23 @@ final class GenerationCall {
     return done;
   }
 
+  /** The engine request id of prompt {@code promptIndex}. */
+  String engineId(int promptIndex) {
+    return id + "-" + promptIndex;
+  }
+
   /** The sink for prompt {@code promptIndex}; hops every call onto the event loop. */
   TokenSink sink(int promptIndex) {
-    int base = promptIndex * req.n();
     return new TokenSink() {
       @Override
+      public void onPromptLogprobs(List<SampledToken> scored) {
+        ctx.executor().execute(() -> promptLogprobs[promptIndex] =
+            logprobsJson.promptEntries(req.prompts().get(promptIndex), scored));
+      }
+
+      @Override
       public void onOutput(ChoiceOutput o) {
-        ctx.executor().execute(() -> output(base + o.choice(), o));
+        ctx.executor().execute(() -> output(promptIndex, o));
       }
 
       @Override
@@ -92,69 +105,43 @@ final class GenerationCall {
     };
   }
 
+  /**
+   * SSE response head. HTTP/1.1: chunked; HTTP/1.0 has no chunked encoding, so the events go
+   * unframed and the end of the stream is the end of the connection.
+   */
   void startStream() {
-    HttpResponse r = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+    HttpVersion version = Responses.version(ctx);
+    HttpResponse r = new DefaultHttpResponse(version, HttpResponseStatus.OK);
     r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream");
     r.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-cache");
-    r.headers().set(HttpHeaderNames.TRANSFER_ENCODING, "chunked");
+    if (version.equals(HttpVersion.HTTP_1_0)) {
+      r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+    } else {
+      r.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+    }
     responses.count(200);
     ctx.writeAndFlush(r);
   }
 
-  private void output(int choice, ChoiceOutput o) {
-    if (done) {
+  private void output(int promptIndex, ChoiceOutput o) {
+    int index = promptIndex * req.n() + o.choice();
+    ChoiceState choice = choices[index];
+    if (done || choice.finished()) {
       return;
     }
-    String delta = o.textDelta();
-    if (!started[choice]) {
-      started[choice] = true;
-      delta = echo[choice] + delta;
-    }
-    ArrayNode lp = Responses.JSON.createArrayNode();
-    if (req.logprobs() != null) {
-      for (GeneratedToken t : o.tokens()) {
-        lp.add(tokenLogprob(t));
-      }
-    }
-    texts[choice].append(delta);
-    logprobs[choice].addAll(lp);
-    if (o.finishReason() != null) {
-      finish[choice] = o.finishReason().wireName();
+    ChoiceState.Delta d = choice.accept(o, req.logprobs() != null, promptLogprobs[promptIndex]);
+    if (d.stoppedByText()) {
+      engine.finishChoice(engineId(promptIndex), o.choice());
     }
     if (req.stream()) {
-      if (req.chat() && !sentRole(choice)) {
-        sse(chunk(choice, null, null, null, "assistant"));
+      if (req.chat() && choice.takeRole()) {
+        sse(chunk(index, null, null, null, "assistant"));
       }
-      if (!delta.isEmpty() || !lp.isEmpty() || o.finishReason() != null) {
-        sse(chunk(choice, delta, req.logprobs() != null ? lp : null, finish[choice], null));
+      if (!d.text().isEmpty() || !d.logprobs().isEmpty() || d.finishReason() != null) {
+        sse(chunk(index, d.text(), req.logprobs() != null ? d.logprobs() : null,
+            d.finishReason(), null));
       }
     }
-  }
-
-  private final java.util.BitSet roleSent = new java.util.BitSet();
-
-  private boolean sentRole(int choice) {
-    boolean s = roleSent.get(choice);
-    roleSent.set(choice);
-    return s;
-  }
-
-  private ObjectNode tokenLogprob(GeneratedToken t) {
-    ObjectNode n = Responses.JSON.createObjectNode();
-    n.put("token", tokenizer.decode(new int[] {t.tokenId()}));
-    n.put("logprob", t.logprob());
-    ArrayNode bytes = n.putArray("bytes");
-    for (byte b : tokenizer.tokenBytes(t.tokenId())) {
-      bytes.add(b & 0xFF);
-    }
-    n.put("text_offset", t.textOffset());
-    ArrayNode top = n.putArray("top_logprobs");
-    for (TokenLogprob a : t.top()) {
-      ObjectNode e = top.addObject();
-      e.put("token", tokenizer.decode(new int[] {a.tokenId()}));
-      e.put("logprob", a.logprob());
-    }
-    return n;
   }
 
   private ObjectNode chunk(int choice, String delta, ArrayNode lp, String fin, String role) {
@@ -172,7 +159,7 @@ final class GenerationCall {
     } else {
       c.put("text", delta == null ? "" : delta);
     }
-    c.set("logprobs", lp == null ? null : logprobsJson(lp));
+    c.set("logprobs", lp == null ? null : LogprobsJson.format(req.chat(), lp));
     c.put("finish_reason", fin);
     return root;
   }
@@ -186,40 +173,11 @@ final class GenerationCall {
     return root;
   }
 
-  /** Chat: {content: [...]}; completions: {tokens, token_logprobs, top_logprobs, text_offset}. */
-  private ObjectNode logprobsJson(ArrayNode lp) {
-    ObjectNode out = Responses.JSON.createObjectNode();
-    if (req.chat()) {
-      ArrayNode content = out.putArray("content");
-      lp.forEach(t -> {
-        ObjectNode e = ((ObjectNode) t).deepCopy();
-        e.remove("text_offset");
-        e.get("top_logprobs").forEach(a -> ((ObjectNode) a).putArray("bytes"));
-        content.add(e);
-      });
-      return out;
-    }
-    ArrayNode tokens = out.putArray("tokens");
-    ArrayNode lps = out.putArray("token_logprobs");
-    ArrayNode tops = out.putArray("top_logprobs");
-    ArrayNode offsets = out.putArray("text_offset");
-    lp.forEach(t -> {
-      tokens.add(t.get("token"));
-      lps.add(t.get("logprob"));
-      ObjectNode top = Responses.JSON.createObjectNode();
-      t.get("top_logprobs").forEach(a -> top.set(a.get("token").asText(), a.get("logprob")));
-      tops.add(top);
-      offsets.add(t.get("text_offset").asInt());
-    });
-    return out;
-  }
-
   private void complete(RequestUsage u) {
     if (done) {
       return;
     }
     promptTokens += u.promptTokens();
-    completionTokens += u.completionTokens();
     cachedTokens += u.cachedTokens();
     if (--pending > 0) {
       return;
@@ -232,31 +190,35 @@ final class GenerationCall {
         last.set("usage", usage());
         sse(last);
       }
-      ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer("data: [DONE]\n\n",
-          StandardCharsets.UTF_8)));
-      ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+      endStream();
       return;
     }
     ObjectNode root = header(req.chat() ? "chat.completion" : "text_completion");
-    ArrayNode choices = root.putArray("choices");
-    for (int i = 0; i < texts.length; i++) {
-      ObjectNode c = choices.addObject();
+    ArrayNode out = root.putArray("choices");
+    for (int i = 0; i < choices.length; i++) {
+      ObjectNode c = out.addObject();
       c.put("index", i);
       if (req.chat()) {
         ObjectNode m = c.putObject("message");
         m.put("role", "assistant");
-        m.put("content", texts[i].toString());
+        m.put("content", choices[i].text());
       } else {
-        c.put("text", texts[i].toString());
+        c.put("text", choices[i].text());
       }
-      c.set("logprobs", req.logprobs() == null ? null : logprobsJson(logprobs[i]));
-      c.put("finish_reason", finish[i]);
+      c.set("logprobs", req.logprobs() == null ? null
+          : LogprobsJson.format(req.chat(), choices[i].logprobs()));
+      c.put("finish_reason", choices[i].finishReason());
     }
     root.set("usage", usage());
     responses.json(ctx, 200, root);
   }
 
+  /** Completion tokens are those the client got: none after a stop string. */
   private ObjectNode usage() {
+    int completionTokens = 0;
+    for (ChoiceState c : choices) {
+      completionTokens += c.tokens();
+    }
     ObjectNode u = Responses.JSON.createObjectNode();
     u.put("prompt_tokens", promptTokens);
     u.put("completion_tokens", completionTokens);
@@ -265,20 +227,28 @@ final class GenerationCall {
     return u;
   }
 
+  /**
+   * Fails the whole call. Before the stream started: a plain error response; inside a stream: an
+   * error event in the same shape, then {@code data: [DONE]}.
+   */
   void error(int status, String message) {
     if (done) {
       return;
     }
     done = true;
+    ApiException e = new ApiException(status, status >= 500 ? "server_error"
+        : status == 429 ? "rate_limit_error" : "invalid_request_error", null, null, message);
     if (req.stream()) {
-      ObjectNode err = Responses.JSON.createObjectNode();
-      err.putObject("error").put("message", message).put("code", status);
-      sse(err);
-      ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+      sse(Responses.errorBody(e));
+      endStream();
       return;
     }
-    responses.error(ctx, new ApiException(status, status >= 500 ? "server_error"
-        : "invalid_request_error", null, null, message));
+    responses.error(ctx, e);
+  }
+
+  private void endStream() {
+    ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer(DONE, StandardCharsets.UTF_8)));
+    ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
   }
 
   private void sse(ObjectNode event) {

@@ -4,7 +4,9 @@ import dev.radixserve.server.engine.Engine;
 import dev.radixserve.server.engine.EngineGauges;
 import dev.radixserve.server.engine.EngineObserver;
 import dev.radixserve.server.engine.FinishReason;
+import dev.radixserve.server.kvevents.KvEventPublisher;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -80,6 +82,15 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
     gauge("radixserve.kv.cache.blocks.cached", engine::gauges, EngineGauges::cachedBlocks);
     gauge("radixserve.kv.cache.usage.ratio", engine::gauges,
         g -> (g.totalBlocks() - g.freeBlocks()) / (double) g.totalBlocks());
+  }
+
+  /** Binds the KV event counters (only when events are published). */
+  public void bindKvEvents(KvEventPublisher publisher) {
+    // the registry holds the publisher weakly; the server holds it for its whole life
+    FunctionCounter.builder("radixserve.kv.events.published", publisher,
+        KvEventPublisher::publishedEvents).register(registry);
+    FunctionCounter.builder("radixserve.kv.events.dropped", publisher,
+        KvEventPublisher::droppedEvents).register(registry);
   }
 
   private void gauge(String name, Supplier<EngineGauges> source, ToDoubleFunction<EngineGauges> f) {

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.radixserve.server.config.KvEventEncoding;
+import dev.radixserve.server.config.KvEventsConfig;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.config.ServerConfig;
 import java.io.IOException;
@@ -83,10 +85,26 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.THREADS, "2");
     values.put(ConfigKey.MAX_REQUEST_BODY, "64k");
     values.put(ConfigKey.SHUTDOWN_TIMEOUT, "1500ms");
+    values.put(ConfigKey.KV_EVENTS, "true");
+    values.put(ConfigKey.KV_EVENTS_ENDPOINT, "tcp://router:5557");
+    values.put(ConfigKey.KV_EVENTS_REPLAY_ENDPOINT, "tcp://*:5558");
+    values.put(ConfigKey.KV_EVENTS_TOPIC, "kv@10.0.0.7:8000@gpt2");
+    values.put(ConfigKey.KV_EVENTS_QUEUE_SIZE, "512");
+    values.put(ConfigKey.KV_EVENTS_ENCODING, "MAP");
+    values.put(ConfigKey.MAX_CHOICES_PER_REQUEST, "12");
+    values.put(ConfigKey.MAX_STOP_LENGTH, "40");
+    values.put(ConfigKey.PREFILL_CHUNK_SIZE, "128");
+    values.put(ConfigKey.MAX_CONNECTIONS, "77");
+    values.put(ConfigKey.IDLE_TIMEOUT, "2m");
+    values.put(ConfigKey.HEADER_TIMEOUT, "3s");
+    values.put(ConfigKey.BODY_TIMEOUT, "250ms");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
-        512, 256, SchedulePolicy.FCFS, false, "sk-test", 9, 2, 64L << 10, Duration.ofMillis(1500));
+        512, 256, SchedulePolicy.FCFS, false, "sk-test", 9, 2, 64L << 10, Duration.ofMillis(1500),
+        new KvEventsConfig(true, "tcp://router:5557", "tcp://*:5558", "kv@10.0.0.7:8000@gpt2", 512,
+            KvEventEncoding.MAP),
+        12, 40, 128, 77, Duration.ofMinutes(2), Duration.ofSeconds(3), Duration.ofMillis(250));
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
@@ -114,7 +132,10 @@ class ConfigPrecedenceTest {
     assertEquals("unknown key 'max-num-seq' in config file " + f + " (allowed keys: host, port, "
         + "model, served-model-name, block-size, kv-cache-memory, num-blocks, max-num-seqs, "
         + "max-num-batched-tokens, max-model-len, schedule-policy, prefix-caching, api-key, "
-        + "max-queued-requests, threads, max-request-body, shutdown-timeout)", e.getMessage());
+        + "max-queued-requests, threads, max-request-body, shutdown-timeout, kv-events, "
+        + "kv-events-endpoint, kv-events-replay-endpoint, kv-events-topic, kv-events-queue-size, "
+        + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
+        + "max-connections, idle-timeout, header-timeout, body-timeout)", e.getMessage());
   }
 
   @Test
@@ -138,6 +159,18 @@ class ConfigPrecedenceTest {
             + "' (allowed: an existing directory holding config.json and model.safetensors)",
         assertThrows(ConfigException.class, () -> ConfigResolver.resolve(
             Map.of(ConfigKey.MODEL, dir.resolve("absent").toString()), Map.of(), null)).getMessage());
+  }
+
+  @Test
+  void kvEventAddressesMustBeZeroMqAddresses() {
+    assertEquals("invalid value for kv-events-endpoint: localhost:5557 (allowed: a ZeroMQ address"
+            + " tcp://HOST:PORT, ipc://PATH or inproc://NAME)",
+        assertThrows(ConfigException.class, () -> ConfigResolver.resolve(
+            Map.of(ConfigKey.KV_EVENTS_ENDPOINT, "localhost:5557"), Map.of(), null)).getMessage());
+    assertEquals("invalid value for kv-events-encoding from flag --kv-events-encoding: 'json'"
+            + " (allowed: array, map)",
+        assertThrows(ConfigException.class, () -> ConfigResolver.resolve(
+            Map.of(ConfigKey.KV_EVENTS_ENCODING, "json"), Map.of(), null)).getMessage());
   }
 
   @Test

@@ -57,6 +57,19 @@ class ServeCommandTest {
         threads: 0
         max-request-body: 8m
         shutdown-timeout: 30s
+        kv-events: false
+        kv-events-endpoint: tcp://*:5557
+        kv-events-replay-endpoint: null
+        kv-events-topic: null
+        kv-events-queue-size: 100000
+        kv-events-encoding: array
+        max-choices-per-request: 256
+        max-stop-length: 256
+        prefill-chunk-size: 512
+        max-connections: 2048
+        idle-timeout: 75s
+        header-timeout: 20s
+        body-timeout: 1m
         """, r.out());
   }
 
@@ -143,6 +156,6 @@ class ServeCommandTest {
   void noCommandIsAUsageError() {
     Run r = run(Map.of());
     assertEquals(2, r.status());
-    assertTrue(r.err().contains("Missing command: serve or bench"), r.err());
+    assertTrue(r.err().contains("Missing command: serve, bench or check-model"), r.err());
   }
 }

@@ -9,6 +9,7 @@ import dev.radixserve.cache.RadixCache;
 import dev.radixserve.model.ForwardBatch;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.sampling.LogitsSampler;
+import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.model.sampling.SamplingParams;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
 import dev.radixserve.server.config.SchedulePolicy;
@@ -28,18 +29,25 @@ class EngineHarness {
 
   static final Tokenizer TOKENIZER = TokenizerLoader.standard();
 
-  /** Computes a step: one row of logits per chunk. */
+  /** Computes a step: the runner's rows, one per chunk or one per token of an all-logits chunk. */
   interface Forward {
     float[][] run(ScheduledStep step, ForwardBatch batch);
   }
 
-  /** Fake model: the next token is always (last new token + 1) mod 1000. */
+  /**
+   * Fake model: the next token is always (token + 1) mod 1000. One row per chunk (its last
+   * token), or one per token of an all-logits chunk, as the runner returns them.
+   */
   static final Forward FAKE = (step, batch) -> {
-    float[][] out = new float[step.chunks().size()][TOKENIZER.vocabSize()];
-    for (int k = 0; k < out.length; k++) {
-      Sequence s = step.chunks().get(k).seq();
-      int last = s.token(s.numComputed + step.chunks().get(k).tokens() - 1);
-      out[k][(last + 1) % 1000] = 10;
+    float[][] out = new float[batch.logitRows()][TOKENIZER.vocabSize()];
+    for (int k = 0; k < step.chunks().size(); k++) {
+      ScheduledStep.Chunk c = step.chunks().get(k);
+      Sequence s = c.seq();
+      int end = s.numComputed + c.tokens();
+      for (int row = batch.firstRow(k); row <= batch.lastRow(k); row++) {
+        int position = end - 1 - (batch.lastRow(k) - row);
+        out[row][(s.token(position) + 1) % 1000] = 10;
+      }
     }
     return out;
   };
@@ -55,6 +63,10 @@ class EngineHarness {
   final Map<String, RequestUsage> usage = new HashMap<>();
   /** Sampled tokens by {@code id#choice}. */
   final Map<String, List<Integer>> tokens = new HashMap<>();
+  /** Every sampled token, in the order the sinks saw them. */
+  final List<Integer> sampled = new ArrayList<>();
+  /** Prompt logprobs by request id. */
+  final Map<String, List<SampledToken>> scored = new HashMap<>();
   int preemptions;
   /** The batch and logits of the last step. */
   ForwardBatch lastBatch;
@@ -64,6 +76,16 @@ class EngineHarness {
 
   EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
       int maxBatchedTokens, int vocabSize, Forward forward) {
+    this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, Integer.MAX_VALUE,
+        forward);
+  }
+
+  /**
+   * @param vocabSize logits per row: the tokenizer's vocabulary, or more when padded
+   * @param prefillChunk most prompt tokens a sequence computes in one step
+   */
+  EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
+      int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward) {
     this.blockSize = blockSize;
     this.forward = forward;
     this.caching = caching;
@@ -77,18 +99,39 @@ class EngineHarness {
     };
     SequenceBlocks sb = new SequenceBlocks(new PoolBlocks(pool),
         caching ? Optional.<PrefixCache>of(cache) : Optional.empty(), blockSize, observer);
-    scheduler = new Scheduler(sb, policy, 8, maxBatchedTokens, observer);
+    scheduler = new Scheduler(sb, policy, 8, maxBatchedTokens, prefillChunk, observer);
     outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, vocabSize), TOKENIZER,
-        observer, requests);
+        Set.of(TOKENIZER.eosTokenId()), observer, requests);
   }
 
   Sequence submit(String id, int[] prompt, int n, int maxTokens) {
-    EngineRequest r = new EngineRequest(id, prompt, SamplingParams.greedy(), n, maxTokens,
-        List.of(), true, "", new TokenSink() {
+    return submit(id, id, prompt, n, maxTokens, false);
+  }
+
+  Sequence submit(String id, int[] prompt, int n, int maxTokens, boolean promptLogprobs) {
+    return submit(id, id, prompt, n, maxTokens, promptLogprobs);
+  }
+
+  Sequence submit(String id, String group, int[] prompt, int n, int maxTokens) {
+    return submit(id, group, prompt, n, maxTokens, false);
+  }
+
+  Sequence submit(String id, String group, int[] prompt, int n, int maxTokens,
+      boolean promptLogprobs) {
+    EngineRequest r = new EngineRequest(id, group, prompt, SamplingParams.greedy(), n, maxTokens,
+        true, "", new TokenSink() {
+          @Override
+          public void onPromptLogprobs(List<SampledToken> scoredTokens) {
+            scored.put(id, scoredTokens);
+          }
+
           @Override
           public void onOutput(ChoiceOutput output) {
-            output.tokens().forEach(t -> tokens.computeIfAbsent(id + "#" + output.choice(),
-                k -> new ArrayList<>()).add(t.tokenId()));
+            output.tokens().forEach(t -> {
+              sampled.add(t.tokenId());
+              tokens.computeIfAbsent(id + "#" + output.choice(), k -> new ArrayList<>())
+                  .add(t.tokenId());
+            });
           }
 
           @Override
@@ -99,7 +142,7 @@ class EngineHarness {
 
           @Override
           public void onError(int httpStatus, String message) {}
-        });
+        }, promptLogprobs);
     Sequence s = outputs.newRequest(r, 0);
     scheduler.enqueue(s);
     return s;

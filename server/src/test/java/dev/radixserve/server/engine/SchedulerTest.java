@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.radixserve.model.ForwardBatch;
+import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.server.config.SchedulePolicy;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -19,10 +21,65 @@ class SchedulerTest {
     Harness(int blocks, SchedulePolicy policy, int maxTokens) {
       super(blocks, B, true, policy, maxTokens, TOKENIZER.vocabSize(), FAKE);
     }
+
+    /** @param modelVocab logits per row: the tokenizer's vocabulary, or more when padded */
+    Harness(int blocks, SchedulePolicy policy, int maxTokens, int modelVocab) {
+      super(blocks, B, true, policy, maxTokens, modelVocab, FAKE);
+    }
+
+    /** @param prefillChunk most prompt tokens a sequence computes in one step */
+    Harness(int blocks, SchedulePolicy policy, int maxTokens, int modelVocab, int prefillChunk) {
+      super(blocks, B, true, policy, maxTokens, modelVocab, prefillChunk, FAKE);
+    }
   }
 
   private static int[] tokens(int from, int count) {
     return IntStream.range(from, from + count).toArray();
+  }
+
+  @Test
+  void promptLogprobsTakeEveryRowOfTheirChunksBesideOtherSequences() {
+    Harness h = new Harness(64, SchedulePolicy.FCFS, 20);
+    h.submit("plain", tokens(500, 10), 1, 5);
+    h.step();
+    h.submit("warm", tokens(100, 40), 1, 1);
+    while (h.scheduler.hasWork()) {
+      h.step(); // caches "warm"'s prompt blocks
+    }
+    h.sampled.clear();
+    h.submit("plain2", tokens(700, 3), 1, 6);
+    h.step();
+    Sequence scored = h.submit("scored", tokens(100, 40), 1, 2, true);
+    List<Integer> chunkTokens = new ArrayList<>();
+    while (h.scheduler.hasWork()) {
+      ScheduledStep step = h.step();
+      step.chunks().stream().filter(c -> c.seq() == scored).forEach(c -> chunkTokens.add(c.tokens()));
+    }
+    // behind plain2's decode: 19 + 19 + 2 prompt tokens, none from the cache, then a decode
+    assertEquals(List.of(19, 19, 2, 1), chunkTokens);
+    assertEquals(0, scored.state.cachedTokens);
+    List<SampledToken> lp = h.scored.get("scored");
+    assertEquals(39, lp.size());
+    double logprob = 10 - Math.log(Math.exp(10) + EngineHarness.TOKENIZER.vocabSize() - 1);
+    for (int i = 0; i < lp.size(); i++) {
+      assertEquals(101 + i, lp.get(i).tokenId());
+      assertEquals(logprob, lp.get(i).logprob(), 1e-5, "prompt token " + (i + 1));
+    }
+    // each sequence read its own row: plain2 decodes beside every chunk of "scored"
+    assertEquals(List.of(703, 704, 705, 706, 140, 707, 141, 708), h.sampled);
+    h.assertAccounting();
+  }
+
+  @Test
+  void idsPastTheTokenizerAreNeverSampled() {
+    Harness h = new Harness(16, SchedulePolicy.FCFS, 64, EngineHarness.TOKENIZER.vocabSize() + 47); // padded
+    h.submit("padded", tokens(100, 5), 1, 1);
+    float[] row = new float[EngineHarness.TOKENIZER.vocabSize() + 47];
+    row[EngineHarness.TOKENIZER.vocabSize() + 3] = 100;
+    row[42] = 5;
+    h.outputs.process(h.scheduler.schedule(), new float[][] {row});
+    assertEquals(List.of(42), h.sampled);
+    assertEquals(List.of("padded"), h.finished);
   }
 
   @Test
@@ -105,5 +162,96 @@ class SchedulerTest {
     }
     assertEquals(List.of("n3"), h.finished);
     h.assertAccounting();
+  }
+
+  private static List<String> ids(ScheduledStep step) {
+    return step.chunks().stream().map(c -> c.seq().request.id()).toList();
+  }
+
+  private static List<Integer> sizes(ScheduledStep step) {
+    return step.chunks().stream().map(ScheduledStep.Chunk::tokens).toList();
+  }
+
+  @Test
+  void prefillChunksBoundHowLongAShortRequestWaitsBehindALongPrompt() {
+    // budget 256 tokens a step, at most 64 prompt tokens per sequence a step
+    Harness h = new Harness(128, SchedulePolicy.FCFS, 256, EngineHarness.TOKENIZER.vocabSize(), 64);
+    h.submit("long", tokens(100, 700), 1, 3);
+    assertEquals(List.of(64), sizes(h.step()));
+    h.submit("short", tokens(2000, 2), 1, 1);
+    ScheduledStep next = h.step();
+    assertEquals(List.of("long", "short"), ids(next)); // admitted in the very next step
+    assertEquals(List.of(64, 2), sizes(next));
+    assertEquals(List.of("short"), h.finished);
+    int steps = 2;
+    while (!h.finished.contains("long")) {
+      h.step();
+      steps++;
+    }
+    assertEquals(11 + 2, steps); // ceil(700 / 64) prefill steps (the last samples), 2 decodes
+    h.assertAccounting();
+
+    // without the cap the long prompt takes the whole budget until its last chunk
+    Harness uncapped = new Harness(128, SchedulePolicy.FCFS, 256);
+    uncapped.submit("long", tokens(100, 700), 1, 3);
+    uncapped.step();
+    uncapped.submit("short", tokens(2000, 2), 1, 1);
+    assertEquals(List.of("long"), ids(uncapped.step()));
+    assertEquals(List.of(188, 2), sizes(uncapped.step()));
+  }
+
+  @Test
+  void admissionIsFairBetweenRequestsNotOnlyBetweenSequences() {
+    for (SchedulePolicy policy : SchedulePolicy.values()) {
+      Harness h = new Harness(256, policy, 1024); // 8 sequence slots
+      for (int i = 0; i < 20; i++) {
+        h.submit("many-" + i, "many", tokens(100 + 10 * i, 4), 1, 20);
+      }
+      h.step(); // the first 8 prompts of "many" run
+      h.submit("one", "one", tokens(5000, 4), 1, 1);
+      while (!h.finished.contains("one")) {
+        h.step();
+      }
+      // "one" took the first slot that came free, ahead of the 12 prompts still waiting
+      assertEquals(9, h.finished.size(), policy + ": " + h.finished);
+      while (h.scheduler.hasWork()) {
+        h.step();
+      }
+      assertEquals(21, h.finished.size());
+      h.assertAccounting();
+    }
+  }
+
+  @Test
+  void aSequenceThatCanNeverBeAdmittedIsSetAsideAndTheOthersRun() {
+    Harness h = new Harness(8, SchedulePolicy.FCFS, 256); // 8 blocks, 8 sequence slots
+    h.submit("too-many-choices", tokens(100, 4), 9, 2);
+    h.submit("too-long", tokens(200, 200), 1, 2); // 13 blocks
+    h.submit("innocent", tokens(300, 4), 1, 2);
+    assertEquals(List.of("innocent"), ids(h.step()));
+    List<Sequence> refused = h.scheduler.takeNeverAdmissible();
+    assertEquals(List.of("too-many-choices", "too-long"),
+        refused.stream().map(s -> s.request.id()).toList());
+    refused.forEach(s -> h.outputs.drop(s.state, FinishReason.ABORT)); // as Engine.step does
+    while (h.scheduler.hasWork()) {
+      h.step();
+    }
+    assertEquals(List.of("innocent"), h.finished);
+    assertEquals(List.of(), h.scheduler.takeNeverAdmissible());
+    h.assertAccounting();
+  }
+
+  @Test
+  void choicesThatTogetherNeedMoreThanThePoolTakeTurnsAndAllFinish() {
+    // each choice needs up to 5 blocks; 4 at once would need 17 of the 10
+    Harness h = new Harness(10, SchedulePolicy.FCFS, 256);
+    h.submit("n4", tokens(100, 16), 4, 64);
+    int steps = 0;
+    while (h.scheduler.hasWork() && steps++ < 2000) {
+      h.step();
+      h.assertAccounting();
+    }
+    assertEquals(List.of("n4"), h.finished);
+    assertEquals(List.of(), h.scheduler.takeNeverAdmissible());
   }
 }

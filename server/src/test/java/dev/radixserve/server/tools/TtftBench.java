@@ -34,7 +34,7 @@ public final class TtftBench {
       for (int r = -1; r < rounds; r++) { // round -1 warms the JVM up
         long[] ms = new long[2];
         for (int k = 0; k < 2; k++) {
-          String body = "{\"prompt\":" + json.writeValueAsString(system + "Question " + k + "?")
+          String body = "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":" + json.writeValueAsString(system + "Question " + k + "?")
               + ",\"max_tokens\":1,\"temperature\":0,\"cache_salt\":\"round" + r + "\"}";
           long t0 = System.nanoTime();
           HttpResponse<String> resp = client.send(HttpRequest.newBuilder(

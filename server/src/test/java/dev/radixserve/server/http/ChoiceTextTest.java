@@ -1,4 +1,4 @@
-package dev.radixserve.server.engine;
+package dev.radixserve.server.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,18 +9,18 @@ import dev.radixserve.model.tokenizer.TokenizerLoader;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-class SequenceTextTest {
+class ChoiceTextTest {
 
   private static final Tokenizer TOKENIZER = TokenizerLoader.standard();
 
   @Test
   void stopStringAcrossTokensIsCutAndNeverStreamed() {
     int[] ids = TOKENIZER.encode("Hello world, END of story");
-    SequenceText text = new SequenceText(TOKENIZER, List.of(", END"));
+    ChoiceText text = new ChoiceText(TOKENIZER, new StopStrings(List.of(", END")));
     StringBuilder streamed = new StringBuilder();
     boolean stopped = false;
     for (int id : ids) {
-      SequenceText.Step step = text.add(id);
+      ChoiceText.Step step = text.add(id);
       streamed.append(step.delta());
       assertFalse(streamed.toString().contains(","), streamed.toString());
       if (step.stopped()) {
@@ -34,7 +34,7 @@ class SequenceTextTest {
 
   @Test
   void heldBackTextIsReleasedWhenItIsNotAStop() {
-    SequenceText text = new SequenceText(TOKENIZER, List.of("abcX"));
+    ChoiceText text = new ChoiceText(TOKENIZER, new StopStrings(List.of("abcX")));
     StringBuilder streamed = new StringBuilder();
     for (int id : TOKENIZER.encode("xx abc abd")) {
       streamed.append(text.add(id).delta());
@@ -46,7 +46,7 @@ class SequenceTextTest {
   @Test
   void multiByteCharacterSplitAcrossTokensWaitsForItsLastByte() {
     int[] ids = TOKENIZER.encode("日本");
-    SequenceText text = new SequenceText(TOKENIZER, List.of());
+    ChoiceText text = new ChoiceText(TOKENIZER, new StopStrings(List.of()));
     StringBuilder streamed = new StringBuilder();
     for (int id : ids) {
       String delta = text.add(id).delta();

@@ -1,0 +1,220 @@
+package dev.radixserve.model.attention;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+
+/**
+ * The CPU paged attention (DESIGN.md's graph contract, fp32): each query attends only to its own
+ * sequence's blocks, read where they lie in the pool; the new keys and values are written into
+ * their slots in place first, so a query sees its own sequence's new tokens through the pool too.
+ *
+ * <pre>
+ *   1 validate   every id, length and shape; nothing is written if anything is wrong
+ *   2 write      new K/V rows of token t (sequence s, position p = past[s] + t - cu[s]) to
+ *                slot (table[s][p / B], p % B) of both caches
+ *   3 attend     items (sequence, head, run of up to {@value #QUERY_RUN} queries), longest first,
+ *                over the thread pool: query at position p sees positions [0, p]
+ * </pre>
+ *
+ * Not thread-safe itself (one kernel per graph node; ONNX Runtime runs a node on one thread at a
+ * time); the items of step 3 run concurrently and write disjoint output rows.
+ */
+final class PagedAttentionKernel {
+
+  /** Queries of one sequence and head per work item: enough to amortise, small to balance. */
+  static final int QUERY_RUN = 16;
+
+  /** Runs independent work items, possibly concurrently; returns when all are done. */
+  @FunctionalInterface
+  interface Parallel {
+    void forEach(int items, java.util.function.IntConsumer item);
+
+    Parallel SERIAL = (items, item) -> {
+      for (int i = 0; i < items; i++) {
+        item.accept(i);
+      }
+    };
+  }
+
+  private final int numHeads;
+  private final int kvHeads;
+  private final int headSize;
+  private final float scale;
+  private final RowAttention math;
+  /** Slots (block * B + offset) and blocks written this step: reused across steps. */
+  private final BitSet written = new BitSet();
+  private final BitSet writtenBlocks = new BitSet();
+  private final ThreadLocal<float[]> scratch = ThreadLocal.withInitial(() -> new float[1024]);
+
+  /**
+   * @param scale score scale; 0 means {@code 1 / sqrt(headSize)} (the op's default)
+   */
+  PagedAttentionKernel(int numHeads, int kvHeads, int headSize, float scale, RowAttention math) {
+    if (numHeads <= 0 || kvHeads <= 0 || numHeads % kvHeads != 0) {
+      throw new IllegalArgumentException("num_heads " + numHeads + " must be a positive multiple"
+          + " of kv_num_heads " + kvHeads);
+    }
+    this.numHeads = numHeads;
+    this.kvHeads = kvHeads;
+    this.headSize = headSize;
+    this.scale = scale == 0 ? (float) (1.0 / Math.sqrt(headSize)) : scale;
+    this.math = math;
+  }
+
+  int headSize() {
+    return headSize;
+  }
+
+  void run(PagedAttentionStep step, Parallel parallel) {
+    if (step.headSize() != headSize) {
+      throw new IllegalArgumentException("head size " + step.headSize() + ", kernel made for "
+          + headSize);
+    }
+    validate(step);
+    writeNewRows(step);
+    List<long[]> items = items(step);
+    parallel.forEach(items.size(), i -> attend(step, items.get(i)));
+  }
+
+  // ---- 1 validate ----
+
+  private void validate(PagedAttentionStep s) {
+    int[] cu = s.cuSeqlens();
+    int seqs = s.sequences();
+    if (cu.length != seqs + 1) {
+      throw new IllegalArgumentException("cumulative_sequence_length has " + cu.length
+          + " entries for " + seqs + " sequences (need " + (seqs + 1) + ")");
+    }
+    if (cu[0] != 0 || cu[seqs] != s.tokens()) {
+      throw new IllegalArgumentException("cumulative_sequence_length must run from 0 to "
+          + s.tokens() + " tokens, got " + cu[0] + " .. " + cu[seqs]);
+    }
+    if (s.blockTables().length != seqs * s.maxBlocks()) {
+      throw new IllegalArgumentException("block_table has " + s.blockTables().length
+          + " entries, not " + seqs + " x " + s.maxBlocks());
+    }
+    int b = s.blockSize();
+    written.clear();
+    writtenBlocks.clear();
+    for (int q = 0; q < seqs; q++) {
+      int past = s.pastLens()[q];
+      int fresh = s.newTokens(q);
+      if (fresh < 0) {
+        throw new IllegalArgumentException("cumulative_sequence_length decreases at sequence " + q);
+      }
+      if (past < 0) {
+        throw new IllegalArgumentException("sequence " + q + ": past length " + past + " < 0");
+      }
+      long total = (long) past + fresh;
+      if (total > (long) s.maxBlocks() * b) {
+        throw new IllegalArgumentException("sequence " + q + ": past length " + past + " + "
+            + fresh + " new tokens exceed its block table (" + s.maxBlocks() + " blocks of " + b
+            + " tokens)");
+      }
+      int blocks = (int) ((total + b - 1) / b);
+      for (int k = 0; k < blocks; k++) {
+        int id = s.blockTables()[q * s.maxBlocks() + k];
+        if (id < 0 || id >= s.numBlocks()) {
+          throw new IllegalArgumentException("sequence " + q + ": block id " + id
+              + " at table index " + k + " outside [0, " + s.numBlocks() + ")");
+        }
+      }
+      for (int p = past; p < total; p++) {
+        long slot = slot(s, q, p);
+        if (written.get((int) slot)) {
+          throw new IllegalArgumentException("sequence " + q + ": slot " + slot % b + " of block "
+              + slot / b + " is written twice in one step");
+        }
+        written.set((int) slot);
+        writtenBlocks.set((int) (slot / b));
+      }
+    }
+    // a slot written now must not be some sequence's past (a shared block is read-only)
+    for (int q = 0; q < seqs; q++) {
+      int past = s.pastLens()[q];
+      for (int k = 0; k * b < past; k++) {
+        if (!writtenBlocks.get(s.blockTables()[q * s.maxBlocks() + k])) {
+          continue;
+        }
+        for (int p = k * b; p < Math.min(past, (k + 1) * b); p++) {
+          long slot = slot(s, q, p);
+          if (written.get((int) slot)) {
+            throw new IllegalArgumentException("sequence " + q + ": past slot " + slot % b
+                + " of block " + slot / b + " is written in this step");
+          }
+        }
+      }
+    }
+  }
+
+  private static long slot(PagedAttentionStep s, int seq, int position) {
+    int b = s.blockSize();
+    return (long) s.blockTables()[seq * s.maxBlocks() + position / b] * b + position % b;
+  }
+
+  // ---- 2 write ----
+
+  private void writeNewRows(PagedAttentionStep s) {
+    long rowBytes = (long) kvHeads * headSize * Float.BYTES;
+    for (int q = 0; q < s.sequences(); q++) {
+      int past = s.pastLens()[q];
+      for (int t = s.cuSeqlens()[q]; t < s.cuSeqlens()[q + 1]; t++) {
+        long dst = slot(s, q, past + t - s.cuSeqlens()[q]) * rowBytes;
+        MemorySegment.copy(s.key(), t * rowBytes, s.keyCache(), dst, rowBytes);
+        MemorySegment.copy(s.value(), t * rowBytes, s.valueCache(), dst, rowBytes);
+      }
+    }
+  }
+
+  // ---- 3 attend ----
+
+  /** Work items {sequence, first token, end token, head}, costliest (most keys) first. */
+  private List<long[]> items(PagedAttentionStep s) {
+    List<long[]> items = new ArrayList<>();
+    for (int q = 0; q < s.sequences(); q++) {
+      for (int t = s.cuSeqlens()[q]; t < s.cuSeqlens()[q + 1]; t += QUERY_RUN) {
+        int end = Math.min(t + QUERY_RUN, s.cuSeqlens()[q + 1]);
+        long keys = (long) (end - t) * (s.pastLens()[q] + end - s.cuSeqlens()[q]);
+        for (int h = 0; h < numHeads; h++) {
+          items.add(new long[] {q, t, end, h, keys});
+        }
+      }
+    }
+    items.sort((x, y) -> Long.compare(y[4], x[4]));
+    return items;
+  }
+
+  private void attend(PagedAttentionStep s, long[] item) {
+    int q = (int) item[0];
+    int h = (int) item[3];
+    int kvHead = h / (numHeads / kvHeads);
+    int rowFloats = kvHeads * headSize;
+    long queryRow = (long) numHeads * headSize * Float.BYTES;
+    long headBytes = (long) h * headSize * Float.BYTES;
+    int first = s.cuSeqlens()[q];
+    for (int t = (int) item[1]; t < item[2]; t++) {
+      int len = s.pastLens()[q] + t - first + 1;
+      float[] scores = scores(len);
+      math.attend(s.query(), t * queryRow + headBytes, s.keyCache(), s.valueCache(),
+          s.blockTables(), q * s.maxBlocks(), s.blockSize(), len, rowFloats, kvHead * headSize,
+          headSize, scale, scores, s.output(), t * queryRow + headBytes);
+    }
+  }
+
+  private float[] scores(int len) {
+    float[] a = scratch.get();
+    if (a.length < len) {
+      a = new float[Math.max(len, a.length * 2)];
+      scratch.set(a);
+    }
+    return a;
+  }
+
+  @Override
+  public String toString() {
+    return "PagedAttentionKernel[heads " + numHeads + ", kv heads " + kvHeads + ", head size "
+        + headSize + ", scale " + scale + ", " + math.getClass().getSimpleName() + "]";
+  }
+}

@@ -1,0 +1,133 @@
+package dev.radixserve.model.weights;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.radixserve.model.ModelConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A checkpoint's {@code config.json}: its {@link ModelConfig} and its {@code eos_token_id}s.
+ * Keys whose value would make the model compute something radixserve does not are refused by name
+ * and value, never ignored: a model either loads and behaves as its config says, or does not load.
+ *
+ * @param model the hyper-parameters
+ * @param eosTokenIds {@code eos_token_id} (an int or a list), empty when absent or null
+ */
+record HfConfig(ModelConfig model, List<Integer> eosTokenIds) {
+
+  /** tanh-approximated GELU (GPT-2's, under two names) and exact GELU: what the graph computes. */
+  static final Set<String> ACTIVATIONS = Set.of("gelu_new", "gelu_pytorch_tanh", "gelu");
+  /** Hugging Face GPT-2 classes whose checkpoint holds the language model as trained. */
+  private static final Set<String> ARCHITECTURES =
+      Set.of("GPT2LMHeadModel", "GPT2Model", "GPT2DoubleHeadsModel");
+
+  HfConfig {
+    eosTokenIds = List.copyOf(eosTokenIds);
+  }
+
+  static HfConfig read(Path dir) {
+    Path file = dir.resolve(HfModelLoader.CONFIG_JSON);
+    if (!Files.isRegularFile(file)) {
+      throw new ModelLoadException(file, "file is missing");
+    }
+    JsonNode c = JsonFile.readObject(file);
+    checkArchitecture(c, file);
+    checkSupported(c, file);
+    String activation = c.path("activation_function").asText("gelu_new");
+    if (!ACTIVATIONS.contains(activation)) {
+      throw new ModelLoadException(file, "activation_function " + activation
+          + " is not supported (gelu_new, gelu_pytorch_tanh or gelu)");
+    }
+    int nEmbd = intField(c, file, "n_embd");
+    JsonNode inner = c.get("n_inner");
+    JsonNode tie = c.get("tie_word_embeddings");
+    if (tie != null && !tie.isNull() && !tie.isBoolean()) {
+      throw new ModelLoadException(file, "tie_word_embeddings " + tie + " is not a boolean");
+    }
+    try {
+      ModelConfig model = new ModelConfig(
+          intField(c, file, "n_layer"),
+          intField(c, file, "n_head"),
+          nEmbd,
+          c.has("n_positions") ? intField(c, file, "n_positions") : intField(c, file, "n_ctx"),
+          intField(c, file, "vocab_size"),
+          c.path("layer_norm_epsilon").asDouble(1e-5),
+          activation,
+          inner == null || inner.isNull() ? 4 * nEmbd : intField(c, file, "n_inner"),
+          tie == null || tie.isNull() || tie.asBoolean());
+      return new HfConfig(model, tokenIds(c, file, "eos_token_id"));
+    } catch (IllegalArgumentException e) {
+      throw new ModelLoadException(file, e.getMessage(), e);
+    }
+  }
+
+  private static void checkArchitecture(JsonNode c, Path file) {
+    String modelType = c.path("model_type").asText("");
+    if (!modelType.equals("gpt2")) {
+      throw new ModelLoadException(file, "unknown architecture "
+          + (modelType.isEmpty() ? "(none)" : modelType) + " in config.json (need gpt2)");
+    }
+    JsonNode architectures = c.path("architectures");
+    if (architectures.isArray() && !architectures.isEmpty()
+        && !ARCHITECTURES.contains(architectures.get(0).asText())) {
+      throw new ModelLoadException(file, "architectures " + architectures.get(0).asText()
+          + " is not a GPT-2 language model (need GPT2LMHeadModel)");
+    }
+  }
+
+  /**
+   * Keys of Hugging Face's GPT2Config that change what the model computes in ways the graph does
+   * not. {@code reorder_and_upcast_attn} is accepted: it only moves the attention product to fp32,
+   * which is where radixserve computes attention anyway.
+   */
+  private static void checkSupported(JsonNode c, Path file) {
+    refuse(c, file, "scale_attn_weights", false, "attention scores are always scaled by 1/sqrt(head_dim)");
+    refuse(c, file, "scale_attn_by_inverse_layer_idx", true, "per-layer attention scaling is not implemented");
+    refuse(c, file, "add_cross_attention", true, "cross-attention (an encoder-decoder model) is not supported");
+    JsonNode quant = c.get("quantization_config");
+    if (quant != null && !quant.isNull()) {
+      throw new ModelLoadException(file, "quantization_config " + quant.path("quant_method").asText(quant.toString())
+          + " is not supported: radixserve loads F32, F16 and BF16 weights");
+    }
+  }
+
+  private static void refuse(JsonNode c, Path file, String key, boolean unsupported, String why) {
+    JsonNode v = c.get(key);
+    if (v != null && !v.isNull() && (!v.isBoolean() || v.asBoolean() == unsupported)) {
+      throw new ModelLoadException(file, key + " " + v + " is not supported: " + why);
+    }
+  }
+
+  /** An int, a list of ints, or absent / null (empty): how HF writes {@code eos_token_id}. */
+  static List<Integer> tokenIds(JsonNode c, Path file, String key) {
+    JsonNode v = c.get(key);
+    List<Integer> ids = new ArrayList<>();
+    if (v == null || v.isNull()) {
+      return ids;
+    }
+    if (v.isArray()) {
+      v.forEach(id -> ids.add(tokenId(id, file, key)));
+    } else {
+      ids.add(tokenId(v, file, key));
+    }
+    return ids;
+  }
+
+  private static int tokenId(JsonNode v, Path file, String key) {
+    if (!v.isIntegralNumber() || !v.canConvertToInt() || v.asInt() < 0) {
+      throw new ModelLoadException(file, key + " " + v + " is not a token id (an int >= 0 or a list of them)");
+    }
+    return v.asInt();
+  }
+
+  private static int intField(JsonNode c, Path file, String name) {
+    JsonNode v = c.get(name);
+    if (v == null || !v.isIntegralNumber() || !v.canConvertToInt()) {
+      throw new ModelLoadException(file, "field " + name + " is missing or not an integer");
+    }
+    return v.asInt();
+  }
+}

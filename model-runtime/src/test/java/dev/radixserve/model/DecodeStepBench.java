@@ -1,0 +1,199 @@
+package dev.radixserve.model;
+
+import dev.radixserve.model.weights.GptWeights;
+import dev.radixserve.model.weights.RandomGpt2;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * Decode step time against its memory roofline, and prefill throughput, for the CPU runner. Run
+ * as a main class (BENCHMARKS.md has the command):
+ *
+ * <pre>
+ *   DecodeStepBench [embedded|gpt2-small] [intra-op threads = 2] [seqs = 1,8,32,64]
+ *                   [contexts = 128,512,960] [steps = 10]
+ * </pre>
+ *
+ * For every (sequences S, context C): S sequences whose first C positions are in the pool decode
+ * one token each; the step's median time over {@code steps} steps beside
+ * {@code roofline = (weight bytes + KV bytes) / read bandwidth}, where weight bytes are every
+ * layer's weights plus the token embedding the LM head reads in full (the position embedding is
+ * only gathered, S rows), KV bytes = S × (C + 1) × 2 × layers × width × 4 (every key and value a
+ * query reads), and the read bandwidth is a plain {@code long[]} sum over 1 GiB with the same
+ * number of threads, measured first in the same run. The pool's contents are a fill pattern, not
+ * a real prefill: the work per step does not depend on the values.
+ *
+ * <p>"attention" is the time inside the paged-attention kernel (all layers), when the runtime has
+ * one ({@code PagedAttentionOp.kernelNanos}); "-" otherwise.
+ */
+public final class DecodeStepBench {
+
+  private static final int BLOCK = 16;
+
+  private DecodeStepBench() {}
+
+  public static void main(String[] args) throws Exception {
+    String model = args.length > 0 ? args[0] : "embedded";
+    int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
+    int[] seqs = args.length > 2 ? ints(args[2]) : new int[] {1, 8, 32, 64};
+    int[] contexts = args.length > 3 ? ints(args[3]) : new int[] {128, 512, 960};
+    int steps = args.length > 4 ? Integer.parseInt(args[4]) : 10;
+    ModelConfig config = switch (model) {
+      case "embedded" -> ModelConfig.embeddedDefault();
+      case "gpt2-small" -> new ModelConfig(12, 12, 768, 1024, 50257, 1e-5, "gelu_new");
+      default -> throw new IllegalArgumentException("model: embedded or gpt2-small");
+    };
+    double bandwidth = readBandwidth(threads);
+    System.out.printf("model %s %s, block %d, intra-op threads %d, %d steps per point%n", model,
+        config, BLOCK, threads, steps);
+    System.out.printf("read bandwidth (long[] sum of 1 GiB, %d threads, best of 5): %.1f GB/s%n",
+        threads, bandwidth / 1e9);
+    int maxSeqs = Arrays.stream(seqs).max().orElseThrow();
+    int maxContext = Arrays.stream(contexts).max().orElseThrow();
+    int blocksPerSeq = (maxContext + 1 + BLOCK - 1) / BLOCK;
+    long weightBytes = weightBytes(config);
+    try (GptWeights w = RandomGpt2.create(config, 0);
+        OnnxModelRunner runner = OnnxModelRunner.create(w, BLOCK, maxSeqs * blocksPerSeq,
+            threads)) {
+      KvPool pool = runner.kvPool();
+      for (int l = 0; l < config.nLayer(); l++) {
+        pool.keys(l).fill((byte) 0x3c); // touch every page: untouched pages would read as zeros
+        pool.values(l).fill((byte) 0x3c);
+      }
+      List<Integer> ids = new ArrayList<>();
+      for (int b = 0; b < pool.numBlocks(); b++) {
+        ids.add(b);
+      }
+      Collections.shuffle(ids, new Random(1));
+      int[][] tables = new int[maxSeqs][blocksPerSeq];
+      for (int s = 0; s < maxSeqs; s++) {
+        for (int b = 0; b < blocksPerSeq; b++) {
+          tables[s][b] = ids.get(s * blocksPerSeq + b);
+        }
+      }
+      System.out.printf("weights read per step: %.1f MB%n", weightBytes / 1e6);
+      // warm-up: compile the Java kernel and start ONNX Runtime's threads before measuring
+      for (int s : seqs) {
+        decode(runner, tables, s, contexts[0], 10);
+      }
+      System.out.println("| S | context | step p50 ms | attention ms | KV MB | roofline ms"
+          + " | step / roofline |");
+      System.out.println("|---:|---:|---:|---:|---:|---:|---:|");
+      for (int s : seqs) {
+        for (int c : contexts) {
+          double[] r = decode(runner, tables, s, c, steps);
+          long kvBytes = (long) s * (c + 1) * 2L * config.nLayer() * config.nEmbd() * 4;
+          double roofline = (weightBytes + kvBytes) / bandwidth * 1e3;
+          System.out.printf("| %d | %d | %.1f | %s | %.0f | %.1f | %.2f |%n", s, c, r[0],
+              r[1] < 0 ? "-" : String.format("%.1f", r[1]), kvBytes / 1e6, roofline,
+              r[0] / roofline);
+        }
+      }
+      prefill(runner, tables[0], config);
+    }
+  }
+
+  /** {median step ms, median attention ms or -1} for S sequences decoding at position C. */
+  private static double[] decode(OnnxModelRunner runner, int[][] tables, int seqs, int context,
+      int steps) {
+    double[] stepMs = new double[steps];
+    double[] attnMs = new double[steps];
+    for (int i = 0; i < steps; i++) {
+      List<ForwardBatch.Seq> batch = new ArrayList<>();
+      for (int s = 0; s < seqs; s++) {
+        batch.add(new ForwardBatch.Seq(new int[] {(s * 131 + i) % 50257}, context, tables[s]));
+      }
+      long k0 = kernelNanos();
+      long t0 = System.nanoTime();
+      runner.forward(new ForwardBatch(batch));
+      stepMs[i] = (System.nanoTime() - t0) / 1e6;
+      long k1 = kernelNanos();
+      attnMs[i] = k0 < 0 ? -1 : (k1 - k0) / 1e6;
+    }
+    Arrays.sort(stepMs);
+    Arrays.sort(attnMs);
+    return new double[] {stepMs[steps / 2], attnMs[steps / 2]};
+  }
+
+  /** Prefill of one 512-token prompt and of 4 prompts of 128, tokens/s (median of 3). */
+  private static void prefill(OnnxModelRunner runner, int[] table, ModelConfig config) {
+    for (int[] shape : new int[][] {{1, 512}, {4, 128}}) {
+      int seqs = shape[0];
+      int len = shape[1];
+      double[] tps = new double[3];
+      for (int r = 0; r < 3; r++) {
+        List<ForwardBatch.Seq> batch = new ArrayList<>();
+        for (int s = 0; s < seqs; s++) {
+          int[] prompt = new int[len];
+          for (int i = 0; i < len; i++) {
+            prompt[i] = (i * 31 + s * 977 + r) % config.vocabSize();
+          }
+          // sequence s uses table blocks [s * len / B, ...): disjoint slots
+          int[] t = Arrays.copyOfRange(table, s * len / BLOCK, s * len / BLOCK + len / BLOCK);
+          batch.add(new ForwardBatch.Seq(prompt, 0, t));
+        }
+        long t0 = System.nanoTime();
+        runner.forward(new ForwardBatch(batch));
+        tps[r] = seqs * len / ((System.nanoTime() - t0) / 1e9);
+      }
+      Arrays.sort(tps);
+      System.out.printf("prefill %d x %d tokens: %.0f tokens/s%n", seqs, len, tps[1]);
+    }
+  }
+
+  /** Layer weights + the full token embedding (LM head) + final norm, fp32. */
+  static long weightBytes(ModelConfig c) {
+    long e = c.nEmbd();
+    long layer = e * 3 * e + 3 * e + e * e + e + e * 4 * e + 4 * e + 4 * e * e + e + 4 * e;
+    return 4 * (c.nLayer() * layer + (long) c.vocabSize() * e + 2 * e);
+  }
+
+  /** Bytes per second a plain long[] sum reads with {@code threads} threads. */
+  static double readBandwidth(int threads) throws InterruptedException {
+    long[] data = new long[128 << 20]; // 1 GiB
+    Arrays.fill(data, 3);
+    double best = 0;
+    long[] sums = new long[threads];
+    for (int r = 0; r < 5; r++) {
+      Thread[] ts = new Thread[threads];
+      long t0 = System.nanoTime();
+      for (int i = 0; i < threads; i++) {
+        int id = i;
+        ts[i] = Thread.ofPlatform().start(() -> {
+          int from = (int) ((long) data.length * id / threads);
+          int to = (int) ((long) data.length * (id + 1) / threads);
+          long sum = 0;
+          for (int k = from; k < to; k++) {
+            sum += data[k];
+          }
+          sums[id] = sum;
+        });
+      }
+      for (Thread t : ts) {
+        t.join();
+      }
+      best = Math.max(best, data.length * 8.0 / ((System.nanoTime() - t0) / 1e9));
+    }
+    if (Arrays.stream(sums).sum() != 3L * data.length) {
+      throw new IllegalStateException("bad sum");
+    }
+    return best;
+  }
+
+  /** The kernel's counter when this runtime has the paged-attention op, else -1. */
+  private static long kernelNanos() {
+    try {
+      return (long) Class.forName("dev.radixserve.model.attention.PagedAttentionOp")
+          .getMethod("kernelNanos").invoke(null);
+    } catch (ReflectiveOperationException e) {
+      return -1;
+    }
+  }
+
+  private static int[] ints(String csv) {
+    return Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
+  }
+}

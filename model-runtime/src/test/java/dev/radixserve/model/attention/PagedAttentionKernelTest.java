@@ -1,0 +1,144 @@
+package dev.radixserve.model.attention;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import java.util.concurrent.ForkJoinPool;
+import java.util.stream.IntStream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
+
+/** The CPU paged attention against a naive float64 attention, and what it may write. */
+class PagedAttentionKernelTest {
+
+  /** {past, new tokens, share full past blocks with sequence i (-1: none)}. */
+  static final int[][] MIXED = {
+      {0, 37, -1},   // prefill from scratch, partial last block
+      {50, 1, -1},   // decode
+      {40, 20, 1},   // prefill chunk over blocks shared with sequence 1
+      {16, 21, -1},  // chunk after a full block
+      {70, 1, 1},    // decode over blocks shared with sequence 1
+      {0, 1, -1},    // a one-token prompt
+  };
+
+  /** Every pool slot, then every slot again for values: a copy of the caches' contents. */
+  static float[] floats(java.lang.foreign.MemorySegment m) {
+    return m.toArray(ValueLayout.JAVA_FLOAT);
+  }
+
+  static List<Arguments> variants() {
+    List<RowAttention> maths = RowAttention.VectorSupport.AVAILABLE
+        ? List.of(new ScalarRowAttention(), RowAttention.VectorSupport.create())
+        : List.of(new ScalarRowAttention());
+    List<Arguments> out = new java.util.ArrayList<>();
+    for (RowAttention math : maths) {
+      for (int block : new int[] {16, 32}) {
+        out.add(Arguments.of(math, block, 4, 64)); // GPT-2's head: 8 AVX2 vectors
+        out.add(Arguments.of(math, block, 4, 32)); // 4 vectors
+        out.add(Arguments.of(math, block, 2, 40)); // grouped-query heads, head size with a tail
+      }
+    }
+    return out;
+  }
+
+  /** Runs items on a real pool of threads, as ONNX Runtime's ParallelFor does. */
+  private static final PagedAttentionKernel.Parallel THREADS = (items, item) ->
+      ForkJoinPool.commonPool().submit(() -> IntStream.range(0, items).parallel().forEach(item))
+          .join();
+
+  @ParameterizedTest(name = "{0} B={1} kvHeads={2} D={3}")
+  @MethodSource("variants")
+  void matchesNaiveAttentionAndWritesOnlyTheNewSlots(RowAttention math, int block, int kvHeads,
+      int headSize) {
+    try (Arena arena = Arena.ofShared()) {
+      AttentionCase c = new AttentionCase(arena, block * 31L + headSize, 4, kvHeads, headSize,
+          block, 48, MIXED);
+      float[] keysBefore = floats(c.keyCache);
+      float[] valuesBefore = floats(c.valueCache);
+      double[][] expected = c.expected(keysBefore, valuesBefore);
+      new PagedAttentionKernel(4, kvHeads, headSize, 0f, math).run(c.step(), THREADS);
+      double error = c.maxError(expected);
+      assertTrue(error < 1e-4, "max error " + error);
+      assertOnlyNewSlotsChanged(c, keysBefore, floats(c.keyCache), c.key);
+      assertOnlyNewSlotsChanged(c, valuesBefore, floats(c.valueCache), c.value);
+    }
+  }
+
+  /** Every pool float is unchanged except the new tokens' slots, which hold the new rows. */
+  static void assertOnlyNewSlotsChanged(AttentionCase c, float[] before, float[] after,
+      java.lang.foreign.MemorySegment rows) {
+    int kvRow = c.kvHeads * c.headSize;
+    float[] expected = before.clone();
+    for (int s = 0; s < c.past.length; s++) {
+      for (int t = c.cu[s]; t < c.cu[s + 1]; t++) {
+        long slot = c.slot(s, c.past[s] + t - c.cu[s]);
+        for (int i = 0; i < kvRow; i++) {
+          expected[(int) (slot * kvRow + i)] =
+              rows.getAtIndex(ValueLayout.JAVA_FLOAT, (long) t * kvRow + i);
+        }
+      }
+    }
+    assertArrayEquals(expected, after);
+  }
+
+  @Test
+  void badStepsFailWithTheirNumbersAndWriteNothing() {
+    try (Arena arena = Arena.ofShared()) {
+      PagedAttentionKernel kernel = new PagedAttentionKernel(4, 4, 64, 0f,
+          new ScalarRowAttention());
+      AttentionCase c = new AttentionCase(arena, 5, 4, 4, 64, 16, 48, MIXED);
+      float[] before = floats(c.keyCache);
+      PagedAttentionStep ok = c.step();
+
+      int[] badId = ok.blockTables().clone();
+      badId[1 * c.maxBlocks + 2] = 48;
+      assertEquals("sequence 1: block id 48 at table index 2 outside [0, 48)", fails(kernel,
+          with(ok, ok.cuSeqlens(), ok.pastLens(), badId)));
+
+      int[] longPast = ok.pastLens().clone();
+      longPast[1] = c.maxBlocks * 16;
+      assertEquals("sequence 1: past length " + longPast[1] + " + 1 new tokens exceed its block"
+          + " table (" + c.maxBlocks + " blocks of 16 tokens)", fails(kernel,
+          with(ok, ok.cuSeqlens(), longPast, ok.blockTables())));
+
+      int[] negative = ok.pastLens().clone();
+      negative[0] = -1;
+      assertEquals("sequence 0: past length -1 < 0", fails(kernel,
+          with(ok, ok.cuSeqlens(), negative, ok.blockTables())));
+
+      int[] shortCu = ok.cuSeqlens().clone();
+      shortCu[shortCu.length - 1] -= 1;
+      assertEquals("cumulative_sequence_length must run from 0 to " + c.tokens + " tokens, got 0"
+          + " .. " + (c.tokens - 1), fails(kernel,
+          with(ok, shortCu, ok.pastLens(), ok.blockTables())));
+
+      // sequence 4 decodes into a block sequence 1 reads as its past
+      int[] clash = ok.blockTables().clone();
+      clash[4 * c.maxBlocks + 70 / 16] = clash[1 * c.maxBlocks + 1];
+      String message = fails(kernel, with(ok, ok.cuSeqlens(), ok.pastLens(), clash));
+      assertTrue(message.contains("is written in this step"), message);
+
+      assertArrayEquals(before, floats(c.keyCache), "a refused step wrote the pool");
+      kernel.run(ok, PagedAttentionKernel.Parallel.SERIAL); // and the kernel still works
+    }
+  }
+
+  private static PagedAttentionStep with(PagedAttentionStep s, int[] cu, int[] past,
+      int[] tables) {
+    return new PagedAttentionStep(s.query(), s.key(), s.value(), s.keyCache(), s.valueCache(),
+        s.output(), s.tokens(), s.numBlocks(), s.blockSize(), s.headSize(), cu, past, tables,
+        s.maxBlocks());
+  }
+
+  private static String fails(PagedAttentionKernel kernel, PagedAttentionStep step) {
+    return assertThrows(IllegalArgumentException.class,
+        () -> kernel.run(step, PagedAttentionKernel.Parallel.SERIAL)).getMessage();
+  }
+}

@@ -1,0 +1,156 @@
+package dev.radixserve.server.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.radixserve.model.Tokenizer;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Reads the prompts of a completions body ({@code prompt}) or the conversation of a chat body
+ * ({@code messages}) into token ids. Shapes and counts are checked before anything is
+ * tokenized, and each text is tokenized only up to what the model could take
+ * ({@link Tokenizer#encodeAtMost}), so a huge text costs no more than a long prompt.
+ */
+final class PromptReader {
+
+  private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
+  private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name");
+
+  private final Tokenizer tokenizer;
+  private final RequestLimits limits;
+
+  PromptReader(Tokenizer tokenizer, RequestLimits limits) {
+    this.tokenizer = tokenizer;
+    this.limits = limits;
+  }
+
+  /** How many prompts {@code prompt} holds; 400 for a shape OpenAI does not accept. */
+  static int count(JsonNode body) {
+    JsonNode p = body.get("prompt");
+    if (p == null || p.isNull()) {
+      throw ApiException.badRequest("prompt", "prompt is required");
+    }
+    if (p.isTextual() || (p.isArray() && !p.isEmpty() && p.get(0).isNumber())) {
+      return 1;
+    }
+    if (!p.isArray() || p.isEmpty()) {
+      throw ApiException.badRequest("prompt",
+          "prompt must be a string, a list of strings, a token list or a list of token lists");
+    }
+    for (JsonNode e : p) {
+      if (!e.isTextual() && !e.isArray()) {
+        throw ApiException.badRequest("prompt", "prompt list items must be strings or token lists");
+      }
+    }
+    return p.size();
+  }
+
+  /** The prompts' token ids; call after {@link #count} accepted the shape. */
+  List<int[]> completion(JsonNode body, Integer maxTokens) {
+    JsonNode p = body.get("prompt");
+    int most = limits.maxPromptTokens(maxTokens);
+    if (p.isTextual() || p.get(0).isNumber()) {
+      return List.of(one(p, most, maxTokens));
+    }
+    List<int[]> out = new ArrayList<>(p.size());
+    for (JsonNode e : p) {
+      out.add(one(e, most, maxTokens));
+    }
+    return out;
+  }
+
+  int[] chat(JsonNode body, Integer maxTokens) {
+    JsonNode msgs = body.get("messages");
+    if (msgs == null || !msgs.isArray() || msgs.isEmpty()) {
+      throw ApiException.badRequest("messages", "messages must be a non-empty list");
+    }
+    List<ChatTemplate.Message> out = new ArrayList<>(msgs.size());
+    for (JsonNode m : msgs) {
+      if (!m.isObject()) {
+        throw ApiException.badRequest("messages", "each message must be an object");
+      }
+      for (Iterator<String> it = m.fieldNames(); it.hasNext(); ) {
+        String k = it.next();
+        if (!MESSAGE_FIELDS.contains(k)) {
+          throw ApiException.badRequest("messages", "unknown message field: " + k);
+        }
+      }
+      String role = m.path("role").isTextual() ? m.get("role").asText() : null;
+      if (role == null || !ROLES.contains(role)) {
+        throw ApiException.badRequest("messages", "message role must be one of " + ROLES);
+      }
+      out.add(new ChatTemplate.Message(role, content(m.get("content"))));
+    }
+    return encode(ChatTemplate.render(out), "messages", maxTokens);
+  }
+
+  private int[] one(JsonNode p, int most, Integer maxTokens) {
+    if (p.isTextual()) {
+      int[] ids = encode(text(p, "prompt"), "prompt", maxTokens);
+      if (ids.length == 0) {
+        throw ApiException.badRequest("prompt", "prompt must not be empty");
+      }
+      return ids;
+    }
+    if (p.isEmpty()) {
+      throw ApiException.badRequest("prompt", "prompt must not be empty");
+    }
+    if (p.size() > most) {
+      throw limits.promptTooLong("prompt", Integer.toString(p.size()), maxTokens);
+    }
+    int[] t = new int[p.size()];
+    for (int i = 0; i < t.length; i++) {
+      t[i] = tokenId(p.get(i), "prompt");
+    }
+    return t;
+  }
+
+  private int[] encode(String text, String param, Integer maxTokens) {
+    int most = limits.maxPromptTokens(maxTokens);
+    return tokenizer.encodeAtMost(text, Math.max(0, most))
+        .orElseThrow(() -> limits.promptTooLong(param, "more than " + Math.max(0, most)
+            + " tokens", maxTokens));
+  }
+
+  int tokenId(JsonNode n, String param) {
+    return JsonBody.tokenId(n, tokenizer.vocabSize(), param);
+  }
+
+  private static String content(JsonNode c) {
+    if (c != null && c.isTextual()) {
+      return text(c, "messages");
+    }
+    if (c != null && c.isArray()) {
+      StringBuilder sb = new StringBuilder();
+      for (JsonNode part : c) {
+        if (!"text".equals(part.path("type").asText()) || !part.path("text").isTextual()) {
+          throw ApiException.badRequest("messages", "only text content parts are supported");
+        }
+        sb.append(text(part.get("text"), "messages"));
+      }
+      return sb.toString();
+    }
+    throw ApiException.badRequest("messages", "message content must be a string or text parts");
+  }
+
+  /**
+   * A JSON string as text; 400 when it holds an unpaired surrogate ({@code "\ud800"}), which
+   * is no Unicode text and has no UTF-8 form.
+   */
+  static String text(JsonNode v, String param) {
+    String s = v.asText();
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < s.length()
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        throw ApiException.badRequest(param, param + " holds an unpaired surrogate (\\u"
+            + Integer.toHexString(c) + ") at index " + i);
+      }
+    }
+    return s;
+  }
+}

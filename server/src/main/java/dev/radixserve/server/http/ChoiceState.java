@@ -1,0 +1,115 @@
+package dev.radixserve.server.http;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.radixserve.model.Tokenizer;
+import dev.radixserve.server.engine.ChoiceOutput;
+import dev.radixserve.server.engine.FinishReason;
+import dev.radixserve.server.engine.GeneratedToken;
+import java.util.List;
+
+/**
+ * One choice as its client sees it: the text so far, its logprob entries, its finish reason and
+ * how many tokens it was given. Tokens that arrive after a stop string ended it (the engine
+ * learns of the stop one step later) are dropped and not counted.
+ */
+final class ChoiceState {
+
+  /** What one engine output added to the choice. */
+  record Delta(String text, ArrayNode logprobs, String finishReason, boolean stoppedByText) {}
+
+  private final ChoiceText text;
+  private final LogprobsJson logprobsJson;
+  private final StringBuilder whole = new StringBuilder();
+  private final ArrayNode logprobs = Responses.JSON.createArrayNode();
+  private final String echo; // the prompt's text (echo): it opens the first delta
+  private final int echoLength;
+  private boolean started;
+  private String finishReason;
+  private int tokens;
+  private boolean roleSent;
+
+  ChoiceState(Tokenizer tokenizer, StopStrings stops, LogprobsJson logprobsJson, String echo) {
+    this.text = new ChoiceText(tokenizer, stops);
+    this.logprobsJson = logprobsJson;
+    this.echo = echo;
+    this.echoLength = echo.length();
+  }
+
+  boolean finished() {
+    return finishReason != null;
+  }
+
+  /**
+   * @param promptEntries the prompt's logprob entries (echo with logprobs), given before its first
+   *     output; null otherwise
+   */
+  Delta accept(ChoiceOutput o, boolean withLogprobs, ArrayNode promptEntries) {
+    StringBuilder delta = new StringBuilder();
+    ArrayNode lp = Responses.JSON.createArrayNode();
+    if (!started) {
+      started = true;
+      delta.append(echo);
+      if (withLogprobs && promptEntries != null) {
+        lp.addAll(promptEntries);
+      }
+    }
+    boolean stoppedByText = false;
+    List<GeneratedToken> list = o.tokens();
+    for (int i = 0; i < list.size() && finishReason == null; i++) {
+      GeneratedToken t = list.get(i);
+      boolean last = i == list.size() - 1;
+      tokens++;
+      int offset;
+      if (last && o.finishReason() == FinishReason.STOP) {
+        offset = text.length(); // EOS or a stop token id: its text is not output
+        delta.append(text.finish());
+        finishReason = FinishReason.STOP.wireName();
+      } else {
+        ChoiceText.Step step = text.add(t.tokenId());
+        offset = step.tokenOffset();
+        delta.append(step.delta());
+        if (step.stopped()) {
+          finishReason = FinishReason.STOP.wireName();
+          stoppedByText = true;
+        } else if (last && o.finishReason() != null) {
+          delta.append(text.finish());
+          finishReason = o.finishReason().wireName();
+        }
+      }
+      if (withLogprobs) {
+        // with echo, offsets count from the start of the prompt's text (OpenAI's legacy API)
+        lp.add(logprobsJson.entry(t, echoLength + offset));
+      }
+    }
+    if (list.isEmpty() && o.finishReason() != null && finishReason == null) {
+      delta.append(text.finish()); // max_tokens 0: the choice is its prompt
+      finishReason = o.finishReason().wireName();
+    }
+    whole.append(delta);
+    logprobs.addAll(lp);
+    return new Delta(delta.toString(), lp, finishReason, stoppedByText);
+  }
+
+  /** True the first time only: a chat stream opens each choice with the assistant role. */
+  boolean takeRole() {
+    boolean first = !roleSent;
+    roleSent = true;
+    return first;
+  }
+
+  String text() {
+    return whole.toString();
+  }
+
+  ArrayNode logprobs() {
+    return logprobs;
+  }
+
+  String finishReason() {
+    return finishReason;
+  }
+
+  int tokens() {
+    return tokens;
+  }
+}

@@ -1,0 +1,19 @@
+package dev.radixserve.server.kvevents;
+
+/**
+ * What the engine thread hands the publisher: cheap records holding the arrays the cache gave
+ * its listener (no copy, no hashing). Blocks {@code [fromBlock, toBlock)} are whole blocks of
+ * {@code path}, which runs from the namespace's root; hashing them needs the path's earlier
+ * blocks too, so the publisher thread does it.
+ */
+sealed interface CacheChange {
+
+  /** Blocks that entered the cache. */
+  record Stored(String namespace, int[] path, int fromBlock, int toBlock) implements CacheChange {}
+
+  /** Blocks that left the cache. */
+  record Removed(String namespace, int[] path, int fromBlock, int toBlock) implements CacheChange {}
+
+  /** The cache holds nothing any more (a reset or an eviction emptied it). */
+  record Cleared() implements CacheChange {}
+}

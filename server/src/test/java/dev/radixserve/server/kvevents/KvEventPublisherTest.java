@@ -1,0 +1,98 @@
+package dev.radixserve.server.kvevents;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.radixserve.bench.KvEventDecoder;
+import dev.radixserve.cache.BlockPool;
+import dev.radixserve.cache.EvictionPolicy;
+import dev.radixserve.cache.RadixCache;
+import dev.radixserve.server.config.KvEventEncoding;
+import dev.radixserve.server.config.KvEventsConfig;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/** The ZeroMQ side on loopback: frames of a live message, the replay protocol, a taken port. */
+class KvEventPublisherTest {
+
+  private static final int B = 4;
+
+  private static KvEventsConfig config(String endpoint, String replay) {
+    return new KvEventsConfig(true, endpoint, replay, "kv@test@m", 100, KvEventEncoding.ARRAY);
+  }
+
+  private static long seq(byte[] frame) {
+    assertEquals(8, frame.length, "sequence frames are 8 bytes");
+    return ByteBuffer.wrap(frame).getLong();
+  }
+
+  @Test
+  void liveFramesAndReplayFollowVllmsProtocol() throws Exception {
+    BlockPool pool = new BlockPool(8);
+    RadixCache cache = new RadixCache(pool, B, EvictionPolicy.lru());
+    try (KvEventPublisher p = new KvEventPublisher(
+            config("tcp://127.0.0.1:*", "tcp://127.0.0.1:*"), cache, "m");
+        ZContext ctx = new ZContext()) {
+      ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
+      sub.subscribe("kv@".getBytes(StandardCharsets.UTF_8));
+      sub.setReceiveTimeOut(100);
+      sub.connect(p.endpoint());
+      // PUB drops what it sends before the subscription arrives: store until one gets through
+      byte[] topic = null;
+      int[] tokens = {1, 2, 3, 4, 5, 6, 7, 8};
+      for (int i = 0; topic == null && i < 200; i++) {
+        if (cache.cachedBlocks() == 0) {
+          cache.insert(tokens, pool.allocate(2), "");
+        } else {
+          cache.evictAll();
+        }
+        topic = sub.recv(0);
+      }
+      assertArrayEquals("kv@test@m".getBytes(StandardCharsets.UTF_8), topic);
+      long live = seq(sub.recv(0));
+      assertTrue(sub.hasReceiveMore());
+      KvEventDecoder.decode(sub.recv(0));
+      assertTrue(!sub.hasReceiveMore(), "three frames: topic, sequence, payload");
+
+      ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
+      dealer.setReceiveTimeOut(5000);
+      dealer.connect(p.replayEndpoint());
+      dealer.sendMore(new byte[0]);
+      dealer.send(ByteBuffer.allocate(8).putLong(0).array(), 0);
+      long expected = 0;
+      while (true) {
+        assertArrayEquals(new byte[0], dealer.recv(0), "the ROUTER's empty delimiter");
+        long s = seq(dealer.recv(0));
+        byte[] payload = dealer.recv(0);
+        if (s == -1) {
+          assertEquals(0, payload.length, "the end marker's payload is empty");
+          break;
+        }
+        assertEquals(expected++, s, "replay sends every buffered batch in order");
+        List<KvEventDecoder.Event> events = KvEventDecoder.decode(payload).events();
+        assertEquals(1, events.size());
+      }
+      assertTrue(expected > live, "replayed up to and past the live message " + live);
+    }
+  }
+
+  @Test
+  void aTakenPortFailsTheStartWithTheAddress() {
+    RadixCache cache = new RadixCache(new BlockPool(8), B, EvictionPolicy.lru());
+    try (KvEventPublisher first = new KvEventPublisher(config("tcp://127.0.0.1:*", null), cache,
+        "m")) {
+      String taken = first.endpoint().replace("127.0.0.1", "*");
+      IllegalStateException e = assertThrows(IllegalStateException.class,
+          () -> new KvEventPublisher(config(taken, null), cache, "m"));
+      assertTrue(e.getMessage().startsWith("KV events: cannot open " + taken + ": "),
+          e.getMessage());
+    }
+  }
+}
