@@ -1,9 +1,10 @@
 package dev.radixserve.cache;
 
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Collection;
-import java.util.Map;
+import java.util.List;
 
 /**
  * One full recount of a {@link RadixCache} against its incremental state (see {@link
@@ -46,11 +47,12 @@ final class IntegrityCheck {
       if (node.isLeaf()) {
         continue;
       }
-      for (Map.Entry<PageKey, RadixNode> e : node.children.entrySet()) {
-        RadixNode child = e.getValue();
-        checkNode(node, e.getKey(), child);
+      List<RadixNode> children = node.children();
+      for (RadixNode child : children) {
+        checkNode(node, child);
         stack.push(child);
       }
+      checkSiblings(node, children);
     }
     compare("nodes", nodes, cache.nodeCount());
     compare("evictable blocks", evictableBlocks, cache.evictableBlocks());
@@ -78,23 +80,46 @@ final class IntegrityCheck {
     }
   }
 
-  private void checkNode(RadixNode parent, PageKey key, RadixNode child) {
+  /** Siblings are found by first token and differ in their first page (or partial edge). */
+  private void checkSiblings(RadixNode parent, List<RadixNode> children) {
+    for (RadixNode a : children) {
+      boolean found = false;
+      for (RadixNode b : parent.startingWith(a.tokens[0])) {
+        found |= b == a;
+        if (b != a && Arrays.equals(a.tokens, 0, Math.min(pageSize, a.tokens.length),
+            b.tokens, 0, Math.min(pageSize, b.tokens.length))) {
+          throw new IllegalStateException(a + " and " + b + " under " + parent
+              + " share their first page");
+        }
+      }
+      if (!found) {
+        throw new IllegalStateException(a + " is not found by its first token under " + parent);
+      }
+    }
+  }
+
+  private void checkNode(RadixNode parent, RadixNode child) {
     nodes++;
     String where = child + " under " + (parent.isRoot() ? "root '" + parent.namespace + "'"
         : parent.toString());
     if (child.parent != parent || child.evicted) {
       throw new IllegalStateException(where + ": parent link broken or node marked evicted");
     }
-    if (child.blocks.length < 1 || child.tokens.length != child.blocks.length * pageSize) {
-      throw new IllegalStateException(where + ": " + child.tokens.length + " tokens for "
-          + child.blocks.length + " blocks of " + pageSize);
+    int n = child.tokens.length;
+    if (n < 1 || child.blocks.length != (n + pageSize - 1) / pageSize) {
+      throw new IllegalStateException(where + ": " + n + " tokens for " + child.blocks.length
+          + " blocks of " + pageSize);
     }
-    if (!key.views(child.tokens, pageSize) || child.key != key) {
-      throw new IllegalStateException(where + ": child key " + key + " is not its first page");
+    if (parent.depthTokens % pageSize != 0) {
+      throw new IllegalStateException(where + ": starts at token " + parent.depthTokens
+          + ", inside a block of " + pageSize + " (only a leaf may end inside a block)");
     }
-    if (child.depthBlocks != parent.depthBlocks + child.blocks.length) {
-      throw new IllegalStateException(where + ": depth " + child.depthBlocks + " != "
-          + parent.depthBlocks + " + " + child.blocks.length);
+    if (n % pageSize != 0 && !child.isLeaf()) {
+      throw new IllegalStateException(where + ": ends inside a block but has children");
+    }
+    if (child.depthTokens != parent.depthTokens + n) {
+      throw new IllegalStateException(where + ": depth " + child.depthTokens + " != "
+          + parent.depthTokens + " + " + n);
     }
     if (child.lockRef < 0 || (!parent.isRoot() && parent.lockRef < child.lockRef)) {
       throw new IllegalStateException(where + ": lock ref " + child.lockRef + ", parent's "

@@ -11,9 +11,11 @@ package dev.radixserve.cache;
  * the cache (a node's block), or a caller (allocated and not yet inserted). So {@code free +
  * cached + inUse == total}.
  *
- * <p>Matches are page-aligned: a match covers a multiple of {@link #blockSize()} tokens. The
- * caller decides how much of a prompt to match (a match must never cover a prompt's last token,
- * whose logits are needed: pass {@code length = promptLength - 1}).
+ * <p>Matches are token-granular: a match may end inside a block, whose cached slots the caller
+ * then copies into a block of its own (copy-on-write; see {@link MatchResult}). A block the cache
+ * holds is never written again. The caller decides how much of a prompt to match (a match must
+ * never cover a prompt's last token, whose logits are needed: pass {@code length = promptLength -
+ * 1}).
  */
 public interface PrefixCache {
 
@@ -21,28 +23,40 @@ public interface PrefixCache {
   int blockSize();
 
   /**
-   * Finds the longest cached prefix of {@code tokens[0, length)} in {@code namespace}, rounded
-   * down to whole blocks. Splits an edge when the match ends inside it. Touches the access time
-   * (and hit count) of every node on the path. Mutates the tree only by such splits.
+   * Finds the longest cached prefix of {@code tokens[0, length)} in {@code namespace}, to the
+   * token. Splits edges at block boundaries where the match ends inside them. Touches the access
+   * time (and hit count) of every node on the path, the copy source's included. Mutates the tree
+   * only by such splits.
    *
    * <p>The returned block ids stay valid only while the returned node is locked (or until the
-   * next call that may evict): lock it before anything else allocates.
+   * next call that may evict): lock it before anything else allocates. A caller that copies the
+   * partial last block may lock {@link MatchResult#fullBlocksNode()} for as long as it uses the
+   * whole blocks and {@link MatchResult#node()} only until its copy is done.
    *
    * @param namespace partition key (cache salt, adapter id); {@code ""} is the default
    */
   MatchResult matchPrefix(int[] tokens, int length, String namespace);
 
   /**
-   * Inserts {@code tokens[0, blockIds.length * B)} with its blocks, in one pass.
+   * Inserts {@code tokens[0, length)} with its {@code ceil(length / B)} blocks, in one pass; when
+   * {@code length % B != 0} the last block is partial (only its first {@code length % B} slots
+   * are the sequence's), and the caller must not write it again once the cache holds it.
    *
    * <p>Where a leading part was already cached, the tree keeps its own blocks and the caller's
    * blocks for that part are returned in {@link InsertResult#duplicateBlockIds()} for the caller
    * to free (ids equal to the tree's own, e.g. from an earlier match, are not duplicates). Every
    * other caller block now belongs to the cache.
    *
-   * @throws IllegalArgumentException if {@code tokens.length < blockIds.length * B}
+   * @throws IllegalArgumentException if {@code length > tokens.length} or {@code blockIds.length
+   *     != ceil(length / B)}
+   * @throws IllegalStateException if a block is free, or the tree already holds it elsewhere
    */
-  InsertResult insert(int[] tokens, int[] blockIds, String namespace);
+  InsertResult insert(int[] tokens, int length, int[] blockIds, String namespace);
+
+  /** Inserts {@code tokens[0, blockIds.length * B)}: whole blocks only (see above). */
+  default InsertResult insert(int[] tokens, int[] blockIds, String namespace) {
+    return insert(tokens, blockIds.length * blockSize(), blockIds, namespace);
+  }
 
   /** Adds one lock ref to every node on the root-to-node path; locked nodes are never evicted. */
   void lock(NodeHandle node);

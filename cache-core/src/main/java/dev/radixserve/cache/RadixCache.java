@@ -17,28 +17,44 @@ import java.util.Objects;
  * <p><b>Single-threaded by contract</b>: one thread (the engine's) calls every method; nothing
  * is synchronized and no method may be called concurrently.
  *
- * <p>Layout: one root per namespace; every edge holds a whole number of pages (B tokens each, one
- * block per page); children are keyed by their first page, so two siblings may share a first
- * token but not a first page. A match or insert that ends inside an edge splits it at the page
- * boundary: the upper part becomes a new node, the existing node keeps the lower part (handles
- * to it stay valid and keep their meaning). Splitting copies int arrays only.
+ * <p>Layout (B tokens per block; checked by {@link #checkIntegrity}):
+ * <ol>
+ *   <li>Every edge starts on a block boundary and holds {@code ceil(n / B)} blocks for its
+ *       {@code n} tokens. Siblings may share first tokens but not a first page (a partial leaf's
+ *       whole edge stands for its page); children are found by their first token.
+ *   <li>An edge may end inside its last block only if its node is a leaf (a <em>partial
+ *       leaf</em>). A sequence that goes on past it never extends it: its path is a sibling that
+ *       starts on the same block boundary and holds its own block for those tokens (the copy it
+ *       made of the partial block, then its own tokens).
+ *   <li>So every block id is held by exactly one node, and a node's blocks are its own: lock and
+ *       eviction accounting count each block once, and evicting a leaf frees all of its blocks.
+ * </ol>
  *
  * <pre>
- *   before: root ─[a b c d | e f g h]─▶ X         (B = 4, X holds blocks [7, 8])
- *   match "a b c d e f x x": splits X after its first page
- *   after:  root ─[a b c d]─▶ M ─[e f g h]─▶ X     (M holds [7], X holds [8])
+ *   B = 4. Request 1 cached "a b c d e f" (blocks 7, 8; 8 is partial, slots 0-1). Request 2,
+ *   "a b c d e f g h i", matched 6 tokens: whole block 7, then slots 0-1 of block 8 copied into
+ *   its own block 9, where it computed g, h; i went to block 10. Its insert adds a sibling:
+ *
+ *   root ─[a b c d]─▶ U (7) ─┬─[e f]──────────▶ P (8: e f . .)          partial leaf
+ *                            └─[e f g h | i]──▶ Q (9: e f g h, 10: i . . .)   partial leaf
+ *
+ *   Q's first page "e f g h" differs from P's key "e f"; block 8 is P's alone and never written
+ *   again. A match of "a b c d e x" ends in U and borrows slot 0 of the best first block among
+ *   U's children (most matching tokens, then whole page before partial, then the smaller key):
+ *   Q's block 9.
  * </pre>
  *
- * <p>Access times are a logical clock (one tick per match or insert), not wall time. Matches
- * touch the access time and hit count of every node on the path; inserts touch the access time
- * and raise the priority of every node on the path. The unlocked leaves live in an incrementally
- * maintained set ordered by the {@link EvictionPolicy}, so eviction is O(log n) per node.
+ * <p>A match or insert that ends inside an edge splits it at a block boundary: the upper part
+ * becomes a new node, the existing node keeps the lower part (handles to it stay valid and keep
+ * their meaning). A match that ends inside a block splits once more so that its copy source is
+ * the only block of its node, which the caller locks until the copy is done. Splitting copies int
+ * arrays only.
  *
- * <p>Copy-on-write of a partly matched last block (not built): {@code matchPrefix} would also
- * report the tree's block holding the next {@code r < B} matching tokens (found by the same
- * {@code Arrays.mismatch} that ends the match today) together with {@code r}; the caller would
- * allocate a fresh block, copy those {@code r} token slots from it while the path is locked, and
- * prefill only the rest. The tree itself needs no change: nodes still hold whole pages.
+ * <p>Access times are a logical clock (one tick per match or insert), not wall time. Matches
+ * touch the access time and hit count of every node on the path, the copy source's included;
+ * inserts touch the access time and raise the priority of every node on the path. The unlocked
+ * leaves live in an incrementally maintained set ordered by the {@link EvictionPolicy}, so
+ * eviction is O(log n) per node.
  */
 public final class RadixCache implements PrefixCache {
 
@@ -51,6 +67,7 @@ public final class RadixCache implements PrefixCache {
   private final BlockPool pool;
   private final int pageSize;
   private final EvictableLeaves evictable;
+  private final FirstBlocks firstBlocks;
   private final Map<String, RadixNode> roots = new HashMap<>();
   /** Ids held by the tree: catches a caller handing over a block the tree already owns. */
   private final BitSet owned;
@@ -84,6 +101,7 @@ public final class RadixCache implements PrefixCache {
     }
     this.pageSize = blockSize;
     this.evictable = new EvictableLeaves(Objects.requireNonNull(policy, "policy"));
+    this.firstBlocks = new FirstBlocks(blockSize);
     this.owned = new BitSet(pool.total());
     this.absentRoot = RadixNode.root(nextNodeId++, "");
   }
@@ -113,99 +131,130 @@ public final class RadixCache implements PrefixCache {
       return new MatchResult(0, NO_BLOCKS, absentRoot);
     }
     long now = ++clock;
-    int limit = length - length % pageSize;
     int pos = 0;
     RadixNode node = root;
-    while (pos < limit) {
-      RadixNode child = node.child(new PageKey(tokens, pos, pageSize));
-      if (child == null) {
+    RadixNode source = null;
+    int partial = 0;
+    while (pos < length) {
+      RadixNode child = length - pos >= pageSize
+          ? node.childWithPage(tokens, pos, pageSize) : null;
+      if (child == null) { // no whole page goes on: borrow the best first block below
+        int to = Math.min(length, pos + pageSize);
+        source = firstBlocks.best(node, tokens, pos, to);
+        if (source != null) {
+          partial = FirstBlocks.common(source, tokens, pos, to);
+        }
         break;
       }
-      int matched = commonPages(child, tokens, pos, limit) * pageSize;
-      if (matched < child.tokens.length) {
-        child = split(child, matched / pageSize);
+      int common = FirstBlocks.common(child, tokens, pos, length);
+      int whole = common - common % pageSize;
+      if (whole == child.tokens.length) {
+        touchMatched(child, now);
+        node = child;
+        pos += whole;
+        continue;
       }
-      child.lastAccess = now;
-      child.hits++;
-      evictable.rekey(child);
-      node = child;
-      pos += matched;
-      if (matched < child.tokens.length) {
-        break;
+      node = split(child, whole / pageSize);
+      touchMatched(node, now);
+      pos += whole;
+      if (common > whole) {
+        source = child;
+        partial = common - whole;
       }
+      break;
     }
-    hitTokens += pos;
-    return new MatchResult(pos, pathBlocks(node), node);
+    hitTokens += pos + partial;
+    int[] full = pathBlocks(node);
+    if (source == null) {
+      return new MatchResult(pos, full, node);
+    }
+    source = firstPage(source);
+    touchMatched(source, now);
+    int[] ids = Arrays.copyOf(full, full.length + 1);
+    ids[full.length] = source.blocks[0];
+    return new MatchResult(pos + partial, ids, partial, source, node);
   }
 
   @Override
-  public InsertResult insert(int[] tokens, int[] blockIds, String namespace) {
-    return insert(tokens, blockIds, namespace, 0);
+  public InsertResult insert(int[] tokens, int length, int[] blockIds, String namespace) {
+    return insert(tokens, length, blockIds, namespace, 0);
+  }
+
+  /** {@link #insert(int[], int, int[], String, int)} of whole blocks. */
+  public InsertResult insert(int[] tokens, int[] blockIds, String namespace, int priority) {
+    return insert(tokens, blockIds.length * pageSize, blockIds, namespace, priority);
   }
 
   /**
-   * {@link #insert(int[], int[], String)} with an eviction priority for {@link
+   * {@link #insert(int[], int, int[], String)} with an eviction priority for {@link
    * EvictionPolicy#priority()}: every node on the path keeps the highest priority of the inserts
    * through it; lower priorities are evicted first. Other policies ignore it.
    */
-  public InsertResult insert(int[] tokens, int[] blockIds, String namespace, int priority) {
+  public InsertResult insert(int[] tokens, int length, int[] blockIds, String namespace,
+      int priority) {
     Objects.requireNonNull(tokens, "tokens");
     Objects.requireNonNull(blockIds, "blockIds");
     Objects.requireNonNull(namespace, "namespace");
-    long needed = (long) blockIds.length * pageSize;
-    if (tokens.length < needed) {
-      throw new IllegalArgumentException("insert of " + blockIds.length + " blocks of "
-          + pageSize + " tokens needs " + needed + " tokens, got " + tokens.length);
+    if (length < 0 || length > tokens.length) {
+      throw new IllegalArgumentException(
+          "insert of " + length + " tokens, but " + tokens.length + " given");
+    }
+    int needed = (length + pageSize - 1) / pageSize;
+    if (blockIds.length != needed) {
+      throw new IllegalArgumentException("insert of " + length + " tokens needs " + needed
+          + " blocks of " + pageSize + ", got " + blockIds.length);
     }
     for (int id : blockIds) {
       if (pool.isFree(id)) { // also range-checks: IllegalArgumentException
         throw new IllegalStateException("insert of block " + id + ", which is free in the pool");
       }
     }
-    if (blockIds.length == 0) {
+    if (length == 0) {
       return new InsertResult(0, NO_BLOCKS, rootOrAbsent(namespace));
     }
     long now = ++clock;
-    int limit = (int) needed;
     RadixNode node = roots.computeIfAbsent(namespace, ns -> RadixNode.root(nextNodeId++, ns));
-    int[] duplicates = NO_BLOCKS;
-    int duplicateCount = 0;
+    InsertDuplicates duplicates = new InsertDuplicates(blockIds, owned, pageSize);
     int pos = 0;
-    int alreadyCached = limit;
-    while (pos < limit) {
-      RadixNode child = node.child(new PageKey(tokens, pos, pageSize));
-      if (child == null) {
-        alreadyCached = pos;
-        node = attachLeaf(node, tokens, pos, limit, blockIds, priority);
+    while (pos < length) {
+      if (length - pos < pageSize) { // the last, partial page: cached if a first block covers it
+        RadixNode covering =
+            firstBlocks.covering(node, tokens, pos, length, blockIds[pos / pageSize]);
+        if (covering == null) {
+          break;
+        }
+        node = firstPage(covering);
+        duplicates.compare(node, pos);
+        touchInserted(node, now, priority);
+        pos = length;
         break;
       }
-      int pages = commonPages(child, tokens, pos, limit);
-      int first = pos / pageSize;
-      if (!Arrays.equals(child.blocks, 0, pages, blockIds, first, first + pages)) {
-        if (duplicates == NO_BLOCKS) {
-          duplicates = new int[blockIds.length];
-        }
-        for (int i = 0; i < pages; i++) {
-          int mine = blockIds[first + i];
-          if (mine != child.blocks[i]) {
-            if (owned.get(mine)) {
-              throw new IllegalStateException("insert hands over block " + mine + " at page "
-                  + (first + i) + ", but the tree already holds it elsewhere");
-            }
-            duplicates[duplicateCount++] = mine;
-          }
-        }
+      RadixNode child = node.childWithPage(tokens, pos, pageSize);
+      if (child == null) {
+        break;
       }
-      if (pages * pageSize < child.tokens.length) {
-        child = split(child, pages);
+      int common = FirstBlocks.common(child, tokens, pos, length);
+      int keep; // tokens of the child the insert goes through
+      if (pos + common == length) { // ends inside (or at the end of) the child: all cached
+        keep = Math.min(child.tokens.length, roundUp(common));
+      } else if (common == child.tokens.length && common % pageSize == 0) {
+        keep = common;
+      } else { // diverges inside the child, or goes on past a partial leaf: a sibling follows
+        keep = common - common % pageSize;
       }
-      child.lastAccess = now;
-      child.priority = Math.max(child.priority, priority);
-      evictable.rekey(child);
+      if (keep < child.tokens.length) {
+        child = split(child, keep / pageSize);
+      }
+      duplicates.compare(child, pos);
+      touchInserted(child, now, priority);
       node = child;
-      pos += pages * pageSize;
+      pos = pos + common == length ? length : pos + keep;
     }
-    return new InsertResult(alreadyCached, Arrays.copyOf(duplicates, duplicateCount), node);
+    int alreadyCached = pos;
+    if (pos < length) {
+      node = attachLeaf(node, tokens, pos, length, blockIds, priority);
+    }
+    return new InsertResult(alreadyCached, duplicates.ids(), node);
   }
 
   @Override
@@ -309,11 +358,13 @@ public final class RadixCache implements PrefixCache {
   }
 
   /**
-   * Checks, throwing {@link IllegalStateException} with the numbers: parent/child links and child
-   * keys (equal to first pages); edge lengths (blocks × B); lock refs ≥ 0 and a parent's ≥ each
-   * child's; evictable/protected blocks and tokens equal a recount; the evictable set is exactly
-   * the unlocked leaves; every block id is owned once (tree, free list or callers): no id twice in
-   * the tree, none both in the tree and free, and {@code cached + free + inUse == total}.
+   * Checks, throwing {@link IllegalStateException} with the numbers: parent/child links; children
+   * found by their first token, siblings with distinct first pages; edges start on block boundaries,
+   * hold {@code ceil(tokens / B)} blocks, and end inside a block only at a leaf; lock refs ≥ 0 and
+   * a parent's ≥ each child's; evictable/protected blocks and tokens equal a recount; the
+   * evictable set is exactly the unlocked leaves; every block id is owned once (tree, free list or
+   * callers): no id twice in the tree, none both in the tree and free, and {@code cached + free +
+   * inUse == total}.
    */
   @Override
   public void checkIntegrity(int inUseBlocks) {
@@ -356,8 +407,8 @@ public final class RadixCache implements PrefixCache {
     if (node.isLeaf()) {
       return;
     }
-    node.children.values().stream()
-        .sorted(Comparator.comparingLong((RadixNode c) -> c.id))
+    node.children().stream()
+        .sorted(BY_ID)
         .forEach(child -> {
           listener.stored(child.namespace, child.id, node.id, pathTokens(child),
               child.blocks.clone());
@@ -367,11 +418,25 @@ public final class RadixCache implements PrefixCache {
 
   // ---- internals ----
 
-  /** Whole pages of {@code child}'s edge equal to {@code tokens[pos, limit)}; at least 1. */
-  private int commonPages(RadixNode child, int[] tokens, int pos, int limit) {
-    int span = Math.min(child.tokens.length, limit - pos);
-    int mismatch = Arrays.mismatch(child.tokens, 0, span, tokens, pos, pos + span);
-    return (mismatch < 0 ? span : mismatch) / pageSize;
+  private int roundUp(int tokens) {
+    return (tokens + pageSize - 1) / pageSize * pageSize;
+  }
+
+  /** {@code node} itself when it holds one block, else the new upper node holding its first. */
+  private RadixNode firstPage(RadixNode node) {
+    return node.blocks.length > 1 ? split(node, 1) : node;
+  }
+
+  private void touchMatched(RadixNode node, long now) {
+    node.lastAccess = now;
+    node.hits++;
+    evictable.rekey(node);
+  }
+
+  private void touchInserted(RadixNode node, long now, int priority) {
+    node.lastAccess = now;
+    node.priority = Math.max(node.priority, priority);
+    evictable.rekey(node);
   }
 
   /**
@@ -392,7 +457,6 @@ public final class RadixCache implements PrefixCache {
     parent.putChild(upper);
     node.tokens = Arrays.copyOfRange(node.tokens, cut, node.tokens.length);
     node.blocks = Arrays.copyOfRange(node.blocks, pages, node.blocks.length);
-    node.key = new PageKey(node.tokens, 0, pageSize);
     node.parent = upper;
     upper.putChild(node);
     nodes++;
@@ -485,19 +549,20 @@ public final class RadixCache implements PrefixCache {
     return root == null ? absentRoot : root;
   }
 
+  /** Every block from the root to the end of {@code end}; nodes above it end on boundaries. */
   private int[] pathBlocks(RadixNode end) {
-    int[] ids = new int[end.depthBlocks];
+    int[] ids = new int[(end.depthTokens + pageSize - 1) / pageSize];
     for (RadixNode n = end; !n.isRoot(); n = n.parent) {
-      System.arraycopy(n.blocks, 0, ids, n.depthBlocks - n.blocks.length, n.blocks.length);
+      int first = (n.depthTokens - n.tokens.length) / pageSize;
+      System.arraycopy(n.blocks, 0, ids, first, n.blocks.length);
     }
     return ids;
   }
 
   private int[] pathTokens(RadixNode end) {
-    int[] tokens = new int[end.depthBlocks * pageSize];
+    int[] tokens = new int[end.depthTokens];
     for (RadixNode n = end; !n.isRoot(); n = n.parent) {
-      System.arraycopy(n.tokens, 0, tokens, (n.depthBlocks - n.blocks.length) * pageSize,
-          n.tokens.length);
+      System.arraycopy(n.tokens, 0, tokens, n.depthTokens - n.tokens.length, n.tokens.length);
     }
     return tokens;
   }
@@ -507,7 +572,7 @@ public final class RadixCache implements PrefixCache {
     if (node.isLeaf()) {
       return List.of();
     }
-    RadixNode[] kids = node.children.values().toArray(new RadixNode[0]);
+    RadixNode[] kids = node.children().toArray(new RadixNode[0]);
     if (kids.length > 1) {
       Arrays.sort(kids, BY_ID);
     }

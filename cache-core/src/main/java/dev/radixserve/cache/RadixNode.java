@@ -1,15 +1,21 @@
 package dev.radixserve.cache;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
- * One tree node: the edge into it ({@code tokens}, a whole number of pages) and the blocks that
- * hold those tokens' KV, one per page. Roots (one per namespace) have no edge and no parent.
+ * One tree node: the edge into it ({@code tokens}) and the blocks that hold those tokens' KV.
+ * Roots (one per namespace) have no edge and no parent.
  *
  * <pre>
- *   parent ──key=first page──▶ node: tokens [t0 ... t(kB-1)], blocks [b0 ... b(k-1)]
- *                                    depthBlocks = parent.depthBlocks + k
+ *   parent ──first token t0──▶ node: tokens [t0 ... t(n-1)], blocks [b0 ... b(k-1)]
+ *     the edge starts on a block boundary: depthTokens - n is a multiple of B
+ *     k = ceil(n / B): block i holds tokens [iB, min((i + 1)B, n)) of the edge
+ *     n % B != 0 only for a leaf (its last block is partial)
+ *     siblings differ in their first page (a partial leaf's whole edge stands for its page)
  * </pre>
  *
  * All fields are owned by {@link RadixCache}; the eviction keys are cached here so the
@@ -18,17 +24,22 @@ import java.util.Map;
 final class RadixNode implements NodeHandle, EvictionPolicy.Candidate {
 
   private static final int[] NONE = new int[0];
+  private static final RadixNode[] NO_NODES = new RadixNode[0];
 
   final long id;
   final String namespace;
   RadixNode parent;
-  PageKey key;
   int[] tokens;
   int[] blocks;
-  /** Blocks from the root to the end of this node. */
-  int depthBlocks;
-  /** Created lazily: most nodes are leaves. */
-  Map<PageKey, RadixNode> children;
+  /** Tokens from the root to the end of this node. */
+  int depthTokens;
+  /**
+   * Children by first token, created lazily (most nodes are leaves). Only the children that start
+   * with a query's next token can match it, so a lookup or a search for the best partial first
+   * block costs those few, not every sibling; siblings sharing a first token share an entry.
+   */
+  private Map<Integer, RadixNode[]> children;
+  private int childCount;
 
   int lockRef;
   long lastAccess;
@@ -58,8 +69,7 @@ final class RadixNode implements NodeHandle, EvictionPolicy.Candidate {
     node.parent = parent;
     node.tokens = tokens;
     node.blocks = blocks;
-    node.key = new PageKey(tokens, 0, pageSize);
-    node.depthBlocks = parent.depthBlocks + blocks.length;
+    node.depthTokens = parent.depthTokens + tokens.length;
     return node;
   }
 
@@ -68,22 +78,66 @@ final class RadixNode implements NodeHandle, EvictionPolicy.Candidate {
   }
 
   boolean isLeaf() {
-    return children == null || children.isEmpty();
+    return childCount == 0;
   }
 
-  RadixNode child(PageKey page) {
-    return children == null ? null : children.get(page);
+  /** The child whose first page is {@code tokens[pos, pos + pageSize)}; null when none. */
+  RadixNode childWithPage(int[] tokens, int pos, int pageSize) {
+    for (RadixNode c : startingWith(tokens[pos])) {
+      if (c.tokens.length >= pageSize
+          && Arrays.equals(c.tokens, 0, pageSize, tokens, pos, pos + pageSize)) {
+        return c;
+      }
+    }
+    return null;
   }
 
+  /** The children whose edge starts with {@code token}. */
+  RadixNode[] startingWith(int token) {
+    RadixNode[] same = children == null ? null : children.get(token);
+    return same == null ? NO_NODES : same;
+  }
+
+  /** Every child, in no particular order (snapshots and checks; not on the hot path). */
+  List<RadixNode> children() {
+    List<RadixNode> all = new ArrayList<>(childCount);
+    if (children != null) {
+      children.values().forEach(same -> all.addAll(Arrays.asList(same)));
+    }
+    return all;
+  }
+
+  /** Adds a child; its first token must stay the same until {@link #removeChild}. */
   void putChild(RadixNode child) {
     if (children == null) {
       children = new HashMap<>(4);
     }
-    children.put(child.key, child);
+    RadixNode[] same = children.get(child.tokens[0]);
+    if (same == null) {
+      children.put(child.tokens[0], new RadixNode[] {child});
+    } else {
+      RadixNode[] more = Arrays.copyOf(same, same.length + 1);
+      more[same.length] = child;
+      children.put(child.tokens[0], more);
+    }
+    childCount++;
   }
 
   void removeChild(RadixNode child) {
-    children.remove(child.key);
+    RadixNode[] same = children.get(child.tokens[0]);
+    if (same.length == 1) {
+      children.remove(child.tokens[0]);
+    } else {
+      RadixNode[] fewer = new RadixNode[same.length - 1];
+      int i = 0;
+      for (RadixNode c : same) {
+        if (c != child) {
+          fewer[i++] = c;
+        }
+      }
+      children.put(child.tokens[0], fewer);
+    }
+    childCount--;
   }
 
   @Override

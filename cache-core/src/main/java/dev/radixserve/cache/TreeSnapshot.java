@@ -21,8 +21,9 @@ public record TreeSnapshot(long clock, List<Root> roots) {
 
   /**
    * @param id node id, unique for the cache's lifetime (a split keeps the lower part's id)
-   * @param tokenIds the tokens on the edge into this node (a copy)
-   * @param blocks blocks this node holds
+   * @param tokenIds the tokens on the edge into this node (a copy); not a multiple of the block
+   *     size only for a leaf whose last block is partial (see {@link CacheListener})
+   * @param blocks blocks this node holds ({@code ceil(tokens / B)}; no block is in two nodes)
    * @param lockRef current lock references
    * @param hits times a match passed through this node
    * @param lastAccess access clock value at the last touch (monotonic, not wall time)

@@ -18,14 +18,16 @@ import net.jqwik.api.constraints.IntRange;
 
 /**
  * Random operation sequences against a caller model and the independent {@link PageOracle}:
- * requests start (match, lock, allocate, evicting when short), finish (insert, free duplicates
- * and the partial last block, lock the new end, unlock the match, maybe start a follow-up turn),
+ * requests start (match to the token, lock the whole blocks, lock the copy source while a match
+ * ends inside a block, allocate the rest, evicting when short), finish their copy (unlock the
+ * source), finish (insert every token, partial last block included, or whole blocks only and
+ * free the partial one; free duplicates, lock the new end, unlock, maybe start a follow-up turn),
  * abort (free, unlock); plain matches, evictions and full resets in between. Token streams use a
- * 3-letter alphabet and a few shared prefixes, so prefixes, pages and splits are shared heavily.
- * After every operation: {@code checkIntegrity(inUse)}, the oracle's page count equals the
- * cache's block count, and every match, insert and eviction agreed with the oracle.
+ * 3-letter alphabet and a few shared prefixes, so prefixes, pages, partial pages and splits are
+ * shared heavily. After every operation: {@code checkIntegrity(inUse)}, the oracle's page count
+ * equals the cache's block count, and every match, insert and eviction agreed with the oracle.
  *
- * <p>100 tries × at least 100 operations: at least 10,000 operations per run.
+ * <p>300 tries × at least 100 operations: at least 30,000 operations per run (about a second).
  */
 class RadixCachePropertyTest {
 
@@ -34,9 +36,9 @@ class RadixCachePropertyTest {
   private static final class Request {
     String ns;
     int[] tokens;
-    NodeHandle node;
-    int matchedPages;
-    int[] matchedIds;
+    MatchResult match;
+    PageOracle.Match expected;
+    boolean copying;
     int[] fresh;
   }
 
@@ -49,10 +51,10 @@ class RadixCachePropertyTest {
 
   @Provide
   Arbitrary<Integer> pageSizes() {
-    return Arbitraries.of(1, 2, 4);
+    return Arbitraries.of(1, 2, 3, 4);
   }
 
-  @Property(tries = 100)
+  @Property(tries = 300)
   void cacheAgreesWithTheOracleAfterEveryOperation(
       @ForAll("ops") List<Op> ops,
       @ForAll("pageSizes") int pageSize,
@@ -69,6 +71,7 @@ class RadixCachePropertyTest {
     final PageOracle oracle;
     final int[][] prefixes = new int[4][];
     final List<Request> running = new ArrayList<>();
+    final List<int[]> finished = new ArrayList<>();
     int inUse;
     int reportedFreed;
 
@@ -117,8 +120,19 @@ class RadixCachePropertyTest {
 
     void apply(Op op) {
       int k = op.kind();
-      if (k < 30) {
+      if (k < 22) {
         start(tokens(op), namespace(op));
+      } else if (k < 25 && !finished.isEmpty()) { // a repeat: all but its last token cached
+        int[] again = finished.get(op.a() % finished.size());
+        start(again, namespace(op));
+      } else if (k < 28 && !running.isEmpty()) { // a longer request beside a running one
+        Request r = running.get(op.a() % running.size());
+        int[] tail = new Random(op.c()).ints(1 + op.b() % 9, 0, 3).toArray();
+        int[] longer = Arrays.copyOf(r.tokens, r.tokens.length + tail.length);
+        System.arraycopy(tail, 0, longer, r.tokens.length, tail.length);
+        start(longer, r.ns);
+      } else if (k < 34 && !running.isEmpty()) {
+        copied(running.get(op.a() % running.size()));
       } else if (k < 52 && !running.isEmpty()) {
         finish(running.get(op.a() % running.size()), op);
       } else if (k < 60 && !running.isEmpty()) {
@@ -128,10 +142,8 @@ class RadixCachePropertyTest {
       } else if (k < 98) {
         int[] t = tokens(op);
         int length = op.c() % (t.length + 1);
-        MatchResult m = cache.matchPrefix(t, length, namespace(op));
-        int[] expected = oracle.match(t, length, namespace(op));
-        assertArrayEquals(expected, m.blockIds(), "matched ids");
-        assertEquals(expected.length * pageSize, m.matchedTokens());
+        assertMatch(oracle.match(t, length, namespace(op)), cache.matchPrefix(t, length,
+            namespace(op)));
       } else {
         reportedFreed = 0;
         int freed = cache.evictAll();
@@ -161,53 +173,89 @@ class RadixCachePropertyTest {
           "evicted " + freed + " of " + n + " with " + cache.evictableBlocks() + " evictable");
     }
 
+    void assertMatch(PageOracle.Match expected, MatchResult m) {
+      assertArrayEquals(expected.ids(), m.blockIds(), "matched ids");
+      assertEquals(expected.tokens(), m.matchedTokens(), "matched tokens");
+      assertEquals(expected.partial(), m.partialTokens(), "tokens in the copy source");
+      assertEquals(m.matchedTokens() % pageSize, m.partialTokens());
+    }
+
     void start(int[] tokens, String ns) {
       MatchResult m = cache.matchPrefix(tokens, tokens.length - 1, ns);
-      int[] expected = oracle.match(tokens, tokens.length - 1, ns);
-      assertArrayEquals(expected, m.blockIds(), "matched ids");
-      assertEquals(expected.length * pageSize, m.matchedTokens());
-      cache.lock(m.node());
-      oracle.lock(tokens, expected.length, ns, 1);
-      int need = (tokens.length + pageSize - 1) / pageSize - expected.length;
+      PageOracle.Match expected = oracle.match(tokens, tokens.length - 1, ns);
+      assertMatch(expected, m);
+      cache.lock(m.fullBlocksNode());
+      oracle.lock(expected.whole(), 1);
+      if (m.endsInsideBlock()) { // the copy source stays locked until the copy is done
+        cache.lock(m.node());
+        oracle.lock(expected.all(), 1);
+      }
+      int whole = expected.whole().size();
+      int need = (tokens.length + pageSize - 1) / pageSize - whole;
       if (!pool.canAllocate(need)) {
         evict(need - pool.freeCount());
       }
       if (!pool.canAllocate(need)) { // rejected: too little unlocked cache to make room
-        cache.unlock(m.node());
-        oracle.lock(tokens, expected.length, ns, -1);
+        unlockMatch(m, expected, m.endsInsideBlock());
         return;
       }
       Request r = new Request();
       r.ns = ns;
       r.tokens = tokens;
-      r.node = m.node();
-      r.matchedPages = expected.length;
-      r.matchedIds = m.blockIds();
+      r.match = m;
+      r.expected = expected;
+      r.copying = m.endsInsideBlock();
       r.fresh = pool.allocate(need);
       inUse += need;
       running.add(r);
     }
 
+    void copied(Request r) {
+      if (r.copying) {
+        r.copying = false;
+        cache.unlock(r.match.node());
+        oracle.lock(r.expected.all(), -1);
+      }
+    }
+
+    void unlockMatch(MatchResult m, PageOracle.Match expected, boolean copying) {
+      if (copying) {
+        cache.unlock(m.node());
+        oracle.lock(expected.all(), -1);
+      }
+      cache.unlock(m.fullBlocksNode());
+      oracle.lock(expected.whole(), -1);
+    }
+
     void finish(Request r, Op op) {
       running.remove(r);
-      int fullPages = r.tokens.length / pageSize;
-      int inserted = fullPages - r.matchedPages;
-      int[] ids = Arrays.copyOf(r.matchedIds, fullPages);
-      System.arraycopy(r.fresh, 0, ids, r.matchedPages, inserted);
-      pool.free(Arrays.copyOfRange(r.fresh, inserted, r.fresh.length)); // partial last page
-      inUse -= r.fresh.length - inserted;
+      finished.add(r.tokens);
+      if (op.c() % 2 == 0) {
+        copied(r); // else the insert happens while the copy source is still locked
+      }
+      int[] own = r.match.fullBlockIds();
+      int[] ids = Arrays.copyOf(own, own.length + r.fresh.length);
+      System.arraycopy(r.fresh, 0, ids, own.length, r.fresh.length);
+      int length = r.tokens.length; // every token, the partial last block included
+      if (op.c() % 4 == 1) { // whole blocks only: the caller frees its partial last block
+        length -= length % pageSize;
+      } else if (op.c() % 4 == 3) { // a prefix, maybe ending inside a block the tree lent it
+        length = 1 + op.a() % length;
+      }
+      int kept = (length + pageSize - 1) / pageSize - own.length;
+      pool.free(Arrays.copyOfRange(r.fresh, Math.max(0, kept), r.fresh.length));
+      inUse -= r.fresh.length - Math.max(0, kept);
+      ids = Arrays.copyOf(ids, (length + pageSize - 1) / pageSize);
       int priority = op.c() % 3;
-      int[] cached = new int[1];
-      int[] expectedDuplicates = oracle.insert(r.tokens, ids, r.ns, priority, cached);
-      InsertResult result = cache.insert(r.tokens, ids, r.ns, priority);
-      assertArrayEquals(expectedDuplicates, result.duplicateBlockIds(), "duplicates");
-      assertEquals(cached[0], result.alreadyCachedTokens(), "already cached tokens");
+      PageOracle.Insert expected = oracle.insert(r.tokens, length, ids, r.ns, priority);
+      InsertResult result = cache.insert(r.tokens, length, ids, r.ns, priority);
+      assertArrayEquals(expected.duplicates(), result.duplicateBlockIds(), "duplicates");
+      assertEquals(expected.alreadyCached(), result.alreadyCachedTokens(), "already cached");
       pool.free(result.duplicateBlockIds());
-      inUse -= inserted;
+      inUse -= Math.max(0, kept);
       cache.lock(result.node());
-      oracle.lock(r.tokens, fullPages, r.ns, 1);
-      cache.unlock(r.node);
-      oracle.lock(r.tokens, r.matchedPages, r.ns, -1);
+      oracle.lock(expected.path(), 1);
+      unlockMatch(r.match, r.expected, r.copying);
       if (op.b() % 3 == 0) { // the next turn of the conversation, while this one stays locked
         int[] tail = new Random(op.a()).ints(1 + op.c() % 12, 0, 3).toArray();
         int[] next = Arrays.copyOf(r.tokens, r.tokens.length + tail.length);
@@ -215,15 +263,14 @@ class RadixCachePropertyTest {
         start(next, r.ns);
       }
       cache.unlock(result.node());
-      oracle.lock(r.tokens, fullPages, r.ns, -1);
+      oracle.lock(expected.path(), -1);
     }
 
     void abort(Request r) {
       running.remove(r);
       pool.free(r.fresh);
       inUse -= r.fresh.length;
-      cache.unlock(r.node);
-      oracle.lock(r.tokens, r.matchedPages, r.ns, -1);
+      unlockMatch(r.match, r.expected, r.copying);
     }
   }
 }

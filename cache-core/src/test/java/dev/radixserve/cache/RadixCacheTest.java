@@ -39,10 +39,14 @@ class RadixCacheTest {
   }
 
   private InsertResult insert(int[] tokens, int[] ids) {
-    InsertResult r = cache.insert(tokens, ids, "");
+    return insert(tokens, ids.length * B, ids);
+  }
+
+  private InsertResult insert(int[] tokens, int length, int[] ids) {
+    InsertResult r = cache.insert(tokens, length, ids, "");
     // The caller held every id except the tree's own (from a match); the tree took the new
     // ones and the caller frees the duplicates right now.
-    int treesOwn = r.alreadyCachedTokens() / B - r.duplicateBlockIds().length;
+    int treesOwn = (r.alreadyCachedTokens() + B - 1) / B - r.duplicateBlockIds().length;
     inUse -= ids.length - treesOwn;
     pool.free(r.duplicateBlockIds());
     check();
@@ -118,34 +122,130 @@ class RadixCacheTest {
   }
 
   @Test
-  void partialMatchSplitsAtThePageBoundary() {
+  void matchEndingInsideABlockLendsThatBlockAsCopySourceOnItsOwnNode() {
     InsertResult x = insert(run(100, 12), allocate(3)); // blocks 0, 1, 2
     int[] query = concat(run(100, 6), run(900, 6)); // diverges inside the second page
     MatchResult m = cache.matchPrefix(query, query.length, "");
     check();
-    assertEquals(4, m.matchedTokens());
-    assertArrayEquals(new int[] {0}, m.blockIds());
-    assertEquals(2, cache.stats().nodes());
+    assertEquals(6, m.matchedTokens());
+    assertArrayEquals(new int[] {0, 1}, m.blockIds());
+    assertEquals(2, m.partialTokens());
+    assertEquals(1, m.copySource());
+    assertArrayEquals(new int[] {0}, m.fullBlockIds());
+    assertEquals(3, cache.stats().nodes()); // split at both block boundaries around the source
     TreeSnapshot.Node upper = cache.snapshot().roots().getFirst().children().getFirst();
-    assertEquals(4, upper.tokens());
-    assertEquals(1, upper.blocks());
-    assertEquals(1, upper.hits());
-    TreeSnapshot.Node lower = upper.children().getFirst();
-    assertEquals(8, lower.tokens());
-    assertEquals(2, lower.blocks());
-    assertEquals(0, lower.hits());
+    assertEquals(List.of(4, 1, 1L), List.of(upper.tokens(), upper.blocks(), upper.hits()));
+    TreeSnapshot.Node source = upper.children().getFirst();
+    assertEquals(List.of(4, 1, 1L), List.of(source.tokens(), source.blocks(), source.hits()));
+    TreeSnapshot.Node lower = source.children().getFirst();
+    assertEquals(List.of(4, 1, 0L), List.of(lower.tokens(), lower.blocks(), lower.hits()));
 
-    cache.lock(m.node());
-    assertEquals(1, cache.protectedBlocks());
-    assertEquals(2, cache.evictableBlocks());
-    assertEquals(2, cache.evict(1)); // the whole lower node goes
+    cache.lock(m.fullBlocksNode()); // for as long as the sequence runs
+    cache.lock(m.node()); // until its copy is done
+    assertEquals(2, cache.protectedBlocks());
+    assertEquals(1, cache.evictableBlocks());
+    assertEquals(1, cache.evict(5)); // only block 2 can go
     check();
+    cache.unlock(m.node()); // copied: the source may go now, the whole block stays
+    assertEquals(1, cache.evictAll());
     assertEquals(1, cache.cachedBlocks());
-    assertEquals(0, cache.evictAll());
-    cache.unlock(m.node());
+    cache.unlock(m.fullBlocksNode());
     assertEquals(1, cache.evictAll());
     check();
     assertThrows(IllegalStateException.class, () -> cache.lock(x.node()));
+  }
+
+  @Test
+  void repeatMatchesAllButTheLastTokenFromAPartialLeaf() {
+    int[] prompt = run(1, 10);
+    InsertResult first = insert(prompt, 10, allocate(3)); // blocks 0, 1, 2 (2 slots)
+    assertEquals(0, first.alreadyCachedTokens());
+    MatchResult again = cache.matchPrefix(prompt, prompt.length - 1, "");
+    assertEquals(9, again.matchedTokens());
+    assertArrayEquals(new int[] {0, 1, 2}, again.blockIds());
+    assertEquals(1, again.partialTokens());
+    assertSame(first.node(), again.node()); // the partial leaf, one block: no split needed
+    check();
+    // the repeat computed token 9 into its own copy, block 3; its insert finds all cached
+    int[] mine = {0, 1, allocate(1)[0]};
+    InsertResult second = insert(prompt, 10, mine);
+    assertEquals(10, second.alreadyCachedTokens());
+    assertArrayEquals(new int[] {3}, second.duplicateBlockIds());
+    assertSame(first.node(), second.node());
+  }
+
+  @Test
+  void branchInsideABlockMatchesToTheBranchPoint() {
+    insert(run(1, 10), 10, allocate(3)); // blocks 0, 1, 2
+    int[] branch = concat(run(1, 6), run(50, 6));
+    MatchResult m = cache.matchPrefix(branch, branch.length - 1, "");
+    assertEquals(6, m.matchedTokens());
+    assertArrayEquals(new int[] {0, 1}, m.blockIds());
+    assertEquals(2, m.partialTokens());
+    check();
+  }
+
+  /** The class comment's example: a sequence that goes on past a partial leaf. */
+  @Test
+  void goingOnPastAPartialLeafAddsASiblingWithItsOwnCopy() {
+    int[] abcdef = run(1, 6);
+    insert(abcdef, 6, allocate(2)); // U: 1 2 3 4 in block 0; P: 5 6 in block 1 (slots 0-1)
+    int[] longer = run(1, 9);
+    MatchResult m = cache.matchPrefix(longer, 8, "");
+    assertEquals(6, m.matchedTokens());
+    assertEquals(1, m.copySource());
+    cache.lock(m.fullBlocksNode());
+    cache.lock(m.node());
+    int[] own = allocate(2); // 2: the copy of block 1's slots 0-1, then 7 8; 3: token 9
+    assertArrayEquals(new int[] {2, 3}, own);
+    InsertResult q = insert(longer, 9, concat(m.fullBlockIds(), own));
+    assertEquals(4, q.alreadyCachedTokens());
+    assertArrayEquals(new int[0], q.duplicateBlockIds());
+    cache.unlock(m.node());
+    cache.unlock(m.fullBlocksNode());
+    check();
+    TreeSnapshot.Node u = cache.snapshot().roots().getFirst().children().getFirst();
+    assertEquals(List.of(4, 1), List.of(u.tokens(), u.blocks()));
+    assertEquals(List.of(List.of(2, 1), List.of(5, 2)), u.children().stream()
+        .map(c -> List.of(c.tokens(), c.blocks())).toList()); // P, then Q: blocks never shared
+    assertEquals(4, cache.cachedBlocks());
+    // "1 2 3 4 5 x" borrows from Q (a whole first page) rather than P (partial): block 2
+    MatchResult borrow = cache.matchPrefix(concat(run(1, 5), new int[] {99, 99}), 6, "");
+    assertArrayEquals(new int[] {0, 2}, borrow.blockIds());
+    assertEquals(1, borrow.partialTokens());
+    // P is an unlocked leaf that no match touches now: evicted first, its block freed alone
+    assertEquals(1, cache.evict(1));
+    assertEquals(2, cache.matchPrefix(abcdef, 6, "").partialTokens()); // from Q's copy now
+    check();
+  }
+
+  @Test
+  void insertGoingOnPastALongPartialLeafSplitsItAtItsLastBoundary() {
+    insert(run(1, 6), 6, allocate(2)); // one leaf, 6 tokens, blocks 0 and 1 (partial)
+    int[] mine = allocate(3); // 2, 3, 4: computed without seeing the leaf
+    InsertResult r = insert(run(1, 10), 10, mine);
+    assertEquals(4, r.alreadyCachedTokens());
+    assertArrayEquals(new int[] {2}, r.duplicateBlockIds());
+    TreeSnapshot.Node u = cache.snapshot().roots().getFirst().children().getFirst();
+    assertEquals(List.of(4, 1), List.of(u.tokens(), u.blocks()));
+    assertEquals(List.of(2, 6), u.children().stream().map(TreeSnapshot.Node::tokens).toList());
+    assertArrayEquals(new int[] {0, 3, 4}, cache.matchPrefix(run(1, 10), 10, "").blockIds());
+  }
+
+  @Test
+  void partialInsertInsideABlockTheTreeLentIsNoDuplicate() {
+    insert(run(1, 8), allocate(2)); // 1..4 in block 0, 5..8 in block 1
+    insert(concat(run(1, 6), new int[] {0, 0}), allocate(2)); // sibling page 5 6 0 0: block 3
+    MatchResult m = cache.matchPrefix(run(1, 8), 8, "");
+    assertArrayEquals(new int[] {0, 1}, m.blockIds());
+    // a caller holding blocks 0, 1 caches its first 6 tokens: both pages begin with 5 6, and
+    // the smaller one (5 6 0 0) ranks first, but block 1 is the caller's own and no duplicate
+    InsertResult r = cache.insert(run(1, 6), 6, m.blockIds(), "");
+    assertEquals(6, r.alreadyCachedTokens());
+    assertArrayEquals(new int[0], r.duplicateBlockIds());
+    InsertResult other = insert(run(1, 6), 6, new int[] {0, allocate(1)[0]});
+    assertArrayEquals(new int[] {2}, other.duplicateBlockIds()); // compared with block 3
+    check();
   }
 
   @Test
@@ -176,15 +276,23 @@ class RadixCacheTest {
     assertEquals(2, cache.snapshot().roots().getFirst().children().size());
     assertArrayEquals(new int[] {2, 3}, cache.matchPrefix(b, 8, "").blockIds());
     assertArrayEquals(new int[] {0, 1}, cache.matchPrefix(a, 8, "").blockIds());
-    assertEquals(0, cache.matchPrefix(new int[] {7, 1, 1, 2, 5, 5, 5, 5}, 8, "").matchedTokens());
+    MatchResult inside = cache.matchPrefix(new int[] {7, 1, 1, 2, 5, 5, 5, 5}, 8, "");
+    assertEquals(3, inside.matchedTokens()); // three tokens of a's first block
+    assertEquals(0, inside.copySource());
   }
 
   @Test
-  void matchIsPageAlignedAndStopsAtLength() {
+  void matchIsTokenGranularAndStopsAtLength() {
     insert(run(1, 12), allocate(3));
-    assertEquals(8, cache.matchPrefix(run(1, 12), 11, "").matchedTokens());
-    assertEquals(0, cache.matchPrefix(run(1, 12), 3, "").matchedTokens());
-    assertEquals(12, cache.matchPrefix(run(1, 20), 20, "").matchedTokens());
+    MatchResult eleven = cache.matchPrefix(run(1, 12), 11, "");
+    assertEquals(List.of(11, 3), List.of(eleven.matchedTokens(), eleven.partialTokens()));
+    assertArrayEquals(new int[] {0, 1, 2}, eleven.blockIds());
+    MatchResult three = cache.matchPrefix(run(1, 12), 3, "");
+    assertEquals(List.of(3, 3), List.of(three.matchedTokens(), three.partialTokens()));
+    assertArrayEquals(new int[] {0}, three.blockIds());
+    MatchResult all = cache.matchPrefix(run(1, 20), 20, "");
+    assertEquals(List.of(12, 0), List.of(all.matchedTokens(), all.partialTokens()));
+    assertSame(all.node(), all.fullBlocksNode());
     assertThrows(IllegalArgumentException.class, () -> cache.matchPrefix(run(1, 4), 5, ""));
     check();
   }
@@ -252,19 +360,21 @@ class RadixCacheTest {
   @Test
   void statsCountQueriesHitsAndBlocks() {
     insert(run(1, 8), allocate(2));
-    cache.matchPrefix(run(1, 12), 11, "");
-    cache.matchPrefix(run(1, 12), 3, "");
-    cache.matchPrefix(run(1, 12), 11, "other");
-    cache.evict(1);
-    assertEquals(new CacheStats(3, 25, 8, 2, 2, 0, 0, 0), cache.stats());
+    cache.matchPrefix(run(1, 12), 11, ""); // 8
+    cache.matchPrefix(run(1, 12), 3, ""); // 3, inside block 0: splits the node after it
+    cache.matchPrefix(run(1, 12), 11, "other"); // 0
+    assertEquals(1, cache.evict(1)); // the lower node, block 1
+    assertEquals(new CacheStats(3, 25, 11, 2, 1, 1, 1, 1), cache.stats());
   }
 
   @Test
   void badInputFailsLoudlyWithTheNumbers() {
-    IllegalArgumentException wrongCount = assertThrows(IllegalArgumentException.class,
+    IllegalArgumentException tooFew = assertThrows(IllegalArgumentException.class,
         () -> cache.insert(run(1, 10), new int[] {0, 1, 2}, ""));
-    assertEquals("insert of 3 blocks of 4 tokens needs 12 tokens, got 10",
-        wrongCount.getMessage());
+    assertEquals("insert of 12 tokens, but 10 given", tooFew.getMessage());
+    IllegalArgumentException wrongCount = assertThrows(IllegalArgumentException.class,
+        () -> cache.insert(run(1, 10), 9, new int[] {0, 1}, ""));
+    assertEquals("insert of 9 tokens needs 3 blocks of 4, got 2", wrongCount.getMessage());
     IllegalStateException freeBlock = assertThrows(IllegalStateException.class,
         () -> cache.insert(run(1, 4), new int[] {5}, ""));
     assertEquals("insert of block 5, which is free in the pool", freeBlock.getMessage());
@@ -324,6 +434,40 @@ class RadixCacheTest {
         "evicted " + leafA + " path 8 blocks [1]",
         "evicted " + leafB + " path 8 blocks [" + bIds[1] + "]",
         "evicted " + upper + " path 4 blocks [0]"), events);
+  }
+
+  @Test
+  void listenersSeePartialLeavesAsLeavesWhoseLastBlockIsPartial() {
+    List<String> events = new java.util.ArrayList<>();
+    cache.addListener(new CacheListener() {
+      @Override
+      public void stored(String ns, long id, long parent, int[] path, int[] blocks) {
+        events.add("stored path " + path.length + " blocks " + java.util.Arrays.toString(blocks));
+      }
+
+      @Override
+      public void split(String ns, long id, long upper, int upperTokens) {
+        events.add("split at " + upperTokens);
+      }
+
+      @Override
+      public void evicted(String ns, long id, int[] path, int[] blocks) {
+        events.add("evicted path " + path.length + " blocks " + java.util.Arrays.toString(blocks));
+      }
+    });
+    insert(run(1, 6), 6, allocate(2)); // blocks 0, 1: 1 2 3 4 | 5 6 . .
+    MatchResult m = cache.matchPrefix(run(1, 9), 8, ""); // 6 tokens, source block 1
+    cache.lock(m.fullBlocksNode());
+    insert(run(1, 9), 9, concat(m.fullBlockIds(), allocate(2))); // blocks 2, 3: a sibling
+    cache.unlock(m.fullBlocksNode());
+    assertEquals(4, cache.evictAll());
+    assertEquals(List.of(
+        "stored path 6 blocks [0, 1]",
+        "split at 4",
+        "stored path 9 blocks [2, 3]",
+        "evicted path 6 blocks [1]",
+        "evicted path 9 blocks [2, 3]",
+        "evicted path 4 blocks [0]"), events);
   }
 
   @Test

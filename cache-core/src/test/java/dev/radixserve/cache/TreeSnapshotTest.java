@@ -76,15 +76,23 @@ class TreeSnapshotTest {
   void splitKeepsTheLowerIdAndCopiesStatsToTheUpper() {
     cache.insert(run(100, 12), pool.allocate(3), ""); // root #1, leaf #2: blocks 0, 1, 2
     MatchResult m = cache.matchPrefix(concat(run(100, 6), run(900, 6)), 12, "");
-    assertEquals(3, m.node().id());
+    // token-granular: block 0 whole, then 2 tokens into block 1 (the copy source); each split
+    // leaves the lower part #2 its id: #3 takes block 0, #4 takes block 1 alone, so locking
+    // m.node() protects the source and locking m.fullBlocksNode() protects only block 0
+    assertEquals(6, m.matchedTokens());
+    assertEquals(2, m.partialTokens());
+    assertEquals(List.of(0, 1), Arrays.stream(m.blockIds()).boxed().toList());
+    assertEquals(4, m.node().id());
+    assertEquals(3, m.fullBlocksNode().id());
     assertEquals("""
         clock 2
         '' #1
           #3 100..103 tokens 4 blocks 1 lock 0 hits 1 last 2
-            #2 104..111 tokens 8 blocks 2 lock 0 hits 0 last 1 evictable
+            #4 104..107 tokens 4 blocks 1 lock 0 hits 1 last 2
+              #2 108..111 tokens 4 blocks 1 lock 0 hits 0 last 1 evictable
         """, render(cache.snapshot()));
     assertEquals(List.of("stored '' #2 under #1 path 12 blocks [0, 1, 2]",
-        "split '' #2 upper #3 4"), events);
+        "split '' #2 upper #3 4", "split '' #2 upper #4 4"), events);
   }
 
   @Test

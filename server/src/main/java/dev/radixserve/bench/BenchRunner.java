@@ -69,7 +69,8 @@ final class BenchRunner {
         new LoadDriver(sender, maxConcurrency, requestRate, seed).run(workload, onDone);
     double durationS = (System.nanoTime() - start) / 1e9;
     RunSummary summary = RunSummary.of(workload.name(), target, model, records, durationS,
-        TheoreticalMaximum.perRequest(workload, blockSize), blockSize);
+        TheoreticalMaximum.perRequest(workload, blockSize),
+        TheoreticalMaximum.perRequestTokens(workload), blockSize);
     return new BenchReport.Run(workload.name(), workload.description(), role, summary, records);
   }
 }

@@ -16,8 +16,8 @@ import java.util.stream.Collectors;
 import javax.imageio.ImageIO;
 
 /**
- * A PNG of grouped bars per workload: top, the measured hit rate beside the theoretical maximum
- * (and the compare server's hit rate when there is one); bottom, the throughput ratio
+ * A PNG of grouped bars per workload: top, the measured hit rate beside the theoretical maxima
+ * (to the token and in whole blocks; and the compare server's hit rate when there is one); bottom, the throughput ratio
  * primary / compare with a line at 1.0. Drawn headless with java.awt.
  */
 final class HitRateChart {
@@ -27,7 +27,8 @@ final class HitRateChart {
   private static final int LEFT = 70;
   private static final int RIGHT = 20;
   private static final Color MEASURED = new Color(0x1f77b4);
-  private static final Color THEORETICAL = new Color(0xff7f0e);
+  private static final Color TOKEN_MAX = new Color(0xff7f0e);
+  private static final Color THEORETICAL = new Color(0xffbb78);
   private static final Color COMPARE = new Color(0x7f7f7f);
   private static final Color RATIO = new Color(0x2ca02c);
 
@@ -64,17 +65,19 @@ final class HitRateChart {
       for (int i = 0; i < primary.size(); i++) {
         RunSummary s = primary.get(i);
         double x = LEFT + i * slot + slot * 0.1;
-        double w = slot * 0.8 / 3;
+        double w = slot * 0.8 / 4;
         bar(g, MEASURED, x, w, top, bottom, s.hitRate());
-        bar(g, THEORETICAL, x + w, w, top, bottom, s.theoreticalMaxHitRate());
+        bar(g, TOKEN_MAX, x + w, w, top, bottom, s.tokenGranularMaxHitRate());
+        bar(g, THEORETICAL, x + 2 * w, w, top, bottom, s.theoreticalMaxHitRate());
         Double c = compareHit.get(s.workload());
         if (c != null) {
-          bar(g, COMPARE, x + 2 * w, w, top, bottom, c);
+          bar(g, COMPARE, x + 3 * w, w, top, bottom, c);
         }
         label(g, s.workload(), LEFT + i * slot, slot, bottom + 16);
       }
-      legend(g, top - 20, new Color[] {MEASURED, THEORETICAL, COMPARE},
-          new String[] {"measured hit rate", "theoretical max", "compare server hit rate"});
+      legend(g, top - 20, new Color[] {MEASURED, TOKEN_MAX, THEORETICAL, COMPARE},
+          new String[] {"measured hit rate", "max to the token", "max in whole blocks",
+              "compare server hit rate"});
 
       int rTop = 500;
       int rBottom = HEIGHT - 100;
@@ -150,7 +153,7 @@ final class HitRateChart {
   }
 
   private static void legend(Graphics2D g, int y, Color[] colors, String[] names) {
-    int x = WIDTH - RIGHT - 520;
+    int x = WIDTH - RIGHT - 640;
     for (int i = 0; i < colors.length; i++) {
       g.setColor(colors[i]);
       g.fillRect(x, y - 10, 12, 12);

@@ -6,9 +6,10 @@ import java.util.List;
 /**
  * Every aggregate figure of one workload run against one server. Latencies are over successful
  * requests; throughputs divide successful requests and their tokens by the wall-clock duration.
- * The hit rate is cached / prompt tokens over successful requests; the theoretical maximum is
- * over every planned request, in planned order, at {@code blockSize} (see
- * {@link TheoreticalMaximum}).
+ * The hit rate is cached / prompt tokens over successful requests; the theoretical maxima are
+ * over every planned request, in planned order (see {@link TheoreticalMaximum}): in whole blocks
+ * of {@code blockSize}, and to the token (what a token-granular cache such as radixserve's can
+ * reach: every shared token but a prompt's last).
  */
 public record RunSummary(
     String workload,
@@ -33,13 +34,19 @@ public record RunSummary(
     int blockSize,
     long theoreticalMaxCachedTokens,
     double theoreticalMaxHitRate,
-    int theoreticalRequestsWithHit) {
+    int theoreticalRequestsWithHit,
+    long tokenGranularMaxCachedTokens,
+    double tokenGranularMaxHitRate) {
 
+  /**
+   * @param theoreticalMax per request, in whole blocks of {@code blockSize}
+   * @param tokenGranularMax per request, to the token
+   */
   static RunSummary of(String workload, String url, String model, List<RequestRecord> records,
-      double durationS, int[] theoreticalMax, int blockSize) {
-    if (theoreticalMax.length != records.size()) {
-      throw new IllegalStateException(
-          records.size() + " records but " + theoreticalMax.length + " theoretical maxima");
+      double durationS, int[] theoreticalMax, int[] tokenGranularMax, int blockSize) {
+    if (theoreticalMax.length != records.size() || tokenGranularMax.length != records.size()) {
+      throw new IllegalStateException(records.size() + " records but " + theoreticalMax.length
+          + " theoretical maxima and " + tokenGranularMax.length + " token-granular ones");
     }
     List<Double> ttft = new ArrayList<>();
     List<Double> itl = new ArrayList<>();
@@ -71,12 +78,22 @@ public record RunSummary(
       theoretical += t;
       theoreticalHits += t > 0 ? 1 : 0;
     }
+    long tokenGranular = 0;
+    for (int t : tokenGranularMax) {
+      tokenGranular += t;
+    }
     double perSecond = durationS > 0 ? 1 / durationS : 0;
     return new RunSummary(workload, url, model, records.size(), completed,
         records.size() - completed, durationS, completed * perSecond, output * perSecond,
         (prompt + output) * perSecond, Distribution.of(ttft), Distribution.of(itl),
         Distribution.of(e2e), prompt, output, cached, ratio(cached, prompt), withHit, reported,
-        blockSize, theoretical, ratio(theoretical, plannedPrompt), theoreticalHits);
+        blockSize, theoretical, ratio(theoretical, plannedPrompt), theoreticalHits, tokenGranular,
+        ratio(tokenGranular, plannedPrompt));
+  }
+
+  /** Cached tokens over the token-granular maximum (1.0: every shared token was reused). */
+  public double cachedOfTokenGranularMax() {
+    return ratio(cachedTokens, tokenGranularMaxCachedTokens);
   }
 
   private static double ratio(long part, long whole) {

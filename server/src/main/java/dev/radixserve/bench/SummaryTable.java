@@ -34,7 +34,11 @@ final class SummaryTable {
     row(out, "Theoretical max hit rate", pct(s.theoreticalMaxHitRate()));
     row(out, "Theoretical requests with a hit",
         s.theoreticalRequestsWithHit() + "/" + s.requests());
-    out.println("(theoretical: prompts only, planned order, whole blocks, never the last token)");
+    row(out, "Token-granular max cached tokens", Long.toString(s.tokenGranularMaxCachedTokens()));
+    row(out, "Token-granular max hit rate", pct(s.tokenGranularMaxHitRate()));
+    row(out, "Cached / token-granular max", pct(s.cachedOfTokenGranularMax()));
+    out.println("(theoretical: prompts only, planned order, never the last token; in whole blocks,"
+        + " or to the token)");
     out.println("=".repeat(WIDTH));
   }
 

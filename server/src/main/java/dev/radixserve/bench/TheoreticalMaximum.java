@@ -13,6 +13,9 @@ import java.util.Map;
  * {@code floor((len - 1) / blockSize) * blockSize}. Earlier prompts only — model outputs are not
  * assumed to be cached.
  *
+ * <p>At block size 1 this is the token-granular maximum: every token a prompt shares with an
+ * earlier one but its last ({@link #perRequestTokens}).
+ *
  * <p>Deliberately independent of {@code cache-core}: it keeps the set of every block-aligned
  * prefix seen so far, each identified exactly by (id of the prefix one block shorter, the
  * block's token ids), so a lookup walks block by block until the chain breaks.
@@ -66,6 +69,11 @@ public final class TheoreticalMaximum {
     int from = block * blockSize;
     return new PrefixKey(parent,
         Arrays.stream(Arrays.copyOfRange(prompt, from, from + blockSize)).boxed().toList());
+  }
+
+  /** Per-request maxima to the token (block size 1) for the workload's planned order. */
+  public static int[] perRequestTokens(Workload workload) {
+    return perRequest(workload, 1);
   }
 
   /** Per-request maxima for the workload's planned order. */

@@ -2,6 +2,7 @@ package dev.radixserve.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -65,10 +66,17 @@ class PublishedScenariosTest {
   void theoreticalHitRatesAsSummarized() {
     Workload w = Workloads.create("high_reuse_many_requests", PARAMS);
     int[] max = TheoreticalMaximum.perRequest(w, 4);
-    RunSummary s = RunSummary.of(w.name(), "u", "m",
-        w.requests().stream().map(r -> RequestRecord.failed(r, r.index(), "not sent", 0, 0))
-            .toList(), 1, max, 4);
+    List<RequestRecord> notSent = w.requests().stream()
+        .map(r -> RequestRecord.failed(r, r.index(), "not sent", 0, 0)).toList();
+    RunSummary s = RunSummary.of(w.name(), "u", "m", notSent, 1, max,
+        TheoreticalMaximum.perRequestTokens(w), 4);
     assertEquals(552.0 / 672, s.theoreticalMaxHitRate(), 1e-12);
     assertEquals(23, s.theoreticalRequestsWithHit());
+    assertEquals(552, s.tokenGranularMaxCachedTokens()); // 24 shared tokens: whole blocks of 4
+    // at block 16 whole blocks cover only 16 of the 24 shared tokens; to the token, all 24
+    RunSummary at16 = RunSummary.of(w.name(), "u", "m", notSent, 1,
+        TheoreticalMaximum.perRequest(w, 16), TheoreticalMaximum.perRequestTokens(w), 16);
+    assertEquals(23 * 16, at16.theoreticalMaxCachedTokens());
+    assertEquals(23 * 24, at16.tokenGranularMaxCachedTokens());
   }
 }

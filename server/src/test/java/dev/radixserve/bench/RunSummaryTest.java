@@ -20,7 +20,8 @@ class RunSummaryTest {
         ok(0, 100, 10, List.of(1.0, 3.0), 20, 3, 0),
         ok(1, 100, 30, List.of(2.0), 40, 2, 64),
         RequestRecord.failed(new BenchRequest(2, 2, 0, new int[50]), 2, "HTTP 500: boom", 0, 5));
-    RunSummary s = RunSummary.of("w", "http://x", "m", records, 2.0, new int[] {0, 96, 32}, 16);
+    RunSummary s = RunSummary.of("w", "http://x", "m", records, 2.0, new int[] {0, 96, 32},
+        new int[] {0, 99, 40}, 16);
     assertEquals(3, s.requests());
     assertEquals(2, s.completed());
     assertEquals(1, s.failed());
@@ -37,14 +38,17 @@ class RunSummaryTest {
     assertEquals(128, s.theoreticalMaxCachedTokens());
     assertEquals(128.0 / 250, s.theoreticalMaxHitRate(), 1e-12);
     assertEquals(2, s.theoreticalRequestsWithHit());
+    assertEquals(139, s.tokenGranularMaxCachedTokens());
+    assertEquals(139.0 / 250, s.tokenGranularMaxHitRate(), 1e-12);
+    assertEquals(64.0 / 139, s.cachedOfTokenGranularMax(), 1e-12);
   }
 
   @Test
   void comparisonRatiosAndZeroDenominators() {
     RunSummary on = RunSummary.of("w", "a", "m", List.of(ok(0, 100, 10, List.of(), 20, 4, 50)),
-        1.0, new int[] {0}, 16);
+        1.0, new int[] {0}, new int[] {0}, 16);
     RunSummary off = RunSummary.of("w", "b", "m", List.of(ok(0, 100, 40, List.of(), 40, 4, 0)),
-        2.0, new int[] {0}, 16);
+        2.0, new int[] {0}, new int[] {0}, 16);
     Comparison c = Comparison.of(on, off);
     assertEquals(2.0, c.outputThroughputRatio(), 1e-12);
     assertEquals(0.25, c.ttftP50Ratio(), 1e-12);

@@ -68,6 +68,33 @@ class CacheEquivalenceTest {
     return out;
   }
 
+  private static String get(RadixServer s, String path, String body) {
+    try {
+      HttpRequest.Builder b = HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + s.port() + path));
+      return CLIENT.send(body == null ? b.build() : b.POST(HttpRequest.BodyPublishers.ofString(
+          body)).build(), HttpResponse.BodyHandlers.ofString()).body();
+    } catch (Exception e) {
+      throw new RuntimeException(e);
+    }
+  }
+
+  private static double metric(RadixServer s, String name) {
+    return get(s, "/metrics", null).lines().filter(l -> l.startsWith(name + " "))
+        .mapToDouble(l -> Double.parseDouble(l.substring(name.length() + 1))).findFirst()
+        .orElseThrow();
+  }
+
+  private static int promptLength(RadixServer s, String prompt) {
+    try {
+      return JSON.readTree(get(s, "/tokenize", "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":"
+          + JSON.writeValueAsString(prompt)
+          + "}")).get("count").asInt();
+    } catch (Exception e) {
+      throw new RuntimeException(e);
+    }
+  }
+
   private static void assertQuiescent(RadixServer s) {
     EngineSnapshot snap = s.inspect();
     assertNull(snap.integrityError());
@@ -87,7 +114,12 @@ class CacheEquivalenceTest {
     RadixServer on = start(true, 256);
     try {
       assertEquals(expected, run(on, prompts(), 60));
+      double cachedBefore = metric(on, "radixserve_prompt_tokens_cached_total");
       assertEquals(expected, run(on, prompts(), 60)); // second round hits the cache
+      // to the token: each repeat computes only its last prompt token, most starting inside a
+      // cached block from a copy of it
+      int allButLast = prompts().stream().mapToInt(p -> promptLength(on, p) - 1).sum();
+      assertEquals(allButLast, metric(on, "radixserve_prompt_tokens_cached_total") - cachedBefore);
       assertQuiescent(on);
     } finally {
       on.shutdown(Duration.ofSeconds(5));
@@ -98,11 +130,7 @@ class CacheEquivalenceTest {
     try {
       assertEquals(expected, run(tiny, prompts(), 60));
       assertQuiescent(tiny);
-      String metrics = CLIENT.send(HttpRequest.newBuilder(
-          URI.create("http://127.0.0.1:" + tiny.port() + "/metrics")).build(),
-          HttpResponse.BodyHandlers.ofString()).body();
-      assertTrue(metrics.lines().anyMatch(l -> l.startsWith("radixserve_preemptions_total")
-          && !l.endsWith(" 0.0")), metrics);
+      assertTrue(metric(tiny, "radixserve_preemptions_total") > 0);
     } catch (Exception e) {
       throw new RuntimeException(e);
     } finally {

@@ -93,8 +93,20 @@ class ServerEndToEndTest {
     assertEquals(0, first.at("/usage/prompt_tokens_details/cached_tokens").asInt());
     int cached = second.at("/usage/prompt_tokens_details/cached_tokens").asInt();
     int promptTokens = second.at("/usage/prompt_tokens").asInt();
-    assertEquals((promptTokens - 1) / 16 * 16, cached);
+    assertEquals(promptTokens - 1, cached); // to the token: only the last one is computed
     assertEquals(first.at("/choices/0/text").asText(), second.at("/choices/0/text").asText());
+    // a prompt (token ids) that leaves the cached one inside its 3rd block reuses exactly the
+    // shared tokens: 37 of them
+    int[] ids = JSON.convertValue(JSON.readTree(post("/tokenize",
+        "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":" + JSON.writeValueAsString(prompt)
+            + "}").body()).get("tokens"), int[].class);
+    int[] branch = java.util.Arrays.copyOf(ids, 45);
+    java.util.Arrays.fill(branch, 37, 45, 50);
+    JsonNode third = JSON.readTree(post("/v1/completions",
+        "{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":" + JSON.writeValueAsString(branch)
+            + ",\"max_tokens\":2,\"cache_salt\":\"twice\"}").body());
+    assertEquals(37, third.at("/usage/prompt_tokens_details/cached_tokens").asInt(),
+        third.toString());
     String metrics = get("/metrics").body();
     assertTrue(metrics.contains("radixserve_prefix_cache_hit_tokens_total"), metrics);
     for (String name : List.of("radixserve_requests_running ", "radixserve_requests_waiting ",

@@ -71,6 +71,7 @@ final class OutputProcessor {
     int row = 0;
     for (ScheduledStep.Chunk c : step.chunks()) {
       Sequence s = c.seq();
+      blocks.copied(s);
       int firstRow = row;
       row += c.rows();
       int start = s.numComputed;

@@ -31,13 +31,18 @@ record ScheduledStep(List<Chunk> chunks) {
     return chunks.stream().mapToInt(Chunk::tokens).sum();
   }
 
+  /** The runner's batch: each chunk's new tokens, and the copies that start sequences. */
   ForwardBatch toBatch() {
     List<ForwardBatch.Seq> seqs = new ArrayList<>(chunks.size());
+    List<ForwardBatch.BlockCopy> copies = new ArrayList<>();
     for (Chunk c : chunks) {
       Sequence s = c.seq();
       seqs.add(new ForwardBatch.Seq(s.tokenRange(s.numComputed, s.numComputed + c.tokens()),
           s.numComputed, s.blockTable(), c.allLogits()));
+      if (s.pendingCopy != null) {
+        copies.add(s.pendingCopy.toBlockCopy(s));
+      }
     }
-    return new ForwardBatch(seqs);
+    return new ForwardBatch(seqs, copies);
   }
 }

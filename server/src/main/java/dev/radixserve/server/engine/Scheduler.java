@@ -200,6 +200,7 @@ final class Scheduler {
       return false;
     }
     int cached = blocks.probe(s);
+    cached -= cached % blocks.blockSize(); // a partial block is no reason not to wait
     for (Sequence other : admittedNow) {
       if (!other.request.namespace().equals(s.request.namespace())) {
         continue;

@@ -1,5 +1,6 @@
 package dev.radixserve.server.engine;
 
+import dev.radixserve.model.ForwardBatch;
 import dev.radixserve.cache.NodeHandle;
 import dev.radixserve.model.sampling.Sampler;
 import java.util.Arrays;
@@ -13,6 +14,11 @@ import java.util.Arrays;
  *   blockTable:  [ held by `hold` (cache lock / shared) | owned by this sequence ]
  *                  0 .. heldBlocks                       heldBlocks .. tableSize
  * </pre>
+ *
+ * <p>A sequence that starts inside a block (its cached prefix ends there, or its choices fork
+ * from a prompt that does) counts the borrowed tokens as computed and carries a {@link
+ * PendingCopy}: its next step copies them from the source block into its own block at {@code
+ * tableIndex} before computing. Only then may the source go.
  */
 final class Sequence {
 
@@ -32,6 +38,8 @@ final class Sequence {
   private int tableSize;
   PrefixHold hold;
   int heldBlocks;
+  /** Set from the moment the sequence starts inside a block until its next step has run. */
+  PendingCopy pendingCopy;
   /** The node the last admission's cache match ended at; null with prefix caching off. */
   NodeHandle matchedNode;
 
@@ -108,6 +116,11 @@ final class Sequence {
     System.arraycopy(ids, 0, blockTable, 0, ids.length);
   }
 
+  /** Forgets the table's entries from {@code size} on (they were handed over). */
+  void truncateBlocks(int size) {
+    tableSize = size;
+  }
+
   /** Blocks this sequence owns alone (not covered by its hold). */
   int[] ownedBlocks() {
     return Arrays.copyOfRange(blockTable, heldBlocks, tableSize);
@@ -119,6 +132,22 @@ final class Sequence {
     heldBlocks = 0;
     hold = null;
     numComputed = 0;
+  }
+
+  /**
+   * Copy-on-write still to do: slots {@code [0, slots)} of {@code sourceBlock} into this
+   * sequence's block at {@code tableIndex} (allocated by the time the step runs). {@code
+   * sourceHold} keeps the source from being evicted or freed until then.
+   */
+  record PendingCopy(int sourceBlock, int slots, int tableIndex, PrefixHold sourceHold) {
+
+    ForwardBatch.BlockCopy toBlockCopy(Sequence s) {
+      if (tableIndex >= s.tableSize()) {
+        throw new IllegalStateException("copy into table index " + tableIndex + " of " + s
+            + ", which has no block there yet");
+      }
+      return new ForwardBatch.BlockCopy(sourceBlock, s.block(tableIndex), slots);
+    }
   }
 
   @Override

@@ -11,6 +11,18 @@ import java.util.Optional;
  * (evicting when the pool is short), caching of computed prefixes, forking and release. With
  * prefix caching off ({@code cache} empty) nothing is matched or inserted: blocks are allocated
  * and freed.
+ *
+ * <p>Reuse is token-granular. A sequence whose cached prefix ends k tokens into a block holds the
+ * whole blocks before it and starts with a {@link Sequence.PendingCopy}: the block's first k
+ * slots go into a fresh block of its own in its next step (copy-on-write), and it computes from
+ * there. A block the cache holds is never written again: so a prompt's partial last block goes
+ * into the cache when its prefill ends only if the sequence can go on in a copy of it.
+ *
+ * <pre>
+ *   B = 4, prompt of 10 tokens, the cache holds 9 of them (a repeat):
+ *     cache:    | c0 | c1 | c2: 8 . . . |       c2 is the copy source (1 slot)
+ *     sequence: | c0 | c1 | own: 8 9 . .|       held: c0, c1; copy c2[0, 1) → own; compute 9
+ * </pre>
  */
 final class SequenceBlocks {
 
@@ -59,7 +71,9 @@ final class SequenceBlocks {
   }
 
   /**
-   * Starts {@code s}: takes the cached prefix (locked) as its first blocks.
+   * Starts {@code s}: takes the cached prefix (locked) as its first blocks; when it ends inside a
+   * block, plans the copy of that block's cached slots, unless the locked source would leave too
+   * few blocks for the admission (then the sequence recomputes those tokens instead).
    *
    * @return tokens reused from the cache
    */
@@ -72,12 +86,36 @@ final class SequenceBlocks {
     }
     PrefixCache c = cache.get();
     MatchResult m = c.matchPrefix(s.tokensArray(), matchable(s), s.request.namespace());
-    s.hold = new CacheHold(c, m.node());
-    s.matchedNode = m.node();
-    s.appendBlocks(m.blockIds());
-    s.heldBlocks = m.blockIds().length;
+    s.hold = new CacheHold(c, m.fullBlocksNode());
+    int[] whole = m.fullBlockIds();
+    s.appendBlocks(whole);
+    s.heldBlocks = whole.length;
     s.numComputed = m.matchedTokens();
-    return m.matchedTokens();
+    if (m.endsInsideBlock()) {
+      s.pendingCopy = new Sequence.PendingCopy(m.copySource(), m.partialTokens(), whole.length,
+          new CacheHold(c, m.node()));
+      // the scheduler admits when blocksFor(length + 1) - table fit in available()
+      if (blocksFor(s.length() + 1, blockSize) - s.tableSize() > available()) {
+        dropCopy(s);
+      }
+    }
+    s.matchedNode = s.pendingCopy != null ? m.node() : m.fullBlocksNode();
+    return s.numComputed;
+  }
+
+  /** Gives up a planned copy: the sequence computes those tokens itself. */
+  private void dropCopy(Sequence s) {
+    s.numComputed -= s.pendingCopy.slots();
+    s.pendingCopy.sourceHold().release();
+    s.pendingCopy = null;
+  }
+
+  /** After a step that ran {@code s}: its copy is done, so its source may go. */
+  void copied(Sequence s) {
+    if (s.pendingCopy != null) {
+      s.pendingCopy.sourceHold().release();
+      s.pendingCopy = null;
+    }
   }
 
   /** Grows the table of {@code s} to cover {@code tokens} positions; false if blocks ran out. */
@@ -102,6 +140,7 @@ final class SequenceBlocks {
   /**
    * Inserts the full computed blocks of a running {@code s} into the cache and moves its lock to
    * the new node, so concurrent requests can share them (SGLang's "cache unfinished request").
+   * When its prefill is done, the partial last block goes in too (see {@link #sharePartial}).
    */
   void cacheComputed(Sequence s) {
     if (cache.isEmpty()) {
@@ -109,66 +148,106 @@ final class SequenceBlocks {
     }
     PrefixCache c = cache.get();
     int full = s.numComputed / blockSize;
-    if (full <= s.heldBlocks) {
-      return;
+    if (full > s.heldBlocks) {
+      int[] ids = Arrays.copyOf(s.blockTable(), full);
+      InsertResult inserted = c.insert(s.tokensArray(), ids, s.request.namespace());
+      MatchResult m = c.matchPrefix(s.tokensArray(), full * blockSize, s.request.namespace());
+      if (m.matchedTokens() != full * blockSize) {
+        throw new IllegalStateException("inserted " + full * blockSize + " tokens of " + s
+            + " but the cache matches only " + m.matchedTokens());
+      }
+      PrefixHold newHold = new CacheHold(c, m.node());
+      s.hold.release();
+      s.hold = newHold;
+      s.replaceBlocks(m.blockIds());
+      s.heldBlocks = full;
+      pool.free(inserted.duplicateBlockIds());
     }
-    int[] ids = Arrays.copyOf(s.blockTable(), full);
-    InsertResult inserted = c.insert(s.tokensArray(), ids, s.request.namespace());
-    MatchResult m = c.matchPrefix(s.tokensArray(), full * blockSize, s.request.namespace());
-    if (m.matchedTokens() != full * blockSize) {
-      throw new IllegalStateException("inserted " + full * blockSize + " tokens of " + s
-          + " but the cache matches only " + m.matchedTokens());
+    if (s.numComputed == s.prefillEnd && s.numComputed % blockSize != 0 && s.pendingCopy == null
+        && available() > 0) {
+      sharePartial(s);
     }
-    PrefixHold newHold = new CacheHold(c, m.node());
-    s.hold.release();
-    s.hold = newHold;
-    s.replaceBlocks(m.blockIds());
-    s.heldBlocks = full;
-    pool.free(inserted.duplicateBlockIds());
   }
 
   /**
-   * Makes the prompt's full blocks of {@code parent} shareable and gives {@code child} a claim on
-   * them; the child recomputes the prompt's partial last block (fewer than B tokens) itself.
+   * Puts the partial last block of a finished prefill into the cache, so that requests sharing
+   * the prompt reuse it while {@code s} still runs; {@code s} goes on in a copy of it (the cache
+   * never writes a block it holds). Only with a block to spare for the copy: otherwise a request
+   * that fills the pool could never finish.
+   */
+  private void sharePartial(Sequence s) {
+    PrefixCache c = cache.get();
+    int index = s.heldBlocks;
+    int mine = s.block(index);
+    InsertResult r = c.insert(s.tokensArray(), s.numComputed,
+        Arrays.copyOf(s.blockTable(), index + 1), s.request.namespace());
+    if (r.duplicateBlockIds().length != 0) {
+      return; // the cache already had these tokens in a block of its own: keep writing ours
+    }
+    s.pendingCopy = new Sequence.PendingCopy(mine, s.numComputed - index * blockSize, index,
+        new CacheHold(c, r.node()));
+    pool.free(Arrays.copyOfRange(s.blockTable(), index + 1, s.tableSize())); // none, normally
+    s.truncateBlocks(index); // the cache's now; the next step copies it into a fresh block
+  }
+
+  /**
+   * Makes the prompt's blocks of {@code parent} shareable and gives {@code child} a claim on the
+   * full ones and a copy of the partial last one (or, when the cache could not take it, the
+   * child recomputes those fewer than B tokens itself). With the cache on, the parent's prompt
+   * is already cached ({@link #cacheComputed} ran after its last prefill chunk).
    */
   void fork(Sequence parent, Sequence child) {
-    int full = parent.promptLen / blockSize;
-    if (cache.isPresent()) {
-      cacheComputed(parent);
-    } else if (parent.heldBlocks < full) {
-      if (parent.hold != null) {
-        throw new IllegalStateException("fork of " + parent + " with a partial shared prefix");
-      }
-      SharedBlocks shared = new SharedBlocks(Arrays.copyOf(parent.blockTable(), full), pool);
+    int prompt = parent.promptLen;
+    int full = prompt / blockSize;
+    if (cache.isEmpty() && parent.hold == null) {
+      int covered = blocksFor(prompt, blockSize); // the partial block too: the copy source
+      SharedBlocks shared = new SharedBlocks(Arrays.copyOf(parent.blockTable(), covered), pool);
       parent.hold = shared.newHold();
-      parent.heldBlocks = full;
+      parent.heldBlocks = covered;
     }
-    int held = Math.min(parent.heldBlocks, full);
-    child.hold = parent.hold == null ? null : parent.hold.share();
-    child.appendBlocks(Arrays.copyOf(parent.blockTable(), held));
-    child.heldBlocks = held;
-    child.numComputed = held * blockSize;
+    child.hold = parent.hold.share();
+    child.appendBlocks(Arrays.copyOf(parent.blockTable(), full));
+    child.heldBlocks = full;
+    child.numComputed = full * blockSize;
+    if (prompt % blockSize == 0) {
+      return;
+    }
+    if (cache.isEmpty()) { // the parent's own partial block, pinned by the shared blocks
+      child.pendingCopy = new Sequence.PendingCopy(parent.block(full), prompt % blockSize, full,
+          parent.hold.share());
+      child.numComputed = prompt;
+      return;
+    }
+    PrefixCache c = cache.get();
+    MatchResult m = c.matchPrefix(parent.tokensArray(), prompt, parent.request.namespace());
+    if (m.matchedTokens() == prompt) {
+      child.pendingCopy = new Sequence.PendingCopy(m.copySource(), m.partialTokens(), full,
+          new CacheHold(c, m.node()));
+      child.numComputed = prompt;
+    }
   }
 
   /** Caches what {@code s} computed (cache on), then lets go of every block. */
   void cacheAndRelease(Sequence s) {
-    if (cache.isPresent() && s.hold != null) {
-      int full = s.numComputed / blockSize;
-      if (full > s.heldBlocks) {
-        int[] ids = Arrays.copyOf(s.blockTable(), full);
-        InsertResult inserted = cache.get().insert(s.tokensArray(), ids, s.request.namespace());
-        pool.free(inserted.duplicateBlockIds());
-        s.hold.release();
-        pool.free(Arrays.copyOfRange(s.blockTable(), full, s.tableSize()));
-        s.clearBlocks();
-        return;
-      }
+    int computed = s.numComputed;
+    // with a copy pending, nothing beyond the cache's own blocks was computed
+    if (cache.isPresent() && s.hold != null && s.pendingCopy == null
+        && computed > s.heldBlocks * blockSize) {
+      int covered = blocksFor(computed, blockSize);
+      InsertResult inserted = cache.get().insert(s.tokensArray(), computed,
+          Arrays.copyOf(s.blockTable(), covered), s.request.namespace());
+      pool.free(inserted.duplicateBlockIds());
+      s.hold.release();
+      pool.free(Arrays.copyOfRange(s.blockTable(), covered, s.tableSize()));
+      s.clearBlocks();
+      return;
     }
     release(s);
   }
 
   /** Lets go of every block of {@code s} without caching anything (its K/V may be invalid). */
   void release(Sequence s) {
+    copied(s); // or never will be: the source may go either way
     if (s.hold != null) {
       s.hold.release();
     }

@@ -85,46 +85,60 @@ class CacheViewBrowserTest {
         () -> "page not live after login: " + text(page, "status"));
     assertFalse(page.eval("document.getElementById('empty').hidden").asBoolean());
 
-    // two prompts sharing the system prompt: one node for the shared prefix, two children
+    // two prompts sharing the system prompt and more: one node for the shared whole blocks; under
+    // it the first prompt's next block (where the second one's match ends, token-granular, inside
+    // it) with the first request's output, and the second request's partial prompt tail and its
+    // prompt + output (partial leaves stay in the tree): 5 nodes, the shared one with 3 children
     completion(SYSTEM + " How often should I water a cactus?", 4, false);
     String second = completion(SYSTEM + " Which soil suits tomatoes best?", 4, false);
-    page.waitFor("document.getElementById('total-nodes').textContent === '3'"
-        + " && document.querySelectorAll('#tree g.node:not(.root):not(.more)').length === 3",
-        WAIT, () -> "expected 3 nodes, page shows " + text(page, "total-nodes"));
+    page.waitFor("document.getElementById('total-nodes').textContent === '5'"
+        + " && document.querySelectorAll('#tree g.node:not(.root):not(.more)').length === 5",
+        WAIT, () -> "expected 5 nodes, page shows " + text(page, "total-nodes"));
     JsonNode shared = page.eval("""
         (() => {
-          const g = [...document.querySelectorAll('#tree g.node[data-children="2"]')]
+          const g = [...document.querySelectorAll('#tree g.node[data-children="3"]')]
             .find((n) => !n.classList.contains('root'));
           if (!g) return null;
           const kids = document.querySelectorAll(`#tree g.node[data-parent="${g.dataset.id}"]`);
           return { id: g.dataset.id, tokens: Number(g.dataset.tokens), kids: kids.length,
                    label: g.querySelector('.label').textContent };
         })()""");
-    assertEquals(2, shared.path("kids").asInt(), "shared prefix node: " + shared);
+    assertEquals(3, shared.path("kids").asInt(), "shared prefix node: " + shared);
     assertTrue(shared.path("label").asText().startsWith("“You are a "), shared.toString());
     assertEquals(0, shared.path("tokens").asInt() % 16, shared.toString());
     assertTrue(shared.path("tokens").asInt() >= 32, shared.toString());
 
-    // the second request's match ends at the shared node: highlight its path by request id
+    // the second request's match ends inside the block under the shared node that it copies
+    // from: highlight its path by request id; the page agrees with the server's record
+    JsonNode matchRecord = JSON.readTree(get("/cache/tree?request=" + second).body())
+        .at("/request/matches/0");
+    int matchedTokens = matchRecord.get("matched_tokens").asInt();
+    assertTrue(matchedTokens > shared.path("tokens").asInt() && matchedTokens % 16 != 0,
+        matchRecord.toString());
+    assertEquals(3, matchRecord.get("path").size(), matchRecord.toString());
+    assertEquals(shared.path("id").asText(), matchRecord.get("path").get(1).asText());
     page.eval("document.getElementById('request').value = '" + second + "'; "
         + "document.getElementById('highlight').click()");
     page.waitFor("document.querySelector('#tree g.node.match-end')", WAIT,
         () -> "no highlighted match: " + text(page, "request-result"));
-    assertEquals(shared.path("id").asText(),
+    assertEquals(matchRecord.get("node").asText(),
         page.eval("document.querySelector('#tree g.node.match-end').dataset.id").asText());
-    assertTrue(text(page, "request-result").contains("matched " + shared.path("tokens").asInt()
-        + " of"), text(page, "request-result"));
-    assertEquals(2, page.eval("document.querySelectorAll('#tree g.node.on-path').length")
-        .asInt(), "root and shared node on the path");
+    assertEquals(shared.path("id").asText(),
+        page.eval("document.querySelector('#tree g.node.match-end').dataset.parent").asText());
+    assertTrue(text(page, "request-result").contains("matched " + matchedTokens + " of"),
+        text(page, "request-result"));
+    assertEquals(3, page.eval("document.querySelectorAll('#tree g.node.on-path').length")
+        .asInt(), "root, shared node and copy source on the path");
 
-    // search by text finds the edge holding the question
+    // search by text finds the edges holding the question: the second request's prompt tail and
+    // its prompt + output, both under the shared node
     page.eval("const s = document.getElementById('search'); s.value = 'tomatoes';"
         + " s.dispatchEvent(new Event('input'))");
-    page.waitFor("document.querySelectorAll('#tree g.node.match').length === 1", WAIT,
+    page.waitFor("document.querySelectorAll('#tree g.node.match').length === 2", WAIT,
         () -> "search: " + text(page, "search-result"));
-    assertEquals(shared.path("id").asText(),
-        page.eval("document.querySelector('#tree g.node.match').dataset.parent").asText());
-    assertEquals("1 edge matches", text(page, "search-result"));
+    assertTrue(page.eval("[...document.querySelectorAll('#tree g.node.match')].every((g) =>"
+        + " g.dataset.parent === '" + shared.path("id").asText() + "')").asBoolean());
+    assertEquals("2 edges match", text(page, "search-result"));
 
     // a lock while a stream runs, none after it
     AtomicBoolean done = new AtomicBoolean();

@@ -155,37 +155,49 @@ class CacheViewEndToEndTest {
         }
       }
       assertTrue(stored && diffWithNodes && match != null, "stream missed events");
+      // token-granular: the match runs to the 27th token, where the questions part, inside the
+      // prompts' second block: one whole shared block, then 11 slots copied from the first
+      // request's second block (the node the match ends at)
       int matched = match.get("matched_tokens").asInt();
-      assertTrue(matched >= 16 && matched % 16 == 0, match.toString());
+      assertEquals(27, matched, match.toString());
 
       // the tree (a snapshot up to a tick old: asked again until the second request's finish
-      // shows): a shared node with two children; the request's path ends at it
+      // shows): a shared one-block node with two children, one per question's second block;
+      // under each, the partial prompt tail and the finished prompt + output (partial leaves)
       JsonNode tree = JSON.readTree(get("/cache/tree?request=" + id).body());
       while (tree.at("/totals/locked").asInt() > 0 && System.nanoTime() < deadline) {
         Thread.sleep(100);
         tree = JSON.readTree(get("/cache/tree?request=" + id).body());
       }
-      assertEquals(3, tree.at("/totals/nodes").asInt(), tree.toString());
+      assertEquals(7, tree.at("/totals/nodes").asInt(), tree.toString());
       assertEquals(0, tree.at("/totals/locked").asInt());
       JsonNode req = tree.at("/request/matches/0");
       assertEquals(matched, req.get("matched_tokens").asInt());
-      assertEquals(2, req.get("path").size(), req.toString()); // namespace root, shared node
+      assertEquals(3, req.get("path").size(), req.toString()); // root, shared node, copy source
+      long sharedId = req.get("path").get(1).asLong();
       JsonNode shared = null;
+      JsonNode end = null;
       for (JsonNode n : tree.get("nodes")) {
-        if (n.get("id").asLong() == req.get("node").asLong()) {
+        if (n.get("id").asLong() == sharedId) {
           shared = n;
         }
+        if (n.get("id").asLong() == req.get("node").asLong()) {
+          end = n;
+        }
       }
-      assertEquals(matched, shared.get("tokens").asInt());
+      assertEquals(16, shared.get("tokens").asInt());
       assertEquals(2, shared.get("children").asInt());
-      assertEquals(matched / 16, shared.get("blocks").asInt());
+      assertEquals(1, shared.get("blocks").asInt());
       assertTrue(shared.get("text").asText().startsWith("The following is a conversation"));
+      assertEquals(sharedId, end.get("parent").asLong());
+      assertEquals(16, end.get("tokens").asInt());
+      assertTrue(end.get("text").asText().contains("how tall"), end.toString());
 
       // bounded: one node of budget keeps the root and sums up the rest
       JsonNode one = JSON.readTree(get("/cache/tree?max_nodes=1").body());
       assertEquals(1, one.get("nodes").size());
       assertEquals(true, one.get("truncated").asBoolean());
-      assertEquals(3, one.at("/nodes/0/more/nodes").asInt());
+      assertEquals(7, one.at("/nodes/0/more/nodes").asInt());
     }
     assertTrue(server.inspect().quiescent(), server.inspect().toString());
   }

@@ -68,25 +68,29 @@ class TreeJsonTest {
   void diffAcrossASplitUpsertsTheNewUpperAndTheShortenedLower() throws Exception {
     cache.insert(run(100, 12), pool.allocate(3), ""); // root #1, leaf #2
     CacheTree before = tree();
-    cache.matchPrefix(new int[] {100, 101, 102, 103, 104, 105, 9, 9}, 8, ""); // splits #2
+    // a token-granular match: block 0 whole, 2 tokens into block 1 (its copy source), so #2
+    // splits twice and keeps its id as the lower part each time: #3 (block 0), #4 (block 1)
+    cache.matchPrefix(new int[] {100, 101, 102, 103, 104, 105, 9, 9}, 8, "");
     CacheTree after = tree();
     assertEquals(json("""
         {"version": 2, "event_seq": 0, "clock": 2, "block_size": 4,
-         "totals": {"nodes": 2, "blocks": 3, "tokens": 12, "locked": 0, "evictable": 1,
+         "totals": {"nodes": 3, "blocks": 3, "tokens": 12, "locked": 0, "evictable": 1,
                     "namespaces": 1},
          "from": 1,
          "upserts": [
            {"id": 1, "root": true, "namespace": "", "depth": 0, "tokens": 0, "blocks": 0,
             "lock": 0, "hits": 0, "last_access": 0, "evictable": false, "children": 1,
-            "text": "", "subtree": {"nodes": 2, "blocks": 3, "tokens": 12, "locked": 0,
+            "text": "", "subtree": {"nodes": 3, "blocks": 3, "tokens": 12, "locked": 0,
                                     "evictable": 1}},
            {"id": 3, "parent": 1, "depth": 1, "tokens": 4, "blocks": 1, "lock": 0, "hits": 1,
             "last_access": 2, "evictable": false, "children": 1, "text": "100 101 102 103",
-            "subtree": {"nodes": 2, "blocks": 3, "tokens": 12, "locked": 0, "evictable": 1}},
-           {"id": 2, "parent": 3, "depth": 2, "tokens": 8, "blocks": 2, "lock": 0, "hits": 0,
-            "last_access": 1, "evictable": true, "children": 0,
-            "text": "104 105 106 107 108 109 110 111",
-            "subtree": {"nodes": 1, "blocks": 2, "tokens": 8, "locked": 0, "evictable": 1}}],
+            "subtree": {"nodes": 3, "blocks": 3, "tokens": 12, "locked": 0, "evictable": 1}},
+           {"id": 4, "parent": 3, "depth": 2, "tokens": 4, "blocks": 1, "lock": 0, "hits": 1,
+            "last_access": 2, "evictable": false, "children": 1, "text": "104 105 106 107",
+            "subtree": {"nodes": 2, "blocks": 2, "tokens": 8, "locked": 0, "evictable": 1}},
+           {"id": 2, "parent": 4, "depth": 3, "tokens": 4, "blocks": 1, "lock": 0, "hits": 0,
+            "last_access": 1, "evictable": true, "children": 0, "text": "108 109 110 111",
+            "subtree": {"nodes": 1, "blocks": 1, "tokens": 4, "locked": 0, "evictable": 1}}],
          "removed": []}
         """), stable(TreeJson.diff(before, after, 100)));
   }

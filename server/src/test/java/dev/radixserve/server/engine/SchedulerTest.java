@@ -4,134 +4,32 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.radixserve.cache.BlockPool;
-import dev.radixserve.cache.PrefixCache;
-import dev.radixserve.cache.RadixCache;
-import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.ForwardBatch;
 import dev.radixserve.model.sampling.SampledToken;
-import dev.radixserve.model.sampling.SamplingParams;
-import dev.radixserve.model.sampling.LogitsSampler;
-import dev.radixserve.model.tokenizer.TokenizerLoader;
 import dev.radixserve.server.config.SchedulePolicy;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Optional;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /** Scheduler, blocks and output processing driven step by step with a fake model. */
 class SchedulerTest {
 
-  private static final Tokenizer TOKENIZER = TokenizerLoader.standard();
   private static final int B = 16;
 
-  /**
-   * Fake model: the next token is always (token + 1) mod 1000. One row per chunk (its last
-   * token), or one per token of an all-logits chunk, as the runner returns them.
-   */
-  private static float[][] fakeForward(ScheduledStep step) {
-    var batch = step.toBatch();
-    float[][] out = new float[batch.logitRows()][TOKENIZER.vocabSize()];
-    for (int k = 0; k < step.chunks().size(); k++) {
-      ScheduledStep.Chunk c = step.chunks().get(k);
-      Sequence s = c.seq();
-      int end = s.numComputed + c.tokens();
-      for (int row = batch.firstRow(k); row <= batch.lastRow(k); row++) {
-        int position = end - 1 - (batch.lastRow(k) - row);
-        out[row][(s.token(position) + 1) % 1000] = 10;
-      }
-    }
-    return out;
-  }
-
-  private final class Harness {
-    final BlockPool pool;
-    final RadixCache cache;
-    final Scheduler scheduler;
-    final OutputProcessor outputs;
-    final List<String> finished = new ArrayList<>();
-    final List<Integer> sampled = new ArrayList<>();
-    final java.util.Map<String, List<SampledToken>> scored = new HashMap<>();
-
+  private static final class Harness extends EngineHarness {
     Harness(int blocks, SchedulePolicy policy, int maxTokens) {
-      this(blocks, policy, maxTokens, TOKENIZER.vocabSize(), Integer.MAX_VALUE);
+      super(blocks, B, true, policy, maxTokens, TOKENIZER.vocabSize(), FAKE);
     }
 
     /** @param modelVocab logits per row: the tokenizer's vocabulary, or more when padded */
     Harness(int blocks, SchedulePolicy policy, int maxTokens, int modelVocab) {
-      this(blocks, policy, maxTokens, modelVocab, Integer.MAX_VALUE);
+      super(blocks, B, true, policy, maxTokens, modelVocab, FAKE);
     }
 
     /** @param prefillChunk most prompt tokens a sequence computes in one step */
     Harness(int blocks, SchedulePolicy policy, int maxTokens, int modelVocab, int prefillChunk) {
-      pool = new BlockPool(blocks);
-      cache = new RadixCache(pool);
-      SequenceBlocks sb = new SequenceBlocks(new PoolBlocks(pool), Optional.<PrefixCache>of(cache),
-          B, EngineObserver.NONE);
-      scheduler = new Scheduler(sb, policy, 8, maxTokens, prefillChunk, EngineObserver.NONE);
-      outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, modelVocab),
-          TOKENIZER, java.util.Set.of(TOKENIZER.eosTokenId()), EngineObserver.NONE, new HashMap<>());
-    }
-
-    Sequence submit(String id, int[] prompt, int n, int maxTokens) {
-      return submit(id, id, prompt, n, maxTokens, false);
-    }
-
-    Sequence submit(String id, int[] prompt, int n, int maxTokens, boolean promptLogprobs) {
-      return submit(id, id, prompt, n, maxTokens, promptLogprobs);
-    }
-
-    Sequence submit(String id, String group, int[] prompt, int n, int maxTokens) {
-      return submit(id, group, prompt, n, maxTokens, false);
-    }
-
-    Sequence submit(String id, String group, int[] prompt, int n, int maxTokens,
-        boolean promptLogprobs) {
-      EngineRequest r = new EngineRequest(id, group, prompt, SamplingParams.greedy(), n,
-          maxTokens, true, "", new TokenSink() {
-            @Override
-            public void onPromptLogprobs(List<SampledToken> scored) {
-              Harness.this.scored.put(id, scored);
-            }
-
-            @Override
-            public void onOutput(ChoiceOutput output) {
-              output.tokens().forEach(t -> sampled.add(t.tokenId()));
-            }
-
-            @Override
-            public void onComplete(RequestUsage usage) {
-              finished.add(id);
-            }
-
-            @Override
-            public void onError(int httpStatus, String message) {}
-          }, promptLogprobs);
-      Sequence s = outputs.newRequest(r, 0);
-      scheduler.enqueue(s);
-      return s;
-    }
-
-    ScheduledStep step() {
-      ScheduledStep step = scheduler.schedule();
-      if (!step.isEmpty()) {
-        outputs.process(step, fakeForward(step));
-      }
-      return step;
-    }
-
-    void assertAccounting() {
-      int inUse = 0;
-      java.util.Set<Integer> seen = new java.util.HashSet<>();
-      for (Sequence s : scheduler.running()) {
-        for (int b : s.ownedBlocks()) {
-          seen.add(b);
-        }
-      }
-      inUse = seen.size();
-      assertEquals(pool.total(), pool.freeCount() + cache.cachedBlocks() + inUse);
-      cache.checkIntegrity(inUse);
+      super(blocks, B, true, policy, maxTokens, modelVocab, prefillChunk, FAKE);
     }
   }
 
@@ -162,7 +60,7 @@ class SchedulerTest {
     assertEquals(0, scored.state.cachedTokens);
     List<SampledToken> lp = h.scored.get("scored");
     assertEquals(39, lp.size());
-    double logprob = 10 - Math.log(Math.exp(10) + TOKENIZER.vocabSize() - 1);
+    double logprob = 10 - Math.log(Math.exp(10) + EngineHarness.TOKENIZER.vocabSize() - 1);
     for (int i = 0; i < lp.size(); i++) {
       assertEquals(101 + i, lp.get(i).tokenId());
       assertEquals(logprob, lp.get(i).logprob(), 1e-5, "prompt token " + (i + 1));
@@ -174,10 +72,10 @@ class SchedulerTest {
 
   @Test
   void idsPastTheTokenizerAreNeverSampled() {
-    Harness h = new Harness(16, SchedulePolicy.FCFS, 64, TOKENIZER.vocabSize() + 47); // padded
+    Harness h = new Harness(16, SchedulePolicy.FCFS, 64, EngineHarness.TOKENIZER.vocabSize() + 47); // padded
     h.submit("padded", tokens(100, 5), 1, 1);
-    float[] row = new float[TOKENIZER.vocabSize() + 47];
-    row[TOKENIZER.vocabSize() + 3] = 100;
+    float[] row = new float[EngineHarness.TOKENIZER.vocabSize() + 47];
+    row[EngineHarness.TOKENIZER.vocabSize() + 3] = 100;
     row[42] = 5;
     h.outputs.process(h.scheduler.schedule(), new float[][] {row});
     assertEquals(List.of(42), h.sampled);
@@ -194,7 +92,7 @@ class SchedulerTest {
     assertEquals(1, h.step().totalTokens()); // decode
     assertEquals(List.of("a"), h.finished);
     h.assertAccounting();
-    assertEquals(5, h.cache.cachedBlocks()); // 81 computed tokens → 5 full blocks cached
+    assertEquals(6, h.cache.cachedBlocks()); // 81 computed tokens → 5 full blocks + 1 token
   }
 
   @Test
@@ -210,7 +108,8 @@ class SchedulerTest {
       String first = step.chunks().getFirst().seq().request.id();
       assertEquals(policy == SchedulePolicy.LPM ? "hit" : "other", first, policy.name());
       if (policy == SchedulePolicy.LPM) {
-        assertEquals(8, step.chunks().getFirst().tokens()); // 32 of 40 tokens came from the cache
+        assertEquals(1, step.chunks().getFirst().tokens()); // 39 of 40 tokens came from the cache
+        assertEquals(List.of(new ForwardBatch.BlockCopy(2, 3, 7)), h.lastBatch.copies());
         assertTrue(h.finished.contains("hit") && hit.outputTokens == 1);
       }
       while (h.scheduler.hasWork()) {
@@ -252,9 +151,12 @@ class SchedulerTest {
     for (Sequence s : running) {
       assertArrayEquals(shared, java.util.Arrays.copyOf(s.blockTable(), 2));
     }
-    // children recompute only the partial last block (8 tokens) plus their first token
+    // every choice goes on in its own copy of the prompt's partial last block (8 tokens), which
+    // the cache now holds (block 2): each computes only its first token
     ScheduledStep next = h.step();
-    assertEquals(List.of(1, 9, 9), next.chunks().stream().map(ScheduledStep.Chunk::tokens).toList());
+    assertEquals(List.of(1, 1, 1), next.chunks().stream().map(ScheduledStep.Chunk::tokens).toList());
+    assertEquals(List.of(new ForwardBatch.BlockCopy(2, 3, 8), new ForwardBatch.BlockCopy(2, 4, 8),
+        new ForwardBatch.BlockCopy(2, 5, 8)), h.lastBatch.copies());
     while (h.scheduler.hasWork()) {
       h.step();
     }
@@ -273,7 +175,7 @@ class SchedulerTest {
   @Test
   void prefillChunksBoundHowLongAShortRequestWaitsBehindALongPrompt() {
     // budget 256 tokens a step, at most 64 prompt tokens per sequence a step
-    Harness h = new Harness(128, SchedulePolicy.FCFS, 256, TOKENIZER.vocabSize(), 64);
+    Harness h = new Harness(128, SchedulePolicy.FCFS, 256, EngineHarness.TOKENIZER.vocabSize(), 64);
     h.submit("long", tokens(100, 700), 1, 3);
     assertEquals(List.of(64), sizes(h.step()));
     h.submit("short", tokens(2000, 2), 1, 1);

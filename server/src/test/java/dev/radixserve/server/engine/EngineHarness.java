@@ -1,0 +1,198 @@
+package dev.radixserve.server.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.radixserve.cache.BlockPool;
+import dev.radixserve.cache.EvictionPolicy;
+import dev.radixserve.cache.PrefixCache;
+import dev.radixserve.cache.RadixCache;
+import dev.radixserve.model.ForwardBatch;
+import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.sampling.LogitsSampler;
+import dev.radixserve.model.sampling.SampledToken;
+import dev.radixserve.model.sampling.SamplingParams;
+import dev.radixserve.model.tokenizer.TokenizerLoader;
+import dev.radixserve.server.config.SchedulePolicy;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Scheduler, blocks and output processing driven one step at a time, as the engine thread does,
+ * over any model: a fake one for scheduler tests, the real runner for end-to-end KV checks.
+ */
+class EngineHarness {
+
+  static final Tokenizer TOKENIZER = TokenizerLoader.standard();
+
+  /** Computes a step: the runner's rows, one per chunk or one per token of an all-logits chunk. */
+  interface Forward {
+    float[][] run(ScheduledStep step, ForwardBatch batch);
+  }
+
+  /**
+   * Fake model: the next token is always (token + 1) mod 1000. One row per chunk (its last
+   * token), or one per token of an all-logits chunk, as the runner returns them.
+   */
+  static final Forward FAKE = (step, batch) -> {
+    float[][] out = new float[batch.logitRows()][TOKENIZER.vocabSize()];
+    for (int k = 0; k < step.chunks().size(); k++) {
+      ScheduledStep.Chunk c = step.chunks().get(k);
+      Sequence s = c.seq();
+      int end = s.numComputed + c.tokens();
+      for (int row = batch.firstRow(k); row <= batch.lastRow(k); row++) {
+        int position = end - 1 - (batch.lastRow(k) - row);
+        out[row][(s.token(position) + 1) % 1000] = 10;
+      }
+    }
+    return out;
+  };
+
+  final int blockSize;
+  final BlockPool pool;
+  /** The engine's prefix cache; unused (always empty) with caching off. */
+  final RadixCache cache;
+  final boolean caching;
+  final Scheduler scheduler;
+  final OutputProcessor outputs;
+  final List<String> finished = new ArrayList<>();
+  final Map<String, RequestUsage> usage = new HashMap<>();
+  /** Sampled tokens by {@code id#choice}. */
+  final Map<String, List<Integer>> tokens = new HashMap<>();
+  /** Every sampled token, in the order the sinks saw them. */
+  final List<Integer> sampled = new ArrayList<>();
+  /** Prompt logprobs by request id. */
+  final Map<String, List<SampledToken>> scored = new HashMap<>();
+  int preemptions;
+  /** The batch and logits of the last step. */
+  ForwardBatch lastBatch;
+  float[][] lastLogits;
+  private final Forward forward;
+  private final Map<String, RequestState> requests = new HashMap<>();
+
+  EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
+      int maxBatchedTokens, int vocabSize, Forward forward) {
+    this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, Integer.MAX_VALUE,
+        forward);
+  }
+
+  /**
+   * @param vocabSize logits per row: the tokenizer's vocabulary, or more when padded
+   * @param prefillChunk most prompt tokens a sequence computes in one step
+   */
+  EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
+      int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward) {
+    this.blockSize = blockSize;
+    this.forward = forward;
+    this.caching = caching;
+    pool = new BlockPool(blocks);
+    cache = new RadixCache(pool, blockSize, EvictionPolicy.lru());
+    EngineObserver observer = new EngineObserver() {
+      @Override
+      public void preempted() {
+        preemptions++;
+      }
+    };
+    SequenceBlocks sb = new SequenceBlocks(new PoolBlocks(pool),
+        caching ? Optional.<PrefixCache>of(cache) : Optional.empty(), blockSize, observer);
+    scheduler = new Scheduler(sb, policy, 8, maxBatchedTokens, prefillChunk, observer);
+    outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, vocabSize), TOKENIZER,
+        Set.of(TOKENIZER.eosTokenId()), observer, requests);
+  }
+
+  Sequence submit(String id, int[] prompt, int n, int maxTokens) {
+    return submit(id, id, prompt, n, maxTokens, false);
+  }
+
+  Sequence submit(String id, int[] prompt, int n, int maxTokens, boolean promptLogprobs) {
+    return submit(id, id, prompt, n, maxTokens, promptLogprobs);
+  }
+
+  Sequence submit(String id, String group, int[] prompt, int n, int maxTokens) {
+    return submit(id, group, prompt, n, maxTokens, false);
+  }
+
+  Sequence submit(String id, String group, int[] prompt, int n, int maxTokens,
+      boolean promptLogprobs) {
+    EngineRequest r = new EngineRequest(id, group, prompt, SamplingParams.greedy(), n, maxTokens,
+        true, "", new TokenSink() {
+          @Override
+          public void onPromptLogprobs(List<SampledToken> scoredTokens) {
+            scored.put(id, scoredTokens);
+          }
+
+          @Override
+          public void onOutput(ChoiceOutput output) {
+            output.tokens().forEach(t -> {
+              sampled.add(t.tokenId());
+              tokens.computeIfAbsent(id + "#" + output.choice(), k -> new ArrayList<>())
+                  .add(t.tokenId());
+            });
+          }
+
+          @Override
+          public void onComplete(RequestUsage u) {
+            finished.add(id);
+            usage.put(id, u);
+          }
+
+          @Override
+          public void onError(int httpStatus, String message) {}
+        }, promptLogprobs);
+    Sequence s = outputs.newRequest(r, 0);
+    scheduler.enqueue(s);
+    return s;
+  }
+
+  ScheduledStep step() {
+    ScheduledStep step = scheduler.schedule();
+    if (!step.isEmpty()) {
+      lastBatch = step.toBatch();
+      lastLogits = forward.run(step, lastBatch);
+      outputs.process(step, lastLogits);
+    }
+    return step;
+  }
+
+  void runToCompletion() {
+    for (int i = 0; i < 10_000 && scheduler.hasWork(); i++) {
+      step();
+      assertAccounting();
+    }
+    assertEquals(false, scheduler.hasWork(), "still working after 10,000 steps");
+  }
+
+  /** Drops a request as the engine does on abort ({@code ABORT}) or failure ({@code ERROR}). */
+  void drop(String id, FinishReason reason) {
+    outputs.drop(requests.get(id), reason);
+  }
+
+  /** Every block is free, cached or held by exactly one running owner; nothing is locked idle. */
+  void assertAccounting() {
+    Set<Integer> inUse = new HashSet<>();
+    for (RequestState r : requests.values()) {
+      for (Sequence s : r.live) {
+        for (int b : s.ownedBlocks()) {
+          assertEquals(true, inUse.add(b), "block " + b + " owned twice");
+        }
+        if (s.hold != null) {
+          for (int b : s.hold.privateBlocks()) {
+            inUse.add(b);
+          }
+        }
+      }
+    }
+    int cached = cache.cachedBlocks();
+    assertEquals(pool.total(), pool.freeCount() + cached + inUse.size(),
+        "free + cached + in use");
+    cache.checkIntegrity(inUse.size());
+    if (requests.isEmpty()) {
+      assertEquals(0, cache.protectedBlocks(), "locks left when idle");
+      assertEquals(pool.total(), pool.freeCount() + cached, "blocks left in use when idle");
+    }
+  }
+}
