@@ -230,6 +230,12 @@ public final class RadixServer {
       handler.awaitAdmitted(deadline);
       engine.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
       channel.close().sync();
+      // the engine handed its last events (errors, [DONE]) to the event loops before it stopped;
+      // a no-op behind them on every loop lets those writes go out before the loops close their
+      // channels (a loop that shuts down closes its channels before running queued tasks)
+      for (io.netty.util.concurrent.EventExecutor loop : group) {
+        loop.submit(() -> { }).await(2, TimeUnit.SECONDS);
+      }
       group.shutdownGracefully(0, 2, TimeUnit.SECONDS).sync();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
