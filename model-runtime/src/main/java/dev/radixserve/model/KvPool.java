@@ -41,9 +41,9 @@ public final class KvPool implements AutoCloseable {
     this.values = new MemorySegment[config.nLayer()];
     long layerBytes = (long) numBlocks * blockSize * rowBytes;
     for (int i = 0; i < config.nLayer(); i++) {
-      // Zeroed by the arena: slots never written read as 0 (and are masked anyway).
-      keys[i] = arena.allocate(layerBytes, 64);
-      values[i] = arena.allocate(layerBytes, 64);
+      // Zeroed: slots never written read as 0. Huge pages: a step reads blocks all over it.
+      keys[i] = HugePages.allocate(arena, layerBytes);
+      values[i] = HugePages.allocate(arena, layerBytes);
     }
   }
 

@@ -13,6 +13,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * {@link ModelRunner} on ONNX Runtime's CPU provider through its C API: one {@code Run} of the
@@ -42,7 +43,8 @@ public final class OnnxModelRunner implements ModelRunner {
   private StepTimings lastTimings = new StepTimings(0, 0, 0);
   private boolean closed;
 
-  private OnnxModelRunner(GptWeights weights, KvPool pool, int intraOpThreads) {
+  private OnnxModelRunner(GptWeights weights, KvPool pool, int intraOpThreads,
+      Map<String, String> sessionConfig) {
     this.config = weights.config();
     this.pool = pool;
     List<AutoCloseable> opened = new ArrayList<>();
@@ -57,6 +59,7 @@ public final class OnnxModelRunner implements ModelRunner {
             .addCustomOpDomain(PagedAttentionOp.domain())
             .addExternalInitializers(PagedGpt2Graph.initializerNames(config),
                 List.of(initializers.values()));
+        sessionConfig.forEach(options::config);
         this.session = track(opened, OrtSession.create(env, model, options));
       }
       this.call = track(opened, session.call(PagedGpt2Graph.inputNames(config),
@@ -89,15 +92,25 @@ public final class OnnxModelRunner implements ModelRunner {
    */
   public static OnnxModelRunner create(GptWeights weights, int blockSize, int numBlocks,
       int intraOpThreads) {
+    return create(weights, blockSize, numBlocks, intraOpThreads, Map.of());
+  }
+
+  /**
+   * As {@link #create(GptWeights, int, int, int)}, with extra ONNX Runtime session config entries
+   * ({@code AddSessionConfigEntry}; e.g. {@code session.disable_prepacking=1} to measure what
+   * pre-packed initializers buy).
+   */
+  public static OnnxModelRunner create(GptWeights weights, int blockSize, int numBlocks,
+      int intraOpThreads, Map<String, String> sessionConfig) {
     return new OnnxModelRunner(weights, KvPool.ofBlocks(weights.config(), blockSize, numBlocks),
-        intraOpThreads);
+        intraOpThreads, sessionConfig);
   }
 
   /** A runner whose pool takes as many blocks as fit in {@code kvBudgetBytes}. */
   public static OnnxModelRunner createForBudget(GptWeights weights, int blockSize,
       long kvBudgetBytes, int intraOpThreads) {
     return new OnnxModelRunner(weights,
-        KvPool.forBudget(weights.config(), blockSize, kvBudgetBytes), intraOpThreads);
+        KvPool.forBudget(weights.config(), blockSize, kvBudgetBytes), intraOpThreads, Map.of());
   }
 
   @Override

@@ -5,7 +5,9 @@ import dev.radixserve.model.weights.RandomGpt2;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 
 /**
@@ -14,7 +16,7 @@ import java.util.Random;
  *
  * <pre>
  *   DecodeStepBench [embedded|gpt2-small] [intra-op threads = 2] [seqs = 1,8,32,64]
- *                   [contexts = 128,512,960] [steps = 10]
+ *                   [contexts = 128,512,960] [steps = 10] [ORT session config key=value ...]
  * </pre>
  *
  * For every (sequences S, context C): S sequences whose first C positions are in the pool decode
@@ -32,6 +34,7 @@ import java.util.Random;
 public final class DecodeStepBench {
 
   private static final int BLOCK = 16;
+  private static final int PREFILL_TOKENS = 512;
 
   private DecodeStepBench() {}
 
@@ -41,23 +44,34 @@ public final class DecodeStepBench {
     int[] seqs = args.length > 2 ? ints(args[2]) : new int[] {1, 8, 32, 64};
     int[] contexts = args.length > 3 ? ints(args[3]) : new int[] {128, 512, 960};
     int steps = args.length > 4 ? Integer.parseInt(args[4]) : 10;
+    Map<String, String> sessionConfig = new LinkedHashMap<>();
+    for (int i = 5; i < args.length; i++) {
+      String[] kv = args[i].split("=", 2);
+      sessionConfig.put(kv[0], kv[1]);
+    }
     ModelConfig config = switch (model) {
       case "embedded" -> ModelConfig.embeddedDefault();
       case "gpt2-small" -> new ModelConfig(12, 12, 768, 1024, 50257, 1e-5, "gelu_new");
       default -> throw new IllegalArgumentException("model: embedded or gpt2-small");
     };
     double bandwidth = readBandwidth(threads);
-    System.out.printf("model %s %s, block %d, intra-op threads %d, %d steps per point%n", model,
-        config, BLOCK, threads, steps);
+    double copy = copyBandwidth(threads);
+    System.out.printf("model %s %s, block %d, intra-op threads %d, %d steps per point, ORT config"
+        + " %s, KV pool on huge pages %s%n", model, config, BLOCK, threads, steps, sessionConfig,
+        System.getProperty("radixserve.hugePages", "true"));
     System.out.printf("read bandwidth (long[] sum of 1 GiB, %d threads, best of 5): %.1f GB/s%n",
         threads, bandwidth / 1e9);
+    System.out.printf("copy bandwidth (System.arraycopy of 512 MiB, %d threads, best of 5, bytes"
+        + " read + written as STREAM counts them): %.1f GB/s%n", threads, copy / 1e9);
     int maxSeqs = Arrays.stream(seqs).max().orElseThrow();
     int maxContext = Arrays.stream(contexts).max().orElseThrow();
     int blocksPerSeq = (maxContext + 1 + BLOCK - 1) / BLOCK;
     long weightBytes = weightBytes(config);
+    // the prefill prompts need 512 / B blocks whatever the decode points are
+    int numBlocks = Math.max(maxSeqs * blocksPerSeq, PREFILL_TOKENS / BLOCK);
     try (GptWeights w = RandomGpt2.create(config, 0);
-        OnnxModelRunner runner = OnnxModelRunner.create(w, BLOCK, maxSeqs * blocksPerSeq,
-            threads)) {
+        OnnxModelRunner runner = OnnxModelRunner.create(w, BLOCK, numBlocks, threads,
+            sessionConfig)) {
       KvPool pool = runner.kvPool();
       for (int l = 0; l < config.nLayer(); l++) {
         pool.keys(l).fill((byte) 0x3c); // touch every page: untouched pages would read as zeros
@@ -74,7 +88,9 @@ public final class DecodeStepBench {
           tables[s][b] = ids.get(s * blocksPerSeq + b);
         }
       }
-      System.out.printf("weights read per step: %.1f MB%n", weightBytes / 1e6);
+      System.out.printf("weights read per step: %.1f MB; batch-1 bound = %.1f MB / %.1f GB/s"
+          + " (copy) = %.1f ms%n", weightBytes / 1e6, weightBytes / 1e6, copy / 1e9,
+          weightBytes / copy * 1e3);
       // warm-up: compile the Java kernel and start ONNX Runtime's threads before measuring
       for (int s : seqs) {
         decode(runner, tables, s, contexts[0], 10);
@@ -92,7 +108,8 @@ public final class DecodeStepBench {
               r[0] / roofline);
         }
       }
-      prefill(runner, tables[0], config);
+      prefill(runner, ids.stream().limit(PREFILL_TOKENS / BLOCK).mapToInt(i -> i).toArray(),
+          config);
     }
   }
 
@@ -120,10 +137,11 @@ public final class DecodeStepBench {
 
   /** Prefill of one 512-token prompt and of 4 prompts of 128, tokens/s (median of 3). */
   private static void prefill(OnnxModelRunner runner, int[] table, ModelConfig config) {
-    for (int[] shape : new int[][] {{1, 512}, {4, 128}}) {
+    for (int[] shape : new int[][] {{1, PREFILL_TOKENS}, {4, PREFILL_TOKENS / 4}}) {
       int seqs = shape[0];
       int len = shape[1];
       double[] tps = new double[3];
+      double[] attn = new double[3];
       for (int r = 0; r < 3; r++) {
         List<ForwardBatch.Seq> batch = new ArrayList<>();
         for (int s = 0; s < seqs; s++) {
@@ -135,12 +153,17 @@ public final class DecodeStepBench {
           int[] t = Arrays.copyOfRange(table, s * len / BLOCK, s * len / BLOCK + len / BLOCK);
           batch.add(new ForwardBatch.Seq(prompt, 0, t));
         }
+        long k0 = kernelNanos();
         long t0 = System.nanoTime();
         runner.forward(new ForwardBatch(batch));
         tps[r] = seqs * len / ((System.nanoTime() - t0) / 1e9);
+        attn[r] = k0 < 0 ? -1 : (kernelNanos() - k0) / 1e6;
       }
       Arrays.sort(tps);
-      System.out.printf("prefill %d x %d tokens: %.0f tokens/s%n", seqs, len, tps[1]);
+      Arrays.sort(attn);
+      System.out.printf("prefill %d x %d tokens: %.0f tokens/s (%.1f ms; attention %s ms)%n",
+          seqs, len, tps[1], seqs * len / tps[1] * 1e3,
+          attn[1] < 0 ? "-" : String.format("%.1f", attn[1]));
     }
   }
 
@@ -179,6 +202,38 @@ public final class DecodeStepBench {
     }
     if (Arrays.stream(sums).sum() != 3L * data.length) {
       throw new IllegalStateException("bad sum");
+    }
+    return best;
+  }
+
+  /**
+   * Bytes per second {@code threads} threads move with {@code System.arraycopy} (each copies its
+   * share of 512 MiB), counted as STREAM's Copy counts them: bytes read plus bytes written.
+   */
+  static double copyBandwidth(int threads) throws InterruptedException {
+    long[] from = new long[64 << 20]; // 512 MiB
+    long[] to = new long[from.length];
+    Arrays.fill(from, 5);
+    Arrays.fill(to, 1);
+    double best = 0;
+    for (int r = 0; r < 5; r++) {
+      Thread[] ts = new Thread[threads];
+      long t0 = System.nanoTime();
+      for (int i = 0; i < threads; i++) {
+        int id = i;
+        ts[i] = Thread.ofPlatform().start(() -> {
+          int a = (int) ((long) from.length * id / threads);
+          int b = (int) ((long) from.length * (id + 1) / threads);
+          System.arraycopy(from, a, to, a, b - a);
+        });
+      }
+      for (Thread t : ts) {
+        t.join();
+      }
+      best = Math.max(best, 2 * from.length * 8.0 / ((System.nanoTime() - t0) / 1e9));
+    }
+    if (to[to.length - 1] != 5) {
+      throw new IllegalStateException("copy did not happen");
     }
     return best;
   }

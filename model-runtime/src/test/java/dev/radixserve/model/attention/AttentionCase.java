@@ -88,7 +88,8 @@ final class AttentionCase {
   }
 
   private static MemorySegment fill(Arena arena, long floats, Random random) {
-    MemorySegment m = arena.allocate(Math.max(1, floats) * Float.BYTES, 64);
+    MemorySegment m = dev.radixserve.model.HugePages.allocate(arena,
+        Math.max(1, floats) * Float.BYTES);
     for (long i = 0; i < floats; i++) {
       m.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) random.nextGaussian());
     }

@@ -1,0 +1,59 @@
+package dev.radixserve.model.attention;
+
+import java.lang.foreign.Arena;
+import java.util.Arrays;
+import java.util.concurrent.ForkJoinPool;
+import java.util.stream.IntStream;
+
+/**
+ * The CPU paged-attention kernel alone, outside ONNX Runtime: S sequences of C past tokens
+ * decoding one token each (4 pools, as 4 layers, so the caches are not warm), serial and over a
+ * Java pool of N threads; prints ms per layer and the K/V read rate.
+ *
+ * <pre>java --add-modules jdk.incubator.vector -cp ... dev.radixserve.model.attention.KernelBench
+ *     threads seqs context heads headSize reps</pre>
+ */
+public final class KernelBench {
+  public static void main(String[] args) {
+    int threads = Integer.parseInt(args[0]);
+    int seqs = Integer.parseInt(args[1]);
+    int context = Integer.parseInt(args[2]);
+    int heads = Integer.parseInt(args[3]);
+    int headSize = Integer.parseInt(args[4]);
+    int reps = Integer.parseInt(args[5]);
+    int fresh = args.length > 6 ? Integer.parseInt(args[6]) : 1;
+    int block = 16;
+    int[][] shapes = new int[seqs][];
+    for (int s = 0; s < seqs; s++) {
+      shapes[s] = new int[] {context, fresh, -1};
+    }
+    int blocks = seqs * ((context + fresh) / block + 2) + 8;
+    Arena arena = Arena.ofShared();
+    AttentionCase[] layers = new AttentionCase[4];
+    for (int l = 0; l < layers.length; l++) {
+      layers[l] = new AttentionCase(arena, 7 + l, heads, heads, headSize, block, blocks, shapes);
+    }
+    PagedAttentionKernel kernel =
+        new PagedAttentionKernel(heads, heads, headSize, 0, RowAttention.best());
+    ForkJoinPool pool = new ForkJoinPool(threads);
+    PagedAttentionKernel.Parallel parallel = threads == 1 ? PagedAttentionKernel.Parallel.SERIAL
+        : (items, item) -> pool.submit(() -> IntStream.range(0, items).parallel().forEach(item))
+            .join();
+    double kvMb = (double) seqs * (context + fresh) * 2 * heads * headSize * 4 / 1e6;
+    for (int round = 0; round < 3; round++) {
+      double[] ms = new double[reps];
+      for (int r = 0; r < reps; r++) {
+        long t0 = System.nanoTime();
+        for (AttentionCase c : layers) {
+          kernel.run(c.step(), parallel);
+        }
+        ms[r] = (System.nanoTime() - t0) / 1e6 / layers.length;
+      }
+      Arrays.sort(ms);
+      double p50 = ms[reps / 2];
+      System.out.printf("threads %d, %d x %d (+%d), heads %d x %d: %.2f ms per layer, %.1f GB/s%n",
+          threads, seqs, context, fresh, heads, headSize, p50, kvMb / p50);
+    }
+    pool.shutdown();
+  }
+}
