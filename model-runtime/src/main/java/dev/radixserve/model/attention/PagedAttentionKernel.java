@@ -46,7 +46,6 @@ final class PagedAttentionKernel {
   /** Slots (block * B + offset) and blocks written this step: reused across steps. */
   private final BitSet written = new BitSet();
   private final BitSet writtenBlocks = new BitSet();
-  private final ThreadLocal<float[]> scratch = ThreadLocal.withInitial(() -> new float[1024]);
 
   /**
    * @param scale score scale; 0 means {@code 1 / sqrt(headSize)} (the op's default)
@@ -189,27 +188,14 @@ final class PagedAttentionKernel {
   private void attend(PagedAttentionStep s, long[] item) {
     int q = (int) item[0];
     int h = (int) item[3];
-    int kvHead = h / (numHeads / kvHeads);
-    int rowFloats = kvHeads * headSize;
+    int first = (int) item[1];
     long queryRow = (long) numHeads * headSize * Float.BYTES;
-    long headBytes = (long) h * headSize * Float.BYTES;
-    int first = s.cuSeqlens()[q];
-    for (int t = (int) item[1]; t < item[2]; t++) {
-      int len = s.pastLens()[q] + t - first + 1;
-      float[] scores = scores(len);
-      math.attend(s.query(), t * queryRow + headBytes, s.keyCache(), s.valueCache(),
-          s.blockTables(), q * s.maxBlocks(), s.blockSize(), len, rowFloats, kvHead * headSize,
-          headSize, scale, scores, s.output(), t * queryRow + headBytes);
-    }
-  }
-
-  private float[] scores(int len) {
-    float[] a = scratch.get();
-    if (a.length < len) {
-      a = new float[Math.max(len, a.length * 2)];
-      scratch.set(a);
-    }
-    return a;
+    RowAttention.QueryRun run = new RowAttention.QueryRun(
+        first * queryRow + (long) h * headSize * Float.BYTES, queryRow, (int) (item[2] - first),
+        s.pastLens()[q] + first - s.cuSeqlens()[q] + 1, s.blockTables(), q * s.maxBlocks(),
+        s.blockSize(), (long) kvHeads * headSize * Float.BYTES,
+        (long) (h / (numHeads / kvHeads)) * headSize * Float.BYTES, headSize, scale);
+    math.attend(run, s.query(), s.keyCache(), s.valueCache(), s.output());
   }
 
   @Override

@@ -3,28 +3,48 @@ package dev.radixserve.model.attention;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The inner loop of the CPU paged attention: one query row of one head against the first
- * {@code len} positions of its sequence, read where they lie in the pool.
+ * The inner loops of the CPU paged attention: a run of consecutive query rows of one sequence and
+ * one head against that sequence's positions, read where they lie in the pool.
  *
  * <pre>
- *   position j of the sequence: block table[tableOffset + j / B], slot j % B
- *   its key row for this head:  keyCache byte offset ((block * B + slot) * rowFloats + headOffset) * 4
- *   out = softmax(scale * q · K[0, len)) · V[0, len)            (fp32, max subtracted first)
+ *   query row t of the run (0 <= t < queries) sees positions [0, firstLen + t)   (causal)
+ *   position j: block table[tableOffset + j / B], slot j % B; its key row for this head at
+ *     keyCache byte (block * B + slot) * rowBytes + headOffset         (likewise the values)
+ *   out_t = softmax(scale * q_t · K[0, len_t)) · V[0, len_t)        (fp32, max subtracted first)
  * </pre>
  *
- * Implementations are stateless and thread-safe; {@code scores} is the caller's scratch.
+ * Why a run rather than one row at a time: a prefill chunk's queries share almost all their
+ * positions, so an implementation can read each block's key and value rows once for the whole
+ * run, from L1, instead of once per query (from L2 at best). Implementations are thread-safe;
+ * their scratch is per thread.
  */
 interface RowAttention {
 
+  void attend(QueryRun run, MemorySegment query, MemorySegment keyCache,
+      MemorySegment valueCache, MemorySegment out);
+
   /**
-   * @param rowFloats floats per pool slot (kv heads × head size)
-   * @param headOffset first float of this head's kv head inside a slot
-   * @param scores scratch of at least {@code len} floats
+   * Where a run's rows and positions lie.
+   *
+   * @param queryOffset byte offset of the first query row's head; row t at
+   *     {@code queryOffset + t * queryStride}, and likewise in the output
+   * @param firstLen positions the first row sees (its own included)
+   * @param rowBytes bytes per pool slot (kv heads × head size × 4)
+   * @param headOffset byte offset of this head's kv head inside a slot
    */
-  void attend(MemorySegment query, long queryOffset, MemorySegment keyCache,
-      MemorySegment valueCache, int[] table, int tableOffset, int blockSize, int len,
-      int rowFloats, int headOffset, int headSize, float scale, float[] scores,
-      MemorySegment out, long outOffset);
+  record QueryRun(long queryOffset, long queryStride, int queries, int firstLen, int[] table,
+      int tableOffset, int blockSize, long rowBytes, long headOffset, int headSize,
+      float scale) {
+
+    int lastLen() {
+      return firstLen + queries - 1;
+    }
+
+    /** Byte offset of block {@code b}'s first slot for this head. */
+    long blockStart(int b) {
+      return (long) table[tableOffset + b] * blockSize * rowBytes + headOffset;
+    }
+  }
 
   /** The Vector API implementation when {@code jdk.incubator.vector} is present, else scalar. */
   static RowAttention best() {
@@ -46,6 +66,31 @@ interface RowAttention {
       } catch (ReflectiveOperationException e) {
         throw new IllegalStateException("cannot load the Vector API attention", e);
       }
+    }
+  }
+
+  /** Per-thread scratch: scores [queries × lastLen], per-row maxima, output accumulators. */
+  final class Scratch {
+    private static final ThreadLocal<Scratch> MINE = ThreadLocal.withInitial(Scratch::new);
+
+    float[] scores = new float[4096];
+    float[] max = new float[64];
+    float[] acc = new float[1024];
+
+    /** This thread's scratch, grown to fit the run. */
+    static Scratch get(QueryRun run) {
+      Scratch s = MINE.get();
+      int scores = run.queries() * run.lastLen();
+      if (s.scores.length < scores) {
+        s.scores = new float[Math.max(scores, s.scores.length * 2)];
+      }
+      if (s.max.length < run.queries()) {
+        s.max = new float[run.queries()];
+      }
+      if (s.acc.length < run.queries() * run.headSize()) {
+        s.acc = new float[run.queries() * run.headSize()];
+      }
+      return s;
     }
   }
 }
