@@ -100,6 +100,9 @@ public final class DecodeStepBench {
       System.out.println("|---:|---:|---:|---:|---:|---:|---:|");
       for (int s : seqs) {
         for (int c : contexts) {
+          // per point: the JIT deoptimises the kernel on a shape it has not seen (measured:
+          // 13 ms instead of 0.5 for S = 1 right after S = 32), so let it recompile first
+          decode(runner, tables, s, c, Math.max(3, steps / 2));
           double[] r = decode(runner, tables, s, c, steps);
           long kvBytes = (long) s * (c + 1) * 2L * config.nLayer() * config.nEmbd() * 4;
           double roofline = (weightBytes + kvBytes) / bandwidth * 1e3;
@@ -136,11 +139,12 @@ public final class DecodeStepBench {
   }
 
   /**
-   * Prefill of one 512-token prompt and of 4 prompts of 128, tokens/s: median of 5 after 5
-   * warm-up runs (the kernel's prefill loops must be compiled before they are measured).
+   * Prefill of one 512-token prompt and of 4 prompts of 128, tokens/s: median of 5 after 20
+   * warm-up runs (the kernel's loops were compiled for decode steps so far: they must be
+   * recompiled with prefill-shaped profiles before they are measured).
    */
   private static void prefill(OnnxModelRunner runner, int[] table, ModelConfig config) {
-    int warmup = 5;
+    int warmup = 20;
     int runs = 5;
     for (int[] shape : new int[][] {{1, PREFILL_TOKENS}, {4, PREFILL_TOKENS / 4}}) {
       int seqs = shape[0];
