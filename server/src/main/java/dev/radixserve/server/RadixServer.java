@@ -7,6 +7,7 @@ import dev.radixserve.cache.RadixCache;
 import dev.radixserve.cache.EvictionPolicy;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.OnnxModelRunner;
+import dev.radixserve.model.RunnerWarmup;
 import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.sampling.LogitsSampler;
@@ -53,6 +54,9 @@ import java.util.logging.Logger;
 public final class RadixServer {
 
   private static final Logger LOG = Logger.getLogger(RadixServer.class.getName());
+  /** Enough steps for the JIT to compile the attention kernel's loops; time-capped for big models. */
+  private static final int WARMUP_STEPS = 40;
+  private static final java.time.Duration WARMUP_BUDGET = java.time.Duration.ofSeconds(3);
   private static final long START_STACK_BYTES = 16L << 20;
 
   private final GptWeights weights;
@@ -91,6 +95,12 @@ public final class RadixServer {
         ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(), config.threads())
         : OnnxModelRunner.createForBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(),
             config.threads());
+    if (config.warmup()) {
+      // before any block is handed out: the warm-up scribbles on the first few
+      RunnerWarmup.Result warm = RunnerWarmup.run(runner, WARMUP_BUDGET, WARMUP_STEPS);
+      LOG.info(String.format("warm-up: %d forward steps in %d ms", warm.steps(),
+          warm.took().toMillis()));
+    }
     BlockPool pool = new BlockPool(runner.numBlocks());
     radixCache = config.prefixCaching()
         ? new RadixCache(pool, config.blockSize(), EvictionPolicy.lru())

@@ -71,7 +71,8 @@ enum ConfigKey {
   HEADER_TIMEOUT("header-timeout", (b, v) -> b.headerTimeout = ConfigValues.duration(v),
       c -> ConfigValues.formatDuration(c.headerTimeout())),
   BODY_TIMEOUT("body-timeout", (b, v) -> b.bodyTimeout = ConfigValues.duration(v),
-      c -> ConfigValues.formatDuration(c.bodyTimeout()));
+      c -> ConfigValues.formatDuration(c.bodyTimeout())),
+  WARMUP("warmup", (b, v) -> b.warmup = ConfigValues.bool(v), ServerConfig::warmup);
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

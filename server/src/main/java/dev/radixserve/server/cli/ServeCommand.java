@@ -193,6 +193,12 @@ final class ServeCommand implements Callable<Integer> {
           + "Env RADIXSERVE_BODY_TIMEOUT.")
   String bodyTimeout;
 
+  @Option(names = "--warmup", paramLabel = "true|false", order = 37, arity = "0..1",
+      fallbackValue = "true",
+      description = "Run a few forward steps before listening, so that the first requests do not"
+          + " pay for compiling the attention kernel (about 1 s). Env RADIXSERVE_WARMUP.")
+  String warmup;
+
   @Option(names = "--config", paramLabel = "FILE", order = 90,
       description = "YAML file setting any of the above by name (see config/radixserve.yaml). "
           + "Env RADIXSERVE_CONFIG.")

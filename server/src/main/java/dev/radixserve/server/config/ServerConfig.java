@@ -33,6 +33,8 @@ import java.time.Duration;
  * @param idleTimeout a connection with no request in progress is closed after this
  * @param headerTimeout a request's head must arrive within this (else 408)
  * @param bodyTimeout a request's body must arrive within this after its head (else 408)
+ * @param warmup run a few forward steps before listening, so the first requests do not pay for
+ *     compiling the attention kernel
  */
 public record ServerConfig(
     String host,
@@ -59,7 +61,8 @@ public record ServerConfig(
     int maxConnections,
     Duration idleTimeout,
     Duration headerTimeout,
-    Duration bodyTimeout) {
+    Duration bodyTimeout,
+    boolean warmup) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -137,6 +140,7 @@ public record ServerConfig(
     b.idleTimeout = idleTimeout;
     b.headerTimeout = headerTimeout;
     b.bodyTimeout = bodyTimeout;
+    b.warmup = warmup;
     return b;
   }
 
@@ -172,6 +176,7 @@ public record ServerConfig(
     public Duration idleTimeout = Duration.ofSeconds(75);
     public Duration headerTimeout = Duration.ofSeconds(20);
     public Duration bodyTimeout = Duration.ofSeconds(60);
+    public boolean warmup = true;
 
     public ServerConfig build() {
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
@@ -180,7 +185,7 @@ public record ServerConfig(
           new KvEventsConfig(kvEvents, kvEventsEndpoint, kvEventsReplayEndpoint, kvEventsTopic,
               kvEventsQueueSize, kvEventsEncoding),
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
-          headerTimeout, bodyTimeout);
+          headerTimeout, bodyTimeout, warmup);
     }
   }
 }

@@ -70,6 +70,7 @@ class ServeCommandTest {
         idle-timeout: 75s
         header-timeout: 20s
         body-timeout: 1m
+        warmup: true
         """, r.out());
   }
 
