@@ -436,7 +436,8 @@ public final class OrtApi {
     }
   }
 
-  private void callPtr(MethodHandle h, MemorySegment p, MemorySegment out) {
+  /** Calls {@code OrtStatus* f(p, out)} and throws its status, if any. */
+  void callPtr(MethodHandle h, MemorySegment p, MemorySegment out) {
     try {
       check((MemorySegment) h.invokeExact(p, out));
     } catch (Throwable t) {

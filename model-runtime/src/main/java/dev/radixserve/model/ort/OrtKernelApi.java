@@ -82,16 +82,16 @@ final class OrtKernelApi {
   }
 
   MemorySegment createCustomOpDomain(MemorySegment name, MemorySegment out) {
-    call(createCustomOpDomain, name, out);
+    api.callPtr(createCustomOpDomain, name, out);
     return out.get(ADDRESS, 0);
   }
 
   void customOpDomainAdd(MemorySegment domain, MemorySegment op) {
-    call(customOpDomainAdd, domain, op);
+    api.callPtr(customOpDomainAdd, domain, op);
   }
 
   void addCustomOpDomain(MemorySegment options, MemorySegment domain) {
-    call(addCustomOpDomain, options, domain);
+    api.callPtr(addCustomOpDomain, options, domain);
   }
 
   void releaseCustomOpDomain(MemorySegment domain) {
@@ -105,22 +105,26 @@ final class OrtKernelApi {
   /** The attribute's value, or {@code null} when the node does not have it. */
   Float attributeFloat(MemorySegment info, String name) {
     try (Arena arena = Arena.ofConfined()) {
-      MemorySegment out = arena.allocate(JAVA_FLOAT);
-      MemorySegment status = (MemorySegment) attributeFloat.invokeExact(info,
-          arena.allocateFrom(name), out);
-      return absentOrChecked(status) ? null : out.get(JAVA_FLOAT, 0);
-    } catch (Throwable t) {
-      throw OrtApi.rethrow(t);
+      MemorySegment out = attribute(attributeFloat, info, name, arena.allocate(JAVA_FLOAT), arena);
+      return out == null ? null : out.get(JAVA_FLOAT, 0);
     }
   }
 
   /** The attribute's value, or {@code null} when the node does not have it. */
   Long attributeInt64(MemorySegment info, String name) {
     try (Arena arena = Arena.ofConfined()) {
-      MemorySegment out = arena.allocate(JAVA_LONG);
-      MemorySegment status = (MemorySegment) attributeInt64.invokeExact(info,
-          arena.allocateFrom(name), out);
-      return absentOrChecked(status) ? null : out.get(JAVA_LONG, 0);
+      MemorySegment out = attribute(attributeInt64, info, name, arena.allocate(JAVA_LONG), arena);
+      return out == null ? null : out.get(JAVA_LONG, 0);
+    }
+  }
+
+  /** Calls a {@code KernelInfoGetAttribute_*} getter into {@code out}; null when absent. */
+  private MemorySegment attribute(MethodHandle getter, MemorySegment info, String name,
+      MemorySegment out, Arena arena) {
+    try {
+      MemorySegment status = (MemorySegment) getter.invokeExact(info, arena.allocateFrom(name),
+          out);
+      return absentOrChecked(status) ? null : out;
     } catch (Throwable t) {
       throw OrtApi.rethrow(t);
     }
@@ -143,12 +147,12 @@ final class OrtKernelApi {
   }
 
   long inputCount(MemorySegment context, MemorySegment out) {
-    call(inputCount, context, out);
+    api.callPtr(inputCount, context, out);
     return out.get(JAVA_LONG, 0);
   }
 
   long outputCount(MemorySegment context, MemorySegment out) {
-    call(outputCount, context, out);
+    api.callPtr(outputCount, context, out);
     return out.get(JAVA_LONG, 0);
   }
 
@@ -176,14 +180,6 @@ final class OrtKernelApi {
       MemorySegment userData) {
     try {
       api.check((MemorySegment) parallelFor.invokeExact(context, fn, total, batches, userData));
-    } catch (Throwable t) {
-      throw OrtApi.rethrow(t);
-    }
-  }
-
-  private void call(MethodHandle h, MemorySegment a, MemorySegment b) {
-    try {
-      api.check((MemorySegment) h.invokeExact(a, b));
     } catch (Throwable t) {
       throw OrtApi.rethrow(t);
     }
