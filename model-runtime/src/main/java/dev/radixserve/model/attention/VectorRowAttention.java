@@ -5,7 +5,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -23,13 +22,14 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * A head of exactly 8 vectors (GPT-2's 64 floats) keeps a query or an accumulator in 8
  * registers; other head sizes take a general loop with a scalar tail. Vectors are capped at 256
- * bits so that a 64-float head is 8 vectors on AVX-512 machines too.
+ * bits so that a 64-float head is 8 vectors on AVX-512 machines too. Sums across lanes and exp go
+ * through {@link StableLanes}, so a step gives the same bits before and after the JIT compiles it.
  */
 final class VectorRowAttention implements RowAttention {
 
   private static final VectorSpecies<Float> SP =
-      FloatVector.SPECIES_PREFERRED.vectorBitSize() > 256 ? FloatVector.SPECIES_256
-          : FloatVector.SPECIES_PREFERRED;
+      FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 256 ? FloatVector.SPECIES_256
+          : FloatVector.SPECIES_128;
   private static final int L = SP.length();
   private static final long VB = (long) L * Float.BYTES;
   private static final ByteOrder BO = ByteOrder.nativeOrder();
@@ -117,7 +117,7 @@ final class VectorRowAttention implements RowAttention {
           c = q5.fma(load(keys, k + 5 * VB), c);
           a = q6.fma(load(keys, k + 6 * VB), a);
           c = q7.fma(load(keys, k + 7 * VB), c);
-          float s = scale * a.add(c).reduceLanes(VectorOperators.ADD);
+          float s = scale * StableLanes.sum(a.add(c));
           scores[base + j] = s;
           m = Math.max(m, s);
         }
@@ -192,7 +192,7 @@ final class VectorRowAttention implements RowAttention {
             long off = (long) d * Float.BYTES;
             a = load(query, q + off).fma(load(keys, k + off), a);
           }
-          float s = a.reduceLanes(VectorOperators.ADD);
+          float s = StableLanes.sum(a);
           for (; d < headSize; d++) {
             s += query.get(F, q + (long) d * Float.BYTES)
                 * keys.get(F, k + (long) d * Float.BYTES);
@@ -244,13 +244,13 @@ final class VectorRowAttention implements RowAttention {
     int i = from;
     int end = from + len;
     for (; i + L <= end; i += L) {
-      FloatVector e = FloatVector.fromArray(SP, scores, i).sub(vmax).lanewise(VectorOperators.EXP);
+      FloatVector e = StableLanes.exp(FloatVector.fromArray(SP, scores, i).sub(vmax));
       e.intoArray(scores, i);
       vsum = vsum.add(e);
     }
-    float sum = vsum.reduceLanes(VectorOperators.ADD);
+    float sum = StableLanes.sum(vsum);
     for (; i < end; i++) {
-      float e = (float) Math.exp(scores[i] - max);
+      float e = StableLanes.exp(scores[i] - max);
       scores[i] = e;
       sum += e;
     }

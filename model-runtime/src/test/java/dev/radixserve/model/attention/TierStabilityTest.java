@@ -1,0 +1,63 @@
+package dev.radixserve.model.attention;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Vector API kernel gives the same bits interpreted (a child JVM with {@code -Xint}) as after
+ * C2 has compiled it here. Before {@link StableLanes}, C2's unordered lane sums and SVML exp made
+ * a warm server's logits differ from a cold one's in the last bit.
+ */
+class TierStabilityTest {
+
+  private static final int[][] SHAPES = PagedAttentionKernelTest.MIXED;
+
+  /** The bits of one step's output and caches, on a fixed random case. */
+  static String fingerprint(int runs) {
+    try (Arena arena = Arena.ofShared()) {
+      AttentionCase c = new AttentionCase(arena, 42, 4, 2, 64, 16, 48, SHAPES);
+      PagedAttentionKernel kernel = new PagedAttentionKernel(4, 2, 64, 0f,
+          RowAttention.VectorSupport.create());
+      for (int i = 0; i < runs; i++) {
+        kernel.run(c.step(), PagedAttentionKernel.Parallel.SERIAL); // same step: same result
+      }
+      return Arrays.hashCode(c.output.toArray(ValueLayout.JAVA_INT)) + " "
+          + Arrays.hashCode(c.keyCache.toArray(ValueLayout.JAVA_INT)) + " "
+          + Arrays.hashCode(c.valueCache.toArray(ValueLayout.JAVA_INT));
+    }
+  }
+
+  /** Run by the child JVM: one cold step. */
+  public static void main(String[] args) {
+    System.out.println("fingerprint " + fingerprint(1));
+  }
+
+  @Test
+  void interpretedAndCompiledKernelsAgreeBitForBit() throws Exception {
+    String compiled = fingerprint(1000); // compiled by C2 long before the last run
+    assertEquals(compiled, interpreted());
+  }
+
+  private static String interpreted() throws IOException, InterruptedException {
+    String java = ProcessHandle.current().info().command().orElse("java");
+    Process child = new ProcessBuilder(List.of(java, "-Xint", "--add-modules=jdk.incubator.vector",
+        "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+        TierStabilityTest.class.getName()))
+        .redirectErrorStream(true).start();
+    String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!child.waitFor(120, TimeUnit.SECONDS) || child.exitValue() != 0) {
+      throw new AssertionError("child JVM failed: " + out);
+    }
+    return out.lines().filter(l -> l.startsWith("fingerprint ")).findFirst()
+        .orElseThrow(() -> new AssertionError("no fingerprint in: " + out))
+        .substring("fingerprint ".length());
+  }
+}
