@@ -21,12 +21,41 @@ class BlockPoolTest {
   }
 
   @Test
-  void lastFreedIsReusedFirst() {
+  void aNewSequenceTakesTheLowestRunLongEnough() {
     BlockPool pool = new BlockPool(11);
     pool.allocate(5); // 0..4
     pool.free(new int[] {1, 3});
-    pool.free(0);
-    assertArrayEquals(new int[] {0, 3, 1, 5}, pool.allocate(4));
+    pool.free(0); // free: 0 1 _ 3 _ 5 6 7 8 9 10
+    assertArrayEquals(new int[] {0, 1}, pool.allocate(2));
+    assertArrayEquals(new int[] {5, 6, 7}, pool.allocate(3)); // {3} is too short
+    assertArrayEquals(new int[] {3}, pool.allocate(1));
+    pool.checkIntegrity();
+  }
+
+  @Test
+  void withNoRunLongEnoughTheLowestFreeIdsGo() {
+    BlockPool pool = new BlockPool(11);
+    pool.allocate(11);
+    pool.free(new int[] {8, 4, 1, 3}); // free: 1 3 4 8
+    assertArrayEquals(new int[] {1, 3, 4}, pool.allocate(3));
+    assertArrayEquals(new int[] {8}, pool.allocate(1));
+    pool.checkIntegrity();
+  }
+
+  @Test
+  void aGrowingSequenceContinuesRightAfterItsLastBlock() {
+    BlockPool pool = new BlockPool(11);
+    int[] a = pool.allocate(2); // 0 1
+    int[] b = pool.allocate(2); // 2 3
+    assertArrayEquals(new int[] {0, 1}, a);
+    assertArrayEquals(new int[] {2, 3}, b);
+    assertArrayEquals(new int[] {4, 5}, pool.allocate(2, 3)); // b grows in place
+    // a's next id is taken: the rest goes to the lowest run long enough
+    assertArrayEquals(new int[] {6, 7, 8}, pool.allocate(3, 1));
+    // c continues after 8 while it can (9, 10), then the lowest free id
+    pool.free(new int[] {0});
+    assertArrayEquals(new int[] {9, 10, 0}, pool.allocate(3, 8));
+    assertEquals(0, pool.freeCount());
     pool.checkIntegrity();
   }
 
@@ -63,6 +92,10 @@ class BlockPoolTest {
     assertEquals("block id 11 out of range [0, 11)", e.getMessage());
     assertThrows(IllegalArgumentException.class, () -> pool.free(-1));
     assertThrows(IllegalArgumentException.class, () -> pool.allocate(-1));
+    IllegalArgumentException after =
+        assertThrows(IllegalArgumentException.class, () -> pool.allocate(1, 11));
+    assertEquals("block id 11 out of range [0, 11)", after.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> pool.allocate(1, -2));
     assertThrows(IllegalArgumentException.class, () -> new BlockPool(0));
   }
 
@@ -79,7 +112,8 @@ class BlockPoolTest {
     assertFalse(pool.isFree(1));
     assertFalse(pool.isFree(3));
     pool.checkIntegrity();
-    pool.free(new int[] {1, 2});
-    assertArrayEquals(new int[] {2, 1, 6}, pool.allocate(3));
+    pool.free(new int[] {1, 2}); // free: 1 2 6 7 8 9 10
+    assertArrayEquals(new int[] {6, 7, 8}, pool.allocate(3));
+    assertArrayEquals(new int[] {1, 2}, pool.allocate(2));
   }
 }

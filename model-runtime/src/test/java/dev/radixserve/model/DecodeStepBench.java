@@ -35,6 +35,13 @@ public final class DecodeStepBench {
 
   private static final int BLOCK = 16;
   private static final int PREFILL_TOKENS = 512;
+  /**
+   * {@code -Dbench.layout=contiguous}: each sequence's blocks in one run of ids, as the server's
+   * {@code BlockPool} hands out a prompt prefilled in one chunk; default: shuffled ids, blocks
+   * scattered over the pool (the worst case, where the prefetcher restarts at every block).
+   */
+  private static final boolean CONTIGUOUS =
+      "contiguous".equals(System.getProperty("bench.layout", "shuffled"));
 
   private DecodeStepBench() {}
 
@@ -57,8 +64,9 @@ public final class DecodeStepBench {
     double bandwidth = readBandwidth(threads);
     double copy = copyBandwidth(threads);
     System.out.printf("model %s %s, block %d, intra-op threads %d, %d steps per point, ORT config"
-        + " %s, KV pool on huge pages %s%n", model, config, BLOCK, threads, steps, sessionConfig,
-        System.getProperty("radixserve.hugePages", "true"));
+        + " %s, KV pool on huge pages %s, block layout %s%n", model, config, BLOCK, threads,
+        steps, sessionConfig, System.getProperty("radixserve.hugePages", "true"),
+        CONTIGUOUS ? "contiguous" : "shuffled");
     System.out.printf("read bandwidth (long[] sum of 1 GiB, %d threads, best of 5): %.1f GB/s%n",
         threads, bandwidth / 1e9);
     System.out.printf("copy bandwidth (System.arraycopy of 512 MiB, %d threads, best of 5, bytes"
@@ -81,7 +89,9 @@ public final class DecodeStepBench {
       for (int b = 0; b < pool.numBlocks(); b++) {
         ids.add(b);
       }
-      Collections.shuffle(ids, new Random(1));
+      if (!CONTIGUOUS) {
+        Collections.shuffle(ids, new Random(1));
+      }
       int[][] tables = new int[maxSeqs][blocksPerSeq];
       for (int s = 0; s < maxSeqs; s++) {
         for (int b = 0; b < blocksPerSeq; b++) {

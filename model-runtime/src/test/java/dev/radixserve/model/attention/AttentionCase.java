@@ -39,6 +39,12 @@ final class AttentionCase {
    */
   AttentionCase(Arena arena, long seed, int heads, int kvHeads, int headSize, int blockSize,
       int numBlocks, int[][] shapes) {
+    this(arena, seed, heads, kvHeads, headSize, blockSize, numBlocks, shapes, true);
+  }
+
+  /** @param shuffled block ids in random order; false: each sequence's own blocks in a run */
+  AttentionCase(Arena arena, long seed, int heads, int kvHeads, int headSize, int blockSize,
+      int numBlocks, int[][] shapes, boolean shuffled) {
     this.heads = heads;
     this.kvHeads = kvHeads;
     this.headSize = headSize;
@@ -62,7 +68,11 @@ final class AttentionCase {
     for (int b = 0; b < numBlocks; b++) {
       free.add(b);
     }
-    Collections.shuffle(free, random);
+    if (shuffled) {
+      Collections.shuffle(free, random);
+    } else {
+      Collections.reverse(free); // removeLast below then takes 0, 1, 2, ...
+    }
     tables = new int[seqs * maxBlocks];
     for (int s = 0; s < seqs; s++) {
       int share = shapes[s][2];

@@ -11,7 +11,10 @@ import java.util.stream.IntStream;
  * Java pool of N threads; prints ms per layer and the K/V read rate.
  *
  * <pre>java --add-modules jdk.incubator.vector -cp ... dev.radixserve.model.attention.KernelBench
- *     threads seqs context heads headSize reps</pre>
+ *     threads seqs context heads headSize reps [new tokens]</pre>
+ *
+ * Block ids are shuffled over the pool; {@code -Dbench.layout=contiguous} gives each sequence one
+ * run of ids instead, as the server's {@code BlockPool} hands out a prompt.
  */
 public final class KernelBench {
   public static void main(String[] args) {
@@ -31,7 +34,8 @@ public final class KernelBench {
     Arena arena = Arena.ofShared();
     AttentionCase[] layers = new AttentionCase[4];
     for (int l = 0; l < layers.length; l++) {
-      layers[l] = new AttentionCase(arena, 7 + l, heads, heads, headSize, block, blocks, shapes);
+      layers[l] = new AttentionCase(arena, 7 + l, heads, heads, headSize, block, blocks, shapes,
+          !"contiguous".equals(System.getProperty("bench.layout"))); // as DecodeStepBench
     }
     PagedAttentionKernel kernel =
         new PagedAttentionKernel(heads, heads, headSize, 0, RowAttention.best());

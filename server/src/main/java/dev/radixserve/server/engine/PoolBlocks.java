@@ -16,8 +16,8 @@ public record PoolBlocks(BlockPool pool) implements BlockSource {
   }
 
   @Override
-  public int[] allocate(int n) {
-    return pool.allocate(n);
+  public int[] allocate(int n, int after) {
+    return pool.allocate(n, after);
   }
 
   @Override

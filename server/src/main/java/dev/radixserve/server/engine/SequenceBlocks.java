@@ -133,7 +133,10 @@ final class SequenceBlocks {
     if (pool.freeBlocks() < need) {
       return false;
     }
-    s.appendBlocks(pool.allocate(need));
+    // next to the table's last block (a cached prefix's or its own) where the pool allows: the
+    // attention then reads the sequence as one stream (BlockPool)
+    int last = s.tableSize() == 0 ? -1 : s.block(s.tableSize() - 1);
+    s.appendBlocks(pool.allocate(need, last));
     return true;
   }
 
