@@ -41,4 +41,22 @@ class BlockLayoutTest {
     assertTrue(h.finished.containsAll(java.util.List.of("z", "a", "b")), h.finished.toString());
     h.assertAccounting();
   }
+
+  @Test
+  void promptsPrefilledInChunksStillGetOneRunEach() {
+    // 64 tokens a step: each 100-token prompt is split over steps, interleaved with the other's
+    EngineHarness h = new EngineHarness(32, B, false, SchedulePolicy.FCFS, 64,
+        EngineHarness.TOKENIZER.vocabSize(), EngineHarness.FAKE);
+    Sequence a = h.submit("a", tokens(100, 100), 1, 8);
+    Sequence b = h.submit("b", tokens(300, 100), 1, 8);
+    // a: 64 tokens, then 36 with b's first 28; b: 64, then its last 8
+    for (int i = 0; i < 4; i++) {
+      h.step();
+    }
+    assertTrue(a.numComputed > 100 && b.numComputed >= 100, a.numComputed + ", " + b.numComputed);
+    assertArrayEquals(IntStream.range(0, 7).toArray(), a.blockTable());
+    assertArrayEquals(IntStream.range(7, 14).toArray(), b.blockTable());
+    h.runToCompletion();
+    h.assertAccounting();
+  }
 }
