@@ -9,7 +9,8 @@ import java.util.BitSet;
  * <p><b>Allocation keeps a sequence's blocks next to each other</b>, and its order is
  * deterministic: {@link #allocate(int, int)} first continues right after the sequence's last
  * block while those ids are free, then takes the lowest run of free ids long enough for the rest
- * (first fit), and only when no run is long enough the lowest free ids one by one. A fresh pool
+ * (first fit, among the first {@value #RUNS_SCANNED} free runs), and only when there is none the
+ * lowest free ids one by one. A fresh pool
  * therefore hands out {@code 0, 1, 2, ...}. Why: the runtime's attention reads each sequence's
  * blocks in table order; when they are adjacent in the pool the hardware prefetcher follows one
  * stream across block boundaries, and when they are scattered it starts again at every block
@@ -18,10 +19,13 @@ import java.util.BitSet;
  * matters only for this layout.
  *
  * <p>A bit set of free ids: an allocation scans it by words ({@code nextSetBit} /
- * {@code nextClearBit}), a free is O(1) per block. Single-threaded by contract, like
+ * {@code nextClearBit}, at most {@value #RUNS_SCANNED} runs), a free is O(1) per block. Single-threaded by contract, like
  * {@link PrefixCache}.
  */
 public final class BlockPool {
+
+  /** Free runs {@link #allocate(int, int)} looks through for one long enough. */
+  static final int RUNS_SCANNED = 1024;
 
   private final int total;
   private final BitSet free;
@@ -98,12 +102,17 @@ public final class BlockPool {
     return ids;
   }
 
-  /** The lowest id starting {@code length} free ids in a row, or -1. */
+  /**
+   * The lowest id starting {@code length} free ids in a row among the first {@link #RUNS_SCANNED}
+   * free runs, or -1. The bound keeps an allocation cheap in a large, badly fragmented pool,
+   * where a run long enough is unlikely anyway; the caller then takes the lowest free ids.
+   */
   private int firstRun(int length) {
     if (length == 0) {
       return -1;
     }
-    for (int start = free.nextSetBit(0); start >= 0; ) {
+    int scanned = 0;
+    for (int start = free.nextSetBit(0); start >= 0 && scanned++ < RUNS_SCANNED; ) {
       int end = free.nextClearBit(start); // total when the run reaches the end
       if (end - start >= length) {
         return start;

@@ -43,6 +43,22 @@ class BlockPoolTest {
   }
 
   @Test
+  void aRunBeyondTheScanBoundIsNotLookedFor() {
+    int runs = BlockPool.RUNS_SCANNED;
+    BlockPool pool = new BlockPool(2 * runs + 10);
+    pool.allocate(pool.total());
+    for (int i = 0; i < runs; i++) {
+      pool.free(2 * i); // runs of one free block: 0, 2, 4, ...
+    }
+    pool.free(new int[] {2 * runs + 5, 2 * runs + 6}); // a run of two, the (runs + 1)-th run
+    assertArrayEquals(new int[] {0, 2}, pool.allocate(2)); // the lowest free ids instead
+    pool.free(new int[] {0, 2});
+    pool.free(1); // now 0 1 2 is a run, the first
+    assertArrayEquals(new int[] {0, 1}, pool.allocate(2));
+    pool.checkIntegrity();
+  }
+
+  @Test
   void aGrowingSequenceContinuesRightAfterItsLastBlock() {
     BlockPool pool = new BlockPool(11);
     int[] a = pool.allocate(2); // 0 1
