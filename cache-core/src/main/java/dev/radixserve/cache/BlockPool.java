@@ -10,17 +10,16 @@ import java.util.BitSet;
  * deterministic: {@link #allocate(int, int)} first continues right after the sequence's last
  * block while those ids are free, then takes the lowest run of free ids long enough for the rest
  * (first fit, among the first {@value #RUNS_SCANNED} free runs), and only when there is none the
- * lowest free ids one by one. A fresh pool
- * therefore hands out {@code 0, 1, 2, ...}. Why: the runtime's attention reads each sequence's
- * blocks in table order; when they are adjacent in the pool the hardware prefetcher follows one
- * stream across block boundaries, and when they are scattered it starts again at every block
- * (measured on the CPU kernel: 25-35 % more read bandwidth, BENCHMARKS.md). Blocks freed to the
- * pool carry no cache value (the tree has already given them up), so which one is reused first
- * matters only for this layout.
+ * lowest free ids one by one. A fresh pool therefore hands out {@code 0, 1, 2, ...}. Why: the
+ * runtime's attention reads each sequence's blocks in table order; when they are adjacent in the
+ * pool the hardware prefetcher follows one stream across block boundaries, and when they are
+ * scattered it starts again at every block (measured on the CPU kernel: 25-35 % more read
+ * bandwidth, BENCHMARKS.md). Blocks freed to the pool carry no cache value (the tree has already
+ * given them up), so which one is reused first matters only for this layout.
  *
- * <p>A bit set of free ids: an allocation scans it by words ({@code nextSetBit} /
- * {@code nextClearBit}, at most {@value #RUNS_SCANNED} runs), a free is O(1) per block. Single-threaded by contract, like
- * {@link PrefixCache}.
+ * <p>A bit set of free ids: an allocation scans it by words ({@code nextSetBit} / {@code
+ * nextClearBit}, at most {@value #RUNS_SCANNED} runs), a free is O(1) per block.
+ * Single-threaded by contract, like {@link PrefixCache}.
  */
 public final class BlockPool {
 
@@ -57,7 +56,7 @@ public final class BlockPool {
     return n >= 0 && n <= freeCount;
   }
 
-  /** Whether {@code id} is on the free list. */
+  /** Whether {@code id} is free. */
   public boolean isFree(int id) {
     checkRange(id);
     return free.get(id);
