@@ -1,0 +1,73 @@
+package dev.radixserve.server.metrics;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.radixserve.server.LocalServers;
+import dev.radixserve.server.RadixServer;
+import dev.radixserve.server.config.ServerConfig;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every {@code radixserve_*} family on a real server's {@code /metrics} (KV events on, so all of
+ * them exist) has a {@code # HELP} line that says something: not empty, not the name again.
+ */
+class MetricsHelpTest {
+
+  private static final Pattern HELP = Pattern.compile("(?m)^# HELP (radixserve_\\S+) ?(.*)$");
+  private static final Pattern TYPE = Pattern.compile("(?m)^# TYPE (radixserve_\\S+) ");
+
+  @Test
+  void everyRadixserveFamilyHasAMeaningfulHelpLine() throws Exception {
+    ServerConfig.Builder b = LocalServers.builder(64);
+    b.kvEvents = true;
+    b.kvEventsEndpoint = "tcp://127.0.0.1:*";
+    RadixServer server = RadixServer.start(b.build());
+    try {
+      String base = "http://127.0.0.1:" + server.port();
+      HttpClient http = HttpClient.newHttpClient();
+      HttpResponse<String> completion = http.send(HttpRequest.newBuilder(
+              URI.create(base + "/v1/completions")).header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\""
+              + ServerConfig.EMBEDDED_MODEL_NAME
+              + "\",\"prompt\":\"hello radix\",\"max_tokens\":4,\"temperature\":0}"))
+          .build(), HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, completion.statusCode(), completion.body());
+      String metrics = http.send(HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
+          HttpResponse.BodyHandlers.ofString()).body();
+
+      Map<String, String> help = new TreeMap<>();
+      Matcher h = HELP.matcher(metrics);
+      while (h.find()) {
+        help.put(h.group(1), h.group(2).strip());
+      }
+      Set<String> typed = new TreeSet<>();
+      Matcher t = TYPE.matcher(metrics);
+      while (t.find()) {
+        typed.add(t.group(1));
+      }
+      // the README's table: 22 families (histograms add a _max gauge of their own)
+      assertTrue(typed.size() >= 22, "radixserve_ families: " + typed);
+      assertEquals(typed, help.keySet(), "families without a # HELP line");
+      help.forEach((name, text) -> {
+        assertTrue(text.length() >= 15, name + ": HELP too short: '" + text + "'");
+        assertTrue(!text.replace(' ', '_').toLowerCase().contains(name.substring(11)),
+            name + ": HELP only repeats the name: '" + text + "'");
+      });
+    } finally {
+      server.shutdown(Duration.ofSeconds(5));
+      server.awaitTermination();
+    }
+  }
+}
