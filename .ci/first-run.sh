@@ -57,4 +57,15 @@ echo "first-run: /health 200 on port $port"
 # JAVA_HOME pointing at the older JDK: the launcher still runs the jar on a JDK 25
 JAVA_HOME="$old_jdk" ./radixserve --version | grep -q '^JVM 2[5-9]' \
   || { echo "first-run: ./radixserve with JAVA_HOME=$old_jdk did not run on Java 25+" >&2; exit 1; }
+# no JDK 25 to be found (the launcher alone, without .ci/java-home.sh to search with): one line
+# that says what to install, and a non-zero status
+mkdir "$work/alone" && cp radixserve "$work/alone/"
+if message=$(JAVA_HOME="$old_jdk" "$work/alone/radixserve" serve 2>&1); then
+  echo "first-run: the launcher ran without a JDK 25" >&2; exit 1
+fi
+if [ "$(printf '%s\n' "$message" | wc -l)" != 1 ] || ! printf '%s' "$message" | grep -q 'install a JDK 25'; then
+  echo "first-run: without a JDK 25 the launcher should say what to install in one line, said: $message" >&2
+  exit 1
+fi
+echo "first-run: without a JDK 25: $message"
 echo "first-run: ok"
