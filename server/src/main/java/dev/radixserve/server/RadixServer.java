@@ -25,7 +25,6 @@ import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.engine.Engine;
 import dev.radixserve.server.engine.EngineObserver;
 import dev.radixserve.server.engine.EngineSnapshot;
-import dev.radixserve.server.engine.PoolBlocks;
 import dev.radixserve.server.http.CacheViewHandler;
 import dev.radixserve.server.http.HttpHandler;
 import dev.radixserve.server.kvevents.KvEventPublisher;
@@ -114,7 +113,7 @@ public final class RadixServer {
     int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
         : Math.min(config.maxModelLen(), mc.nPositions());
     metrics = new ServerMetrics();
-    engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer, eos.ids(),
+    engine = new Engine(runner, pool, cache, tokenizer, eos.ids(),
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
             config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests()),

@@ -3,6 +3,7 @@ package dev.radixserve.server.engine;
 import dev.radixserve.model.ForwardBatch;
 import dev.radixserve.cache.NodeHandle;
 import dev.radixserve.model.sampling.Sampler;
+import dev.radixserve.server.engine.SequenceBlocks.PrefixHold;
 import java.util.Arrays;
 
 /**
