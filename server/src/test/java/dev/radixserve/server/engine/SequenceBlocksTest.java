@@ -85,6 +85,20 @@ class SequenceBlocksTest {
     live.remove(s);
   }
 
+  /** A request of {@code n} prompt tokens ran and finished: the cache holds them. */
+  private void ranBefore(SequenceBlocks blocks, int n) {
+    Sequence a = sequence("before", tokens(n));
+    assertEquals(0, blocks.admit(a));
+    compute(blocks, a);
+    finish(blocks, a);
+  }
+
+  /** Aborted or failed: every block and lock goes back, nothing is cached. */
+  private void drop(SequenceBlocks blocks, Sequence s) {
+    blocks.release(s);
+    live.remove(s);
+  }
+
   @Test
   void aMatchTakesTheCachedPrefixLockedUntilReleased() {
     SequenceBlocks blocks = blocks(true);
@@ -105,8 +119,7 @@ class SequenceBlocksTest {
     EngineSnapshot held = check(blocks);
     assertEquals(2, held.cachedBlocks());
     assertEquals(0, held.evictableBlocks());
-    blocks.release(b);
-    live.remove(b);
+    drop(blocks, b);
     assertEquals(2, check(blocks).evictableBlocks());
     assertTrue(check(blocks).quiescent());
   }
@@ -114,10 +127,7 @@ class SequenceBlocksTest {
   @Test
   void aMatchEndingInsideABlockCopiesItsSlotsThenLetsTheSourceGo() {
     SequenceBlocks blocks = blocks(true);
-    Sequence a = sequence("a", tokens(10));
-    blocks.admit(a);
-    compute(blocks, a);
-    finish(blocks, a); // the cache holds 10 tokens: c0, c1 and c2 with 2 slots
+    ranBefore(blocks, 10); // the cache holds 10 tokens: c0, c1 and c2 with 2 slots
 
     Sequence b = sequence("b", tokens(11));
     assertEquals(10, blocks.admit(b));
@@ -137,18 +147,14 @@ class SequenceBlocksTest {
     blocks.copied(b); // the step ran: the source may be evicted again
     assertNull(b.pendingCopy);
     assertEquals(1, cache.evictableBlocks());
-    blocks.release(b);
-    live.remove(b);
+    drop(blocks, b);
     assertTrue(check(blocks).quiescent());
   }
 
   @Test
   void allocationEvictsUnlockedCacheLeavesAndFailsWithoutChangeWhenShort() {
     SequenceBlocks blocks = blocks(true);
-    Sequence a = sequence("a", tokens(8));
-    blocks.admit(a);
-    compute(blocks, a);
-    finish(blocks, a); // 2 cached blocks, 6 free
+    ranBefore(blocks, 8); // 2 cached blocks, 6 free
 
     Sequence b = sequence("b", IntStream.range(500, 532).toArray()); // 8 blocks, nothing shared
     blocks.admit(b);
@@ -184,12 +190,10 @@ class SequenceBlocksTest {
     assertEquals(6, child.numComputed);
     assertEquals(2, check(blocks).inUseBlocks());
 
-    blocks.release(parent);
-    live.remove(parent);
+    drop(blocks, parent);
     assertEquals(6, pool.freeCount(), "the child still holds the prompt's blocks");
     check(blocks);
-    blocks.release(child);
-    live.remove(child);
+    drop(blocks, child);
     assertTrue(check(blocks).quiescent());
     assertEquals(8, pool.freeCount());
   }
@@ -197,10 +201,7 @@ class SequenceBlocksTest {
   @Test
   void aLockIsReleasedExactlyOnce() {
     SequenceBlocks blocks = blocks(true);
-    Sequence a = sequence("a", tokens(9));
-    blocks.admit(a);
-    compute(blocks, a);
-    finish(blocks, a);
+    ranBefore(blocks, 9);
     Sequence b = sequence("b", tokens(9));
     blocks.admit(b);
     SequenceBlocks.PrefixHold hold = b.hold;
