@@ -201,8 +201,9 @@ build_start=$SECONDS
 # --network host: this daemon has no bridge for RUN steps to reach Maven Central through.
 show docker build --network host -f docker/Dockerfile -t "$IMAGE" . > "$WORK/build.log" 2>&1 \
   || fail "docker build"
-say "built in $((SECONDS - build_start)) s; $IMAGE is $(docker image inspect -f '{{.Size}}' "$IMAGE" \
-  | awk '{printf "%.0f MB", $1 / 1e6}'), layers:"
+deps_layer=$(awk '/^Step .*DskipTests package +&& rm/ {getline; print ($0 ~ /Using cache/ ? "cached" : "rebuilt")}' "$WORK/build.log")
+size=$(docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{printf "%.0f MB", $1 / 1e6}')
+say "built in $((SECONDS - build_start)) s ($(grep -c 'Using cache' "$WORK/build.log") steps from cache, Maven dependency layer $deps_layer); $IMAGE is $size, layers:"
 docker history --format '{{.Size}}\t{{.CreatedBy}}' "$IMAGE" | grep -v '^0B' | cut -c1-110 | sed 's/^/    /'
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
