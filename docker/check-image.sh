@@ -60,6 +60,8 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM  # so that cleanup runs on these too
 
 unmount_leftovers() {  # overlay, netns and shm mounts under the data and exec roots, deepest first
   { grep -E " ($STATE|$RUN_DIR)/" /proc/mounts || true; } | awk '{print $2}' | sort -r | xargs -r -n1 umount -l
@@ -107,7 +109,7 @@ fi
 unmount_leftovers
 dockerd --host "$DOCKER_HOST" --data-root "$STATE/docker" --exec-root "$RUN_DIR/exec" \
   --pidfile "$RUN_DIR/dockerd.pid" --iptables=false --ip6tables=false --bridge=none \
-  > "$WORK/dockerd.log" 2>&1 &
+  > "$WORK/dockerd.log" 2>&1 9>&- &  # 9>&-: the lock is not the daemon's to hold
 DOCKERD_PID=$!
 deadline=$((SECONDS + 60))
 until docker version >/dev/null 2>&1; do
