@@ -84,16 +84,7 @@ command -v curl >/dev/null || missing+=(curl ca-certificates)
 command -v python3 >/dev/null || missing+=(python3-minimal)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]} (Debian packages)"
-  # policy-rc.d exit 101 keeps the packages' system services from starting.
-  created_policy=""
-  if [ ! -e /usr/sbin/policy-rc.d ]; then
-    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-    created_policy=1
-  fi
-  apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q \
-    --no-install-recommends "${missing[@]}" >/dev/null
-  if [ -n "$created_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
+  bash .ci/apt-install.sh "${missing[@]}"
 fi
 if docker compose version >/dev/null 2>&1; then COMPOSE=(docker compose); else COMPOSE=(docker-compose); fi
 
