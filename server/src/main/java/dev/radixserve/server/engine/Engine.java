@@ -37,8 +37,8 @@ public final class Engine {
 
   private final ModelRunner runner;
   private final Optional<PrefixCache> cache;
-  private final SequenceBlocks blocks;
   private final Scheduler scheduler;
+  private final SequenceBlocks blocks;
   private final OutputProcessor outputs;
   private final Map<String, RequestState> requests = new HashMap<>();
   private final LinkedBlockingQueue<EngineMessage> inbox = new LinkedBlockingQueue<>();
@@ -67,7 +67,7 @@ public final class Engine {
     this.cache = cache;
     this.maxQueued = settings.maxQueuedRequests();
     EngineObserver counting = new QueueCountingObserver(observer, queued, live);
-    this.blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting);
+    blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
         settings.maxBatchedTokens(), settings.prefillChunkSize(), counting);
     this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, eosTokenIds,

@@ -97,6 +97,154 @@ final class SequenceBlocks {
     return (tokens + blockSize - 1) / blockSize;
   }
 
+  /** Blocks in the pool and on its free list (the engine's gauges). */
+  int totalBlocks() {
+    return pool.total();
+  }
+
+  int freeBlocks() {
+    return pool.freeCount();
+  }
+
+  /**
+   * DESIGN.md's block invariants, checked here only (the engine each time it runs dry, the
+   * scheduler tests after every step): every block is free, cached or in use; a block in use is
+   * owned by one sequence, or shared through holds of one forked prompt; {@code free + cached +
+   * inUse == total}; the cache passes its own integrity check (with the pool: lock refs,
+   * evictable leaves, nothing both free and referenced).
+   *
+   * @param live every sequence that may hold blocks
+   * @param running sequences admitted, waiting: waiting ones (for the snapshot)
+   */
+  EngineSnapshot snapshot(Iterable<Sequence> live, int running, int waiting) {
+    Set<Integer> inUse = new HashSet<>();
+    String error = null;
+    for (Sequence s : live) {
+      for (int b : s.ownedBlocks()) {
+        if (!inUse.add(b) && error == null) {
+          error = "block " + b + " owned twice (again by " + s + ")";
+        }
+      }
+      if (s.hold != null) {
+        for (int b : s.hold.privateBlocks()) {
+          inUse.add(b); // a forked prompt's blocks: one share per choice
+        }
+      }
+    }
+    int cached = cache.map(PrefixCache::cachedBlocks).orElse(0);
+    int evictable = cache.map(PrefixCache::evictableBlocks).orElse(0);
+    if (error == null && pool.freeCount() + cached + inUse.size() != pool.total()) {
+      error = "free " + pool.freeCount() + " + cached " + cached + " + inUse " + inUse.size()
+          + " != total " + pool.total();
+    }
+    if (error == null) {
+      try {
+        cache.ifPresent(c -> c.checkIntegrity(inUse.size()));
+      } catch (IllegalStateException e) {
+        error = e.getMessage();
+      }
+    }
+    return new EngineSnapshot(pool.total(), pool.freeCount(), cached, evictable, inUse.size(),
+        running, waiting, error);
+  }
+
+  // ---- locks: what a sequence holds of the blocks it does not own alone ----
+
+  /**
+   * A sequence's claim on the leading blocks of its block table that it does not own alone: a lock
+   * on a radix-cache node (cache on) or a share of a forked prompt's blocks (cache off).
+   * Released exactly once.
+   */
+  interface PrefixHold {
+
+    /** A second, independent claim on the same blocks (for a forked choice). */
+    PrefixHold share();
+
+    void release();
+
+    /** Blocks kept in use (not free, not cached) only by holds like this one; 0 for cache locks. */
+    int[] privateBlocks();
+  }
+
+  /** A lock on a radix-cache node: the path's blocks cannot be evicted while held. */
+  private static final class CacheHold implements PrefixHold {
+
+    private final PrefixCache cache;
+    private final NodeHandle node;
+    private boolean released;
+
+    /** Locks {@code node}. */
+    CacheHold(PrefixCache cache, NodeHandle node) {
+      this.cache = cache;
+      this.node = node;
+      cache.lock(node);
+    }
+
+    @Override
+    public PrefixHold share() {
+      return new CacheHold(cache, node);
+    }
+
+    @Override
+    public void release() {
+      if (released) {
+        throw new IllegalStateException("cache lock released twice");
+      }
+      released = true;
+      cache.unlock(node);
+    }
+
+    @Override
+    public int[] privateBlocks() {
+      return new int[0];
+    }
+  }
+
+  /**
+   * Prompt blocks shared by the choices of one request when prefix caching is off: freed when the
+   * last choice lets go.
+   */
+  private final class SharedBlocks {
+
+    private final int[] blockIds;
+    private int refs;
+
+    SharedBlocks(int[] blockIds) {
+      this.blockIds = blockIds.clone();
+    }
+
+    PrefixHold newHold() {
+      refs++;
+      return new Hold();
+    }
+
+    private final class Hold implements PrefixHold {
+      private boolean released;
+
+      @Override
+      public PrefixHold share() {
+        return newHold();
+      }
+
+      @Override
+      public void release() {
+        if (released) {
+          throw new IllegalStateException("shared prompt blocks released twice");
+        }
+        released = true;
+        refs--;
+        if (refs == 0) {
+          pool.free(blockIds);
+        }
+      }
+
+      @Override
+      public int[] privateBlocks() {
+        return blockIds;
+      }
+    }
+  }
+
   /**
    * Starts {@code s}: takes the cached prefix (locked) as its first blocks; when it ends inside a
    * block, plans the copy of that block's cached slots, unless the locked source would leave too
@@ -283,153 +431,5 @@ final class SequenceBlocks {
     }
     pool.free(s.ownedBlocks());
     s.clearBlocks();
-  }
-
-  /** Blocks in the pool and on its free list (the engine's gauges). */
-  int totalBlocks() {
-    return pool.total();
-  }
-
-  int freeBlocks() {
-    return pool.freeCount();
-  }
-
-  /**
-   * DESIGN.md's block invariants, checked here only (the engine each time it runs dry, the
-   * scheduler tests after every step): every block is free, cached or in use; a block in use is
-   * owned by one sequence, or shared through holds of one forked prompt; {@code free + cached +
-   * inUse == total}; the cache passes its own integrity check (with the pool: lock refs,
-   * evictable leaves, nothing both free and referenced).
-   *
-   * @param live every sequence that may hold blocks
-   * @param running sequences admitted, waiting: waiting ones (for the snapshot)
-   */
-  EngineSnapshot snapshot(Iterable<Sequence> live, int running, int waiting) {
-    Set<Integer> inUse = new HashSet<>();
-    String error = null;
-    for (Sequence s : live) {
-      for (int b : s.ownedBlocks()) {
-        if (!inUse.add(b) && error == null) {
-          error = "block " + b + " owned twice (again by " + s + ")";
-        }
-      }
-      if (s.hold != null) {
-        for (int b : s.hold.privateBlocks()) {
-          inUse.add(b); // a forked prompt's blocks: one share per choice
-        }
-      }
-    }
-    int cached = cache.map(PrefixCache::cachedBlocks).orElse(0);
-    int evictable = cache.map(PrefixCache::evictableBlocks).orElse(0);
-    if (error == null && pool.freeCount() + cached + inUse.size() != pool.total()) {
-      error = "free " + pool.freeCount() + " + cached " + cached + " + inUse " + inUse.size()
-          + " != total " + pool.total();
-    }
-    if (error == null) {
-      try {
-        cache.ifPresent(c -> c.checkIntegrity(inUse.size()));
-      } catch (IllegalStateException e) {
-        error = e.getMessage();
-      }
-    }
-    return new EngineSnapshot(pool.total(), pool.freeCount(), cached, evictable, inUse.size(),
-        running, waiting, error);
-  }
-
-  // ---- locks: what a sequence holds of the blocks it does not own alone ----
-
-  /**
-   * A sequence's claim on the leading blocks of its block table that it does not own alone: a lock
-   * on a radix-cache node (cache on) or a share of a forked prompt's blocks (cache off).
-   * Released exactly once.
-   */
-  interface PrefixHold {
-
-    /** A second, independent claim on the same blocks (for a forked choice). */
-    PrefixHold share();
-
-    void release();
-
-    /** Blocks kept in use (not free, not cached) only by holds like this one; 0 for cache locks. */
-    int[] privateBlocks();
-  }
-
-  /** A lock on a radix-cache node: the path's blocks cannot be evicted while held. */
-  private static final class CacheHold implements PrefixHold {
-
-    private final PrefixCache cache;
-    private final NodeHandle node;
-    private boolean released;
-
-    /** Locks {@code node}. */
-    CacheHold(PrefixCache cache, NodeHandle node) {
-      this.cache = cache;
-      this.node = node;
-      cache.lock(node);
-    }
-
-    @Override
-    public PrefixHold share() {
-      return new CacheHold(cache, node);
-    }
-
-    @Override
-    public void release() {
-      if (released) {
-        throw new IllegalStateException("cache lock released twice");
-      }
-      released = true;
-      cache.unlock(node);
-    }
-
-    @Override
-    public int[] privateBlocks() {
-      return new int[0];
-    }
-  }
-
-  /**
-   * Prompt blocks shared by the choices of one request when prefix caching is off: freed when the
-   * last choice lets go.
-   */
-  private final class SharedBlocks {
-
-    private final int[] blockIds;
-    private int refs;
-
-    SharedBlocks(int[] blockIds) {
-      this.blockIds = blockIds.clone();
-    }
-
-    PrefixHold newHold() {
-      refs++;
-      return new Hold();
-    }
-
-    private final class Hold implements PrefixHold {
-      private boolean released;
-
-      @Override
-      public PrefixHold share() {
-        return newHold();
-      }
-
-      @Override
-      public void release() {
-        if (released) {
-          throw new IllegalStateException("shared prompt blocks released twice");
-        }
-        released = true;
-        refs--;
-        if (refs == 0) {
-          pool.free(blockIds);
-        }
-      }
-
-      @Override
-      public int[] privateBlocks() {
-        return blockIds;
-      }
-    }
   }
 }

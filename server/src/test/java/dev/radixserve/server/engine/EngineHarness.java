@@ -58,9 +58,9 @@ class EngineHarness {
   /** The engine's prefix cache; unused (always empty) with caching off. */
   final RadixCache cache;
   final boolean caching;
-  final SequenceBlocks blocks;
   final Scheduler scheduler;
   final OutputProcessor outputs;
+  final SequenceBlocks sb;
   final List<String> finished = new ArrayList<>();
   final Map<String, RequestUsage> usage = new HashMap<>();
   /** Sampled tokens by {@code id#choice}. */
@@ -99,10 +99,10 @@ class EngineHarness {
         preemptions++;
       }
     };
-    this.blocks = new SequenceBlocks(pool,
+    sb = new SequenceBlocks(pool,
         caching ? Optional.<PrefixCache>of(cache) : Optional.empty(), blockSize, observer);
-    scheduler = new Scheduler(this.blocks, policy, 8, maxBatchedTokens, prefillChunk, observer);
-    outputs = new OutputProcessor(scheduler, this.blocks, p -> new LogitsSampler(p, vocabSize), TOKENIZER,
+    scheduler = new Scheduler(sb, policy, 8, maxBatchedTokens, prefillChunk, observer);
+    outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, vocabSize), TOKENIZER,
         Set.of(TOKENIZER.eosTokenId()), observer, requests);
   }
 
@@ -182,7 +182,7 @@ class EngineHarness {
     for (RequestState r : requests.values()) {
       live.addAll(r.live);
     }
-    EngineSnapshot s = blocks.snapshot(live, scheduler.running().size(),
+    EngineSnapshot s = sb.snapshot(live, scheduler.running().size(),
         scheduler.waiting().size());
     assertNull(s.integrityError(), s.toString());
     if (requests.isEmpty()) {
