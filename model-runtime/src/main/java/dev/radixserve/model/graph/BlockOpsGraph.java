@@ -17,7 +17,7 @@ import java.util.List;
  *                 src int64 [n, 2], dst int64 [n, 2]        (block, slot) pairs
  *         output  cache_out_{c} = ScatterND(cache_{c}, dst, GatherND(cache_{c}, src))
  *   zero  inputs  cache_{c}, rows int64 [n, 2], row_shape int64 [3] = (n, H, D)
- *         output  cache_out_{c} = ScatterND(cache_{c}, rows, Expand(0, row_shape))
+ *         output  cache_out_{c} = ScatterND(cache_{c}, rows, Cast(Expand(0f, row_shape)))
  * </pre>
  */
 public final class BlockOpsGraph {
@@ -55,7 +55,13 @@ public final class BlockOpsGraph {
     GraphBuilder g = new GraphBuilder("kv_zero");
     String rows = g.input(ROWS, INT64, "n", 2);
     String shape = g.input(ROW_SHAPE, INT64, 3);
-    String zeros = g.op("Expand", "zeros", g.scalar(0f, dtype), shape);
+    // fp32 zeros cast to the cache type: Cast and fp32 Expand exist for every type on CPU and
+    // CUDA, while ONNX Runtime's CPU Expand has no bf16 kernel
+    String zeros = g.op("Expand", "zeros", g.scalar(0f), shape);
+    if (dtype != GraphDtype.FLOAT32) {
+      zeros = g.op("Cast", "zeros_" + dtype.settingName(), List.of(zeros),
+          GraphBuilder.attr("to", (long) dtype.onnxType()));
+    }
     for (int c = 0; c < caches; c++) {
       String cache = declare(g, c, blockSize, heads, headDim, dtype);
       g.node("ScatterND", "", "zero_" + c, List.of(cache, rows, zeros), List.of(cacheOut(c)));
