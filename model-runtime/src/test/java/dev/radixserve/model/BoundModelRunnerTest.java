@@ -172,6 +172,16 @@ class BoundModelRunnerTest {
     }
   }
 
+  @Test
+  void cudaOnTheCpuBuildFailsNamingWhatIsMissing() {
+    try (GptWeights w = RandomGpt2.create(SMALL, 5)) {
+      IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(
+          IllegalStateException.class,
+          () -> BoundModelRunner.create(w, Device.cuda(0), BLOCK, 16, 1));
+      assertTrue(e.getMessage().contains("no CUDA execution provider"), e.getMessage());
+    }
+  }
+
   private static double[] toDouble(float[] v) {
     double[] d = new double[v.length];
     for (int i = 0; i < v.length; i++) {
