@@ -78,9 +78,18 @@ class BoundModelRunnerTest {
     }
   }
 
+  /**
+   * The device the suite targets: the CPU (with {@code cpuDtype}), or CUDA in the GPU run
+   * ({@code -Dradixserve.test.device=cuda}).
+   */
+  static Device testDevice(GraphDtype cpuDtype) {
+    return System.getProperty("radixserve.test.device", "cpu").equals("cuda")
+        ? Device.cuda(0) : Device.cpu().withDtype(cpuDtype);
+  }
+
   @Test
   void aStepBindsOnlyItsInputsAndTheLogitsRows() {
-    assertStepTraffic(Device.cpu());
+    assertStepTraffic(testDevice(GraphDtype.FLOAT32));
   }
 
   /** Per step exactly the step inputs go up and the logits rows come down; caches bound once. */
@@ -127,7 +136,7 @@ class BoundModelRunnerTest {
    */
   @Test
   void fp16GivesTheFp32GreedyTokensExceptAtNearTies() {
-    assertGreedyParity(Device.cpu().withDtype(GraphDtype.FLOAT16));
+    assertGreedyParity(testDevice(GraphDtype.FLOAT16));
   }
 
   /**

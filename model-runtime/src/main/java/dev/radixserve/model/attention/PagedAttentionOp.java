@@ -177,7 +177,7 @@ public final class PagedAttentionOp implements CustomOp.Definition {
       throw new IllegalArgumentException("cos_cache/sin_cache given, but rotary is not supported");
     }
     for (int unsupported = 10; unsupported <= 15; unsupported++) {
-      if (ctx.inputCount() > unsupported && ctx.hasInput(unsupported)) {
+      if (ctx.hasInput(unsupported)) {
         throw new IllegalArgumentException("PagedAttention input " + unsupported
             + " (slot_mapping, head_sink, q/k norm weights, k/v scales) is not supported on the CPU");
       }
