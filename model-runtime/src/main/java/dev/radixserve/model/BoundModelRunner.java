@@ -62,26 +62,26 @@ public final class BoundModelRunner implements ModelRunner {
     this.device = device;
     List<AutoCloseable> opened = new ArrayList<>();
     try {
-      host = track(opened, MemoryInfo.cpu());
-      env = track(opened, OrtEnv.create("radixserve"));
+      host = Resources.track(opened, MemoryInfo.cpu());
+      env = Resources.track(opened, OrtEnv.create("radixserve"));
       GraphDtype dtype = device.dtype();
       try (SessionOptions options = options(intraOpThreads);
           WeightTensors initializers = WeightTensors.of(weights, host, dtype)) {
         options.addExternalInitializers(PagedGpt2Graph.initializerNames(config),
             List.of(initializers.values()));
-        session = track(opened, OrtSession.create(env,
+        session = Resources.track(opened, OrtSession.create(env,
             PagedGpt2Graph.build(config, blockSize, dtype), options));
       }
-      MemoryInfo poolMemory = track(opened, device.kind() == Device.Kind.CUDA
+      MemoryInfo poolMemory = Resources.track(opened, device.kind() == Device.Kind.CUDA
           ? MemoryInfo.device("Cuda", device.cuda().deviceId()) : MemoryInfo.cpu());
-      allocator = track(opened, Allocator.of(session, poolMemory));
-      pool = track(opened, DeviceKvPool.create(config, blockSize, blocks.apply(config), dtype,
+      allocator = Resources.track(opened, Allocator.of(session, poolMemory));
+      pool = Resources.track(opened, DeviceKvPool.create(config, blockSize, blocks.apply(config), dtype,
           allocator, graph -> {
             try (SessionOptions o = options(1)) {
               return OrtSession.create(env, graph, o);
             }
           }));
-      binding = track(opened, IoBinding.create(session));
+      binding = Resources.track(opened, IoBinding.create(session));
       for (int i = 0; i < config.nLayer(); i++) {
         binding.bindInput(PagedGpt2Graph.keyCache(i), pool.keys(i));
         binding.bindInput(PagedGpt2Graph.valueCache(i), pool.values(i));
@@ -89,7 +89,7 @@ public final class BoundModelRunner implements ModelRunner {
         binding.bindOutput(PagedGpt2Graph.valueCacheOut(i), pool.values(i));
       }
     } catch (RuntimeException e) {
-      closeAll(opened.reversed(), e);
+      Resources.closeAll(opened.reversed(), e);
       throw e;
     }
     owned = opened.reversed();
@@ -224,29 +224,6 @@ public final class BoundModelRunner implements ModelRunner {
     List<AutoCloseable> all = new ArrayList<>(owned);
     all.add(step);
     all.add(logitsArena::close);
-    closeAll(all, null);
-  }
-
-  private static <T extends AutoCloseable> T track(List<AutoCloseable> opened, T resource) {
-    opened.add(resource);
-    return resource;
-  }
-
-  private static void closeAll(List<AutoCloseable> resources, RuntimeException primary) {
-    RuntimeException failure = primary;
-    for (AutoCloseable r : resources) {
-      try {
-        r.close();
-      } catch (Exception e) {
-        if (failure == null) {
-          failure = new IllegalStateException("releasing " + r + " failed", e);
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (primary == null && failure != null) {
-      throw failure;
-    }
+    Resources.closeAll(all, null);
   }
 }

@@ -56,16 +56,16 @@ public final class DeviceKvPool implements AutoCloseable {
     int count = 2 * config.nLayer();
     caches = new OrtValue[count];
     for (int c = 0; c < count; c++) {
-      caches[c] = track(opened,
+      caches[c] = Resources.track(opened,
           allocator.tensor(dtype.element(), numBlocks, blockSize, heads, headDim));
     }
-    host = track(opened, MemoryInfo.cpu());
-    copySession = track(opened,
+    host = Resources.track(opened, MemoryInfo.cpu());
+    copySession = Resources.track(opened,
         sessions.apply(BlockOpsGraph.copy(count, blockSize, heads, headDim, dtype)));
-    zeroSession = track(opened,
+    zeroSession = Resources.track(opened,
         sessions.apply(BlockOpsGraph.zero(count, blockSize, heads, headDim, dtype)));
-    copyBinding = track(opened, IoBinding.create(copySession));
-    zeroBinding = track(opened, IoBinding.create(zeroSession));
+    copyBinding = Resources.track(opened, IoBinding.create(copySession));
+    zeroBinding = Resources.track(opened, IoBinding.create(zeroSession));
     for (int c = 0; c < count; c++) {
       for (IoBinding b : List.of(copyBinding, zeroBinding)) {
         b.bindInput(BlockOpsGraph.cache(c), caches[c]);
@@ -95,13 +95,7 @@ public final class DeviceKvPool implements AutoCloseable {
       }
       return pool;
     } catch (RuntimeException e) {
-      for (AutoCloseable c : opened.reversed()) {
-        try {
-          c.close();
-        } catch (Exception suppressed) {
-          e.addSuppressed(suppressed);
-        }
-      }
+      Resources.closeAll(opened.reversed(), e);
       throw e;
     }
   }
@@ -114,13 +108,7 @@ public final class DeviceKvPool implements AutoCloseable {
   /** Blocks that fit in a budget; at least one must fit. */
   public static int blocksFor(ModelConfig config, int blockSize, GraphDtype dtype,
       long budgetBytes) {
-    long per = bytesPerBlock(config, blockSize, dtype);
-    long n = budgetBytes / per;
-    if (n < 1) {
-      throw new IllegalArgumentException("a KV budget of " + budgetBytes + " bytes holds no block of "
-          + per + " bytes");
-    }
-    return (int) Math.min(n, Integer.MAX_VALUE);
+    return KvPool.blocksOf(bytesPerBlock(config, blockSize, dtype), budgetBytes);
   }
 
   public int blockSize() {
@@ -214,31 +202,12 @@ public final class DeviceKvPool implements AutoCloseable {
     }
   }
 
-  private static <T extends AutoCloseable> T track(List<AutoCloseable> opened, T resource) {
-    opened.add(resource);
-    return resource;
-  }
-
   @Override
   public void close() {
     List<AutoCloseable> owned = new ArrayList<>(List.of(copyBinding, zeroBinding, copySession,
         zeroSession));
     owned.addAll(List.of(caches));
     owned.add(host);
-    RuntimeException failure = null;
-    for (AutoCloseable c : owned) {
-      try {
-        c.close();
-      } catch (Exception e) {
-        if (failure == null) {
-          failure = new IllegalStateException("releasing the KV pool failed", e);
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    Resources.closeAll(owned, null);
   }
 }
