@@ -15,6 +15,7 @@
 #   2 the model-runtime suite with -Dradixserve.test.device=cuda
 #   3 the HTTP end-to-end suites against --device cuda
 #   4 serve --device cuda answering one completion
+#   5 bench shared-system-prompt against two CUDA servers, prefix cache on and off
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cmd=${1:?usage: gpu-payload.sh pack [STAGE_DIR] | run [PAYLOAD_DIR]}

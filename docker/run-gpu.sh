@@ -36,23 +36,32 @@ junit() {
     --disable-banner --details=tree --reports-dir="$out/$reports" "$@"
 }
 
-serve_completion() {
-  local log="$out/serve-stdout.log"
+# Starts `serve --device cuda ARGS...` logging to $1; sets server_pid and server_port (empty when
+# the server did not come up).
+start_server() {
+  local log=$1
+  shift
   "$java" --enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector \
-    -jar "$p/lib/radixserve.jar" serve --device cuda --host 127.0.0.1 --port 0 >"$log" 2>&1 &
-  local pid=$!
-  local port=""
+    -jar "$p/lib/radixserve.jar" serve --device cuda --host 127.0.0.1 --port 0 "$@" >"$log" 2>&1 &
+  server_pid=$!
+  server_port=""
   for _ in $(seq 1 240); do
-    port=$(sed -n 's#.*serving .* on http://127.0.0.1:\([0-9]*\).*#\1#p' "$log" | head -1)
-    [ -n "$port" ] && break
-    kill -0 "$pid" 2>/dev/null || break
+    server_port=$(sed -n 's#.*serving .* on http://127.0.0.1:\([0-9]*\).*#\1#p' "$log" | head -1)
+    [ -n "$server_port" ] && break
+    kill -0 "$server_pid" 2>/dev/null || break
     sleep 0.5
   done
-  if [ -z "$port" ]; then
+  if [ -z "$server_port" ]; then
     cat "$log"
-    kill "$pid" 2>/dev/null
-    return 1
+    kill "$server_pid" 2>/dev/null
   fi
+}
+
+serve_completion() {
+  local log="$out/serve-stdout.log"
+  start_server "$log"
+  [ -n "$server_port" ] || return 1
+  local pid=$server_pid port=$server_port
   python3 - "$port" <<'PY'
 import json, sys, urllib.request
 body = json.dumps({"model": "radixserve-embedded-gpt2", "prompt": "Once upon a time",
@@ -71,6 +80,26 @@ PY
   return $rc
 }
 
+# The shared-system-prompt workload against two CUDA servers, prefix cache on and off.
+bench_cache() {
+  start_server "$out/bench-cache-on.log"
+  [ -n "$server_port" ] || return 1
+  local on_pid=$server_pid on=$server_port
+  start_server "$out/bench-cache-off.log" --prefix-caching false
+  if [ -z "$server_port" ]; then
+    kill "$on_pid"
+    return 1
+  fi
+  local off_pid=$server_pid off=$server_port
+  "$java" -jar "$p/lib/radixserve.jar" bench --url "http://127.0.0.1:$on" \
+    --compare-url "http://127.0.0.1:$off" --workload shared-system-prompt --quiet \
+    --output "$out/bench-cache.json"
+  local rc=$?
+  kill "$on_pid" "$off_pid"
+  wait "$on_pid" "$off_pid" 2>/dev/null
+  return $rc
+}
+
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || echo "warning: nvidia-smi failed (see $out/nvidia-smi.txt)"
 "$java" -version >"$out/java-version.txt" 2>&1
 step gpu-tests junit gpu-tests --select-package=dev.radixserve.model --include-tag=gpu
@@ -80,6 +109,7 @@ step e2e junit e2e --select-class=dev.radixserve.server.DeviceParityEndToEndTest
   --select-class=dev.radixserve.server.CacheEquivalenceTest \
   --select-class=dev.radixserve.server.ServerEndToEndTest
 step serve serve_completion
+step bench-cache bench_cache
 if [ -f "$p/target/gpu/decode-table.md" ]; then
   cp "$p/target/gpu/decode-table.md" "$out/decode-table.md"
   cat "$out/decode-table.md"
