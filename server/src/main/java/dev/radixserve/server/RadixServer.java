@@ -12,6 +12,7 @@ import dev.radixserve.model.ModelRunner;
 import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.RunnerWarmup;
 import dev.radixserve.model.attention.PagedAttentionOp;
+import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
@@ -62,7 +63,7 @@ public final class RadixServer {
    */
   private static ModelRunner createRunner(GptWeights weights, ServerConfig config) {
     Device device = config.device();
-    if (device.equals(Device.cpu())) {
+    if (device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32) {
       return config.numBlocks() != null
           ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(),
               config.threads())
