@@ -149,7 +149,11 @@ final class Scheduler {
     List<Sequence> victims = new ArrayList<>();
     for (Sequence w : order.sequences()) {
       int slots = slots(w);
-      while (free < slots && slots <= maxNumSeqs) {
+      if (slots > maxNumSeqs) {
+        planned.add(w); // admit() sets it aside in its turn
+        continue;
+      }
+      while (free < slots) {
         Sequence victim = fair.victimFor(w, running, counts, share);
         if (victim == null) {
           break;
