@@ -72,7 +72,12 @@ enum ConfigKey {
       c -> ConfigValues.formatDuration(c.headerTimeout())),
   BODY_TIMEOUT("body-timeout", (b, v) -> b.bodyTimeout = ConfigValues.duration(v),
       c -> ConfigValues.formatDuration(c.bodyTimeout())),
-  WARMUP("warmup", (b, v) -> b.warmup = ConfigValues.bool(v), ServerConfig::warmup);
+  WARMUP("warmup", (b, v) -> b.warmup = ConfigValues.bool(v), ServerConfig::warmup),
+  FAIR_SHARE("fair-share", (b, v) -> b.fairShare = ConfigValues.bool(v), ServerConfig::fairShare),
+  MAX_SEQS_PER_REQUEST("max-seqs-per-request",
+      (b, v) -> b.maxSeqsPerRequest = ConfigValues.integer(v), ServerConfig::maxSeqsPerRequest),
+  CLIENT_ID_HEADER("client-id-header", (b, v) -> b.clientIdHeader = ConfigValues.text(v),
+      ServerConfig::clientIdHeader);
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

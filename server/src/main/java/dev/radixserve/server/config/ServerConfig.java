@@ -35,6 +35,11 @@ import java.time.Duration;
  * @param bodyTimeout a request's body must arrive within this after its head (else 408)
  * @param warmup run a few forward steps before listening, so the first requests do not pay for
  *     compiling the attention kernel
+ * @param fairShare share sequence slots fairly between clients (off only for comparisons)
+ * @param maxSeqsPerRequest sequences one request runs at most while another request of its
+ *     client waits; null: a quarter of maxNumSeqs (at least 1)
+ * @param clientIdHeader request header naming the client for fair shares (a gateway's user
+ *     header); null, or a request without it: the connection is the client
  */
 public record ServerConfig(
     String host,
@@ -62,7 +67,10 @@ public record ServerConfig(
     Duration idleTimeout,
     Duration headerTimeout,
     Duration bodyTimeout,
-    boolean warmup) {
+    boolean warmup,
+    boolean fairShare,
+    Integer maxSeqsPerRequest,
+    String clientIdHeader) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -88,9 +96,18 @@ public record ServerConfig(
     require(idleTimeout.toMillis() >= 1, "idle-timeout", idleTimeout, ">= 1ms");
     require(headerTimeout.toMillis() >= 1, "header-timeout", headerTimeout, ">= 1ms");
     require(bodyTimeout.toMillis() >= 1, "body-timeout", bodyTimeout, ">= 1ms");
+    require(maxSeqsPerRequest == null || maxSeqsPerRequest >= 1, "max-seqs-per-request",
+        maxSeqsPerRequest, ">= 1");
+    require(clientIdHeader == null || clientIdHeader.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+"),
+        "client-id-header", clientIdHeader, "an HTTP header name");
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
+  }
+
+  /** The per-request cap in effect: {@code maxSeqsPerRequest}, else a quarter of the slots. */
+  public int effectiveMaxSeqsPerRequest() {
+    return maxSeqsPerRequest != null ? maxSeqsPerRequest : Math.max(1, maxNumSeqs / 4);
   }
 
   private static void require(boolean ok, String key, Object value, String allowed) {
@@ -141,6 +158,9 @@ public record ServerConfig(
     b.headerTimeout = headerTimeout;
     b.bodyTimeout = bodyTimeout;
     b.warmup = warmup;
+    b.fairShare = fairShare;
+    b.maxSeqsPerRequest = maxSeqsPerRequest;
+    b.clientIdHeader = clientIdHeader;
     return b;
   }
 
@@ -177,6 +197,9 @@ public record ServerConfig(
     public Duration headerTimeout = Duration.ofSeconds(20);
     public Duration bodyTimeout = Duration.ofSeconds(60);
     public boolean warmup = true;
+    public boolean fairShare = true;
+    public Integer maxSeqsPerRequest;
+    public String clientIdHeader;
 
     public ServerConfig build() {
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
@@ -185,7 +208,7 @@ public record ServerConfig(
           new KvEventsConfig(kvEvents, kvEventsEndpoint, kvEventsReplayEndpoint, kvEventsTopic,
               kvEventsQueueSize, kvEventsEncoding),
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
-          headerTimeout, bodyTimeout, warmup);
+          headerTimeout, bodyTimeout, warmup, fairShare, maxSeqsPerRequest, clientIdHeader);
     }
   }
 }

@@ -8,6 +8,8 @@ import dev.radixserve.server.kvevents.KvEventPublisher;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -16,7 +18,10 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.prometheus.PrometheusConfig;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
@@ -33,6 +38,11 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
   private final Counter generated;
   private final Counter preemptions;
   private final Counter evicted;
+  private final Counter fairSharePreemptions;
+  private final Counter fairShareDeferred;
+  private final MultiGauge clientRunning;
+  private final MultiGauge clientWaiting;
+  private volatile Supplier<EngineGauges> engineGauges;
   private final Timer ttft;
   private final Timer itl;
   private final Timer e2e;
@@ -46,6 +56,18 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
     generated = Counter.builder("radixserve.generation.tokens").register(registry);
     preemptions = Counter.builder("radixserve.preemptions").register(registry);
     evicted = Counter.builder("radixserve.evicted.blocks").register(registry);
+    fairSharePreemptions = Counter.builder("radixserve.fair.share.preemptions")
+        .description("running sequences preempted for a client below its fair share")
+        .register(registry);
+    fairShareDeferred = Counter.builder("radixserve.fair.share.deferred.admissions")
+        .description("admissions that went ahead of an earlier waiting sequence of another client")
+        .register(registry);
+    clientRunning = MultiGauge.builder("radixserve.client.sequences.running")
+        .description("running sequences of the busiest clients, the rest as client=\"other\"")
+        .register(registry);
+    clientWaiting = MultiGauge.builder("radixserve.client.sequences.waiting")
+        .description("waiting sequences of the busiest clients, the rest as client=\"other\"")
+        .register(registry);
     ttft = latency("radixserve.time.to.first.token");
     itl = latency("radixserve.inter.token.latency");
     e2e = latency("radixserve.e2e.request.latency");
@@ -75,6 +97,7 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
 
   /** Binds the engine-state gauges. */
   public void bindEngine(Engine engine) {
+    engineGauges = engine::gauges;
     gauge("radixserve.requests.running", engine::gauges, EngineGauges::runningRequests);
     gauge("radixserve.requests.waiting", engine::gauges, EngineGauges::waitingRequests);
     gauge("radixserve.kv.cache.blocks.total", engine::gauges, EngineGauges::totalBlocks);
@@ -93,6 +116,26 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
         KvEventPublisher::droppedEvents).register(registry);
   }
 
+  /**
+   * Binds the connection meters.
+   *
+   * @param open connections open now
+   * @param refused connections closed at accept (every open one busy)
+   * @param evicted idle connections closed to make room for a new one
+   */
+  public void bindConnections(IntSupplier open, int max, LongSupplier refused,
+      LongSupplier evicted) {
+    Gauge.builder("radixserve.connections.open", open::getAsInt).register(registry);
+    Gauge.builder("radixserve.connections.max", () -> max).register(registry);
+    // the registry holds a function counter's object weakly: this (held by the server), not the
+    // supplier, which nothing else holds
+    FunctionCounter.builder("radixserve.connections.refused", this, m -> refused.getAsLong())
+        .description("connections closed at accept: every open connection was busy")
+        .register(registry);
+    FunctionCounter.builder("radixserve.connections.evicted.idle", this, m -> evicted.getAsLong())
+        .description("idle connections closed to make room for a new one").register(registry);
+  }
+
   private void gauge(String name, Supplier<EngineGauges> source, ToDoubleFunction<EngineGauges> f) {
     Gauge.builder(name, () -> f.applyAsDouble(source.get())).register(registry);
   }
@@ -102,7 +145,21 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
   }
 
   public String scrape() {
+    refreshClients();
     return registry.scrape();
+  }
+
+  /** Replaces the per-client rows with the engine's latest (the busiest few, the rest summed). */
+  private void refreshClients() {
+    Supplier<EngineGauges> source = engineGauges;
+    if (source == null) {
+      return;
+    }
+    List<EngineGauges.ClientLoad> clients = source.get().clients();
+    clientRunning.register(clients.stream().map(c -> MultiGauge.Row.of(
+        Tags.of("client", c.client()), c.running())).toList(), true);
+    clientWaiting.register(clients.stream().map(c -> MultiGauge.Row.of(
+        Tags.of("client", c.client()), c.waiting())).toList(), true);
   }
 
   @Override
@@ -142,6 +199,16 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
   @Override
   public void preempted() {
     preemptions.increment();
+  }
+
+  @Override
+  public void fairSharePreempted() {
+    fairSharePreemptions.increment();
+  }
+
+  @Override
+  public void fairShareDeferred() {
+    fairShareDeferred.increment();
   }
 
   @Override

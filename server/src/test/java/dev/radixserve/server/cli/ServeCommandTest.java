@@ -71,6 +71,9 @@ class ServeCommandTest {
         header-timeout: 20s
         body-timeout: 1m
         warmup: true
+        fair-share: true
+        max-seqs-per-request: null
+        client-id-header: null
         """, r.out());
   }
 
