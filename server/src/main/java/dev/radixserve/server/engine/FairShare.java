@@ -147,6 +147,36 @@ final class FairShare {
   }
 
   /**
+   * False when no waiting sequence may preempt any running one (see {@link #victimFor}); may say
+   * true when none may. Linear in the sequences, so a full batch with a long queue behind it does
+   * not order the whole queue every step only to admit nothing.
+   */
+  boolean mayPreempt(List<Sequence> running, Collection<Sequence> waiting, int share) {
+    Counts counts = Counts.of(running);
+    boolean someoneOver = false;
+    Map<String, Integer> worstPriority = new HashMap<>();
+    Map<String, Boolean> requestOverCap = new HashMap<>();
+    for (Sequence t : running) {
+      String c = t.request.client();
+      someoneOver |= counts.client(c) > share;
+      worstPriority.merge(c, t.request.priority(), Math::max);
+      if (counts.request(t.request.group()) > maxSeqsPerRequest()) {
+        requestOverCap.put(c, true);
+      }
+    }
+    for (Sequence w : waiting) {
+      String c = w.request.client();
+      if ((someoneOver && counts.client(c) < share)
+          || w.request.priority() < worstPriority.getOrDefault(c, Integer.MIN_VALUE)
+          || (requestOverCap.containsKey(c)
+              && counts.request(w.request.group()) < maxSeqsPerRequest())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
    * The running sequence that {@code waiting} may preempt for a slot, or null when it may take
    * none (see the class comment for who may preempt whom).
    */

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -98,7 +99,11 @@ final class Scheduler {
     List<ScheduledStep.Chunk> chunks = new ArrayList<>();
     int budget = maxBatchedTokens;
     boolean preempted = false;
-    FairShare.Order order = fair.enabled() && !waiting.isEmpty() ? makeRoom() : null;
+    // with every slot taken, admission only runs when a fair share may free one
+    boolean full = running.size() >= maxNumSeqs;
+    FairShare.Order order = fair.enabled() && !waiting.isEmpty()
+        && (!full || fair.mayPreempt(running, waiting, fair.share(running, waiting)))
+        ? makeRoom() : null;
     for (int i = 0; i < running.size() && budget > 0; i++) {
       Sequence s = running.get(i);
       int want = tokensFor(s, budget);
@@ -115,7 +120,7 @@ final class Scheduler {
       chunks.add(new ScheduledStep.Chunk(s, want));
       budget -= want;
     }
-    if (!preempted) {
+    if (!preempted && (order != null || (!full && !waiting.isEmpty()))) {
       admit(chunks, budget, order != null ? order : admissionOrder());
     }
     return new ScheduledStep(chunks);
@@ -147,15 +152,20 @@ final class Scheduler {
     List<Sequence> planned = new ArrayList<>();
     List<Sequence> rest = new ArrayList<>();
     List<Sequence> victims = new ArrayList<>();
+    // who found no victim: another sequence of the same request and priority finds none either
+    // (the counts only grow as sequences are planned), which keeps a long queue linear
+    Set<String> noVictim = new HashSet<>();
     for (Sequence w : order.sequences()) {
       int slots = slots(w);
       if (slots > maxNumSeqs) {
         planned.add(w); // admit() sets it aside in its turn
         continue;
       }
-      while (free < slots) {
+      String key = w.request.group() + '\u0000' + w.request.priority();
+      while (free < slots && !noVictim.contains(key)) {
         Sequence victim = fair.victimFor(w, running, counts, share);
         if (victim == null) {
+          noVictim.add(key);
           break;
         }
         counts.remove(victim);

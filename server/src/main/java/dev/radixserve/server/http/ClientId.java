@@ -1,6 +1,6 @@
 package dev.radixserve.server.http;
 
-import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.Channel;
 import io.netty.handler.codec.http.HttpRequest;
 
 /**
@@ -20,7 +20,7 @@ final class ClientId {
     this.header = header;
   }
 
-  String of(ChannelHandlerContext ctx, HttpRequest req) {
+  String of(Channel connection, HttpRequest req) {
     if (header != null) {
       String value = req.headers().get(header);
       if (value != null && !value.isBlank()) {
@@ -28,6 +28,6 @@ final class ClientId {
         return value.length() <= MAX_LENGTH ? value : value.substring(0, MAX_LENGTH);
       }
     }
-    return "connection-" + ctx.channel().id().asShortText();
+    return "connection-" + connection.id().asShortText();
   }
 }

@@ -62,12 +62,8 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
     fairShareDeferred = Counter.builder("radixserve.fair.share.deferred.admissions")
         .description("admissions that went ahead of an earlier waiting sequence of another client")
         .register(registry);
-    clientRunning = MultiGauge.builder("radixserve.client.sequences.running")
-        .description("running sequences of the busiest clients, the rest as client=\"other\"")
-        .register(registry);
-    clientWaiting = MultiGauge.builder("radixserve.client.sequences.waiting")
-        .description("waiting sequences of the busiest clients, the rest as client=\"other\"")
-        .register(registry);
+    clientRunning = clientGauge("running");
+    clientWaiting = clientGauge("waiting");
     ttft = latency("radixserve.time.to.first.token");
     itl = latency("radixserve.inter.token.latency");
     e2e = latency("radixserve.e2e.request.latency");
@@ -82,6 +78,12 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
     gc.bindTo(registry);
     new JvmThreadMetrics().bindTo(registry);
     new ProcessorMetrics().bindTo(registry);
+  }
+
+  private MultiGauge clientGauge(String state) {
+    return MultiGauge.builder("radixserve.client.sequences." + state)
+        .description(state + " sequences of the busiest clients, the rest as client=\"other\"")
+        .register(registry);
   }
 
   private Timer latency(String name) {
