@@ -12,7 +12,9 @@ import org.junit.jupiter.api.Test;
 class ClientIdTest {
 
   private static HttpRequest request(String user) {
-    HttpRequest r = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/v1/completions");
+    // unvalidated: a blank value is what a sloppy gateway may send
+    HttpRequest r = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/v1/completions",
+        false);
     if (user != null) {
       r.headers().set("X-User", user);
     }
