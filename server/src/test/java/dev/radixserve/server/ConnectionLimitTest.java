@@ -56,6 +56,7 @@ class ConnectionLimitTest {
 
       // two connections busy with long generations: a third is closed before it is read
       held.removeFirst().close();
+      awaitOpenConnections(server, 0); // else a late close would make room for the busy ones
       List<Socket> busy = new ArrayList<>();
       for (int i = 0; i < 2; i++) {
         Socket s = new Socket("127.0.0.1", port);
@@ -135,6 +136,18 @@ class ConnectionLimitTest {
       p.destroyForcibly();
       p.waitFor(30, TimeUnit.SECONDS);
     }
+  }
+
+  private static void awaitOpenConnections(RadixServer server, int open)
+      throws InterruptedException {
+    String line = "radixserve_connections_open " + (double) open;
+    for (int attempt = 0; attempt < 500; attempt++) {
+      if (server.scrapeMetrics().lines().anyMatch(line::equals)) {
+        return;
+      }
+      Thread.sleep(10);
+    }
+    throw new AssertionError("still not " + line);
   }
 
   private static int serving(BufferedReader out, StringBuilder seen) throws IOException {

@@ -1,9 +1,13 @@
 package dev.radixserve.server.engine;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +23,7 @@ import java.util.TreeSet;
  * {@code share = max(1, maxNumSeqs / clients)} running sequences. Admission takes, one sequence
  * at a time, the head of the client that is below its share (before one at or above it), then
  * whose head has the lower priority value, then that runs fewer sequences, then whose head
- * came first; within a client, the caller's order (priority, preempted first, the k-th prompt of
+ * comes first in the caller's order (the longest cached prefix, for LPM); within a client, the caller's order (priority, preempted first, the k-th prompt of
  * a request after the first prompt of a later request, then the policy's order, LPM). It wastes
  * no slot: a client over its share still takes slots no one below theirs can use.
  *
@@ -95,7 +99,7 @@ final class FairShare {
 
   /** The share of each client while these sequences run and wait. */
   int share(Collection<Sequence> running, Collection<Sequence> waiting) {
-    Set<String> clients = new java.util.HashSet<>();
+    Set<String> clients = new HashSet<>();
     running.forEach(s -> clients.add(s.request.client()));
     waiting.forEach(s -> clients.add(s.request.client()));
     return Math.max(1, maxNumSeqs / Math.max(1, clients.size()));
@@ -110,7 +114,7 @@ final class FairShare {
   Order order(List<Sequence> inClientOrder, Map<Sequence, Integer> arrival, Counts running,
       int share) {
     Map<String, ClientLine> lines = new LinkedHashMap<>();
-    Map<Sequence, Integer> place = new java.util.IdentityHashMap<>();
+    Map<Sequence, Integer> place = new IdentityHashMap<>();
     for (Sequence s : inClientOrder) {
       place.put(s, place.size());
       lines.computeIfAbsent(s.request.client(), c -> new ClientLine(c, running.client(c)))
@@ -127,7 +131,7 @@ final class FairShare {
         .thenComparingInt(l -> place.get(l.head())));
     next.addAll(lines.values());
     List<Sequence> out = new ArrayList<>(inClientOrder.size());
-    Set<Sequence> jumped = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    Set<Sequence> jumped = Collections.newSetFromMap(new IdentityHashMap<>());
     while (!next.isEmpty()) {
       ClientLine line = next.poll();
       byEarliest.remove(line);
@@ -221,7 +225,7 @@ final class FairShare {
   /** One client's waiting sequences in its own order. */
   private static final class ClientLine {
     private final String client;
-    private final java.util.ArrayDeque<Sequence> queue = new java.util.ArrayDeque<>();
+    private final ArrayDeque<Sequence> queue = new ArrayDeque<>();
     private final TreeSet<Integer> arrivals = new TreeSet<>();
     int running;
 
