@@ -29,12 +29,15 @@ JAR = "server/target/radixserve.jar"
 MODEL = "radixserve-embedded-gpt2"
 
 
-def start_server(port, fair, extra, log):
+def start_server(port, fair, extra, log, jar=JAR):
+    """fair None: a build without fair shares (the baseline jar): no fair-share flags."""
     java = os.path.join(os.environ.get("JAVA_HOME", ""), "bin", "java") \
         if os.environ.get("JAVA_HOME") else "java"
-    cmd = [java, "--add-modules", "jdk.incubator.vector", "-Xmx2g", "-jar", JAR, "serve",
-           "--host", "127.0.0.1", "--port", str(port), "--client-id-header", "X-Client",
-           "--fair-share", "true" if fair else "false", "--max-queued-requests", "20000"] + extra
+    fair_flags = [] if fair is None else ["--client-id-header", "X-Client", "--fair-share",
+                                          "true" if fair else "false"]
+    cmd = [java, "--add-modules", "jdk.incubator.vector", "-Xmx2g", "-jar", jar, "serve",
+           "--host", "127.0.0.1", "--port", str(port), "--max-queued-requests", "20000"] \
+        + fair_flags + extra
     p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     for _ in range(600):
         try:
@@ -201,14 +204,23 @@ def idle(port, count):
         opened += o
         failed += f
     flood_s = time.perf_counter() - t0
-    open_now = metric(port, "radixserve_connections_open")
+    try:
+        open_now = metric(port, "radixserve_connections_open")
+    except OSError:
+        open_now = float("nan")
     t0 = time.perf_counter()
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    c.request("POST", "/v1/completions", completion_body("Once", 4, False),
-              {"Content-Type": "application/json"})
-    status = c.getresponse().status
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        c.request("POST", "/v1/completions", completion_body("Once", 4, False),
+                  {"Content-Type": "application/json"})
+        status = c.getresponse().status
+    except OSError as e:
+        status = f"no response ({e.__class__.__name__}: {e})"
     good = time.perf_counter() - t0
-    evicted = metric(port, "radixserve_connections_evicted_idle_total")
+    try:
+        evicted = metric(port, "radixserve_connections_evicted_idle_total")
+    except OSError:
+        evicted = float("nan")
     for h in holders:
         h.stdin.close()
         h.wait()
@@ -229,7 +241,17 @@ def main():
     ap.add_argument("--idle-connections", type=int, default=20000)
     ap.add_argument("--only", default="victim,solo,idle")
     ap.add_argument("--log", default="/tmp/bench-fair-server")
+    ap.add_argument("--baseline-jar", help="only the idle scenario, against this older build")
     args, extra = ap.parse_known_args()
+    if args.baseline_jar:
+        with open(f"{args.log}-baseline.log", "w") as log:
+            p = start_server(args.port, None, extra, log, args.baseline_jar)
+            try:
+                idle(args.port, args.idle_connections)
+            finally:
+                p.terminate()
+                p.wait()
+        return
     only = args.only.split(",")
     ports = {"on": args.port, "off": args.port + 1}
     results = {"on": {}, "off": {}}
