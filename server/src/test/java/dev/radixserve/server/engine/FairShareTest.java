@@ -54,6 +54,7 @@ class FairShareTest {
     // share 2 each: a, b, a, b fill the 4 slots; a's other prompts follow as slots free
     assertEquals(List.of("a0", "b0", "a1", "b1", "a2", "a3", "a4", "a5"), h.admissions);
     assertEquals(0, h.fairSharePreemptions);
+    assertEquals(2, h.deferrals, "b0 and b1 went ahead of a's earlier prompts");
   }
 
   @Test
@@ -70,12 +71,14 @@ class FairShareTest {
         assertEquals(List.of("a0", "a1", "a2", "a3", "b0", "b1", "a2", "a3", "a4", "a5"),
             h.admissions);
         assertEquals(2, h.fairSharePreemptions);
+        assertEquals(2, h.deferrals, "b0 and b1 went ahead of a4 and a5");
         assertEquals(List.of("b0", "b1"), h.finished.subList(0, 2));
       } else {
         // without shares b waits until a's first four finish, then alternates with a by rank
         assertEquals(List.of("a0", "a1", "a2", "a3", "a4", "b0", "a5", "b1"), h.admissions);
         assertEquals(List.of("a0", "a1", "a2", "a3"), h.finished.subList(0, 4));
         assertEquals(0, h.fairSharePreemptions);
+        assertEquals(0, h.deferrals);
       }
       assertEquals(8, h.finished.size());
     }
