@@ -105,8 +105,8 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     }
     byte[] body = ByteBufUtil.getBytes(req.content());
     switch (route) {
-      case "/v1/completions" -> generation.handle(ctx, body, false, clientId.of(ctx.channel(), req));
-      case "/v1/chat/completions" -> generation.handle(ctx, body, true, clientId.of(ctx.channel(), req));
+      case "/v1/completions", "/v1/chat/completions" -> generation.handle(ctx, body,
+          route.equals("/v1/chat/completions"), clientId.of(ctx.channel(), req));
       case MODELS -> responses.json(ctx, 200, models.list());
       case ModelCards.PREFIX -> responses.json(ctx, 200,
           models.card(path.substring(ModelCards.PREFIX.length())));
