@@ -199,18 +199,38 @@ final class ServeCommand implements Callable<Integer> {
           + " pay for compiling the attention kernel (about 1 s). Env RADIXSERVE_WARMUP.")
   String warmup;
 
-  @Option(names = "--fair-share", paramLabel = "true|false", order = 38, arity = "0..1",
+  @Option(names = "--device", paramLabel = "cpu|cuda", order = 38,
+      description = "Where the model runs: ONNX Runtime's CPU provider, or CUDA (needs the -Pcuda"
+          + " jar, the CUDA 12 libraries and a driver). Env RADIXSERVE_DEVICE.")
+  String device;
+
+  @Option(names = "--dtype", paramLabel = "auto|float32|float16|bfloat16", order = 39,
+      description = "Precision of the graph and the KV pool; auto: float32 on cpu, float16 on"
+          + " cuda. Env RADIXSERVE_DTYPE.")
+  String dtype;
+
+  @Option(names = "--cuda-device-id", paramLabel = "N", order = 40,
+      description = "CUDA device to run on. Env RADIXSERVE_CUDA_DEVICE_ID.")
+  String cudaDeviceId;
+
+  @Option(names = "--cuda-tf32", paramLabel = "true|false", order = 41, arity = "0..1",
+      fallbackValue = "true",
+      description = "Let fp32 matrix products on CUDA use TF32 (faster, less exact; off for parity"
+          + " with the CPU). Env RADIXSERVE_CUDA_TF32.")
+  String cudaTf32;
+
+  @Option(names = "--fair-share", paramLabel = "true|false", order = 42, arity = "0..1",
       fallbackValue = "true",
       description = "Share sequence slots fairly between clients: a client below its share "
           + "goes first and may preempt a client over its share. Env RADIXSERVE_FAIR_SHARE.")
   String fairShare;
 
-  @Option(names = "--max-seqs-per-request", paramLabel = "N", order = 39,
+  @Option(names = "--max-seqs-per-request", paramLabel = "N", order = 43,
       description = "Sequences one request runs at most while another request of its client "
           + "waits (default: a quarter of --max-num-seqs). Env RADIXSERVE_MAX_SEQS_PER_REQUEST.")
   String maxSeqsPerRequest;
 
-  @Option(names = "--client-id-header", paramLabel = "NAME", order = 40,
+  @Option(names = "--client-id-header", paramLabel = "NAME", order = 44,
       description = "Request header naming the client for fair shares (e.g. a gateway's user "
           + "header); without it the connection is the client. Env RADIXSERVE_CLIENT_ID_HEADER.")
   String clientIdHeader;

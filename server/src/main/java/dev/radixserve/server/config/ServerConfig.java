@@ -1,5 +1,8 @@
 package dev.radixserve.server.config;
 
+import dev.radixserve.model.Device;
+import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.ort.CudaProvider;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -35,6 +38,7 @@ import java.time.Duration;
  * @param bodyTimeout a request's body must arrive within this after its head (else 408)
  * @param warmup run a few forward steps before listening, so the first requests do not pay for
  *     compiling the attention kernel
+ * @param device where the model runs (CPU or CUDA), its dtype and CUDA provider settings
  * @param fairShare share sequence slots fairly between clients (off only for comparisons)
  * @param maxSeqsPerRequest sequences one request runs at most while another request of its
  *     client waits; null: a quarter of maxNumSeqs (at least 1)
@@ -68,6 +72,7 @@ public record ServerConfig(
     Duration headerTimeout,
     Duration bodyTimeout,
     boolean warmup,
+    Device device,
     boolean fairShare,
     Integer maxSeqsPerRequest,
     String clientIdHeader) {
@@ -96,6 +101,9 @@ public record ServerConfig(
     require(idleTimeout.toMillis() >= 1, "idle-timeout", idleTimeout, ">= 1ms");
     require(headerTimeout.toMillis() >= 1, "header-timeout", headerTimeout, ">= 1ms");
     require(bodyTimeout.toMillis() >= 1, "body-timeout", bodyTimeout, ">= 1ms");
+    if (device == null) {
+      device = Device.cpu();
+    }
     require(maxSeqsPerRequest == null || maxSeqsPerRequest >= 1, "max-seqs-per-request",
         maxSeqsPerRequest, ">= 1");
     require(clientIdHeader == null || clientIdHeader.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+"),
@@ -158,6 +166,10 @@ public record ServerConfig(
     b.headerTimeout = headerTimeout;
     b.bodyTimeout = bodyTimeout;
     b.warmup = warmup;
+    b.device = device.kind();
+    b.dtype = device.dtype();
+    b.cudaDeviceId = device.cuda().deviceId();
+    b.cudaTf32 = device.cuda().tf32();
     b.fairShare = fairShare;
     b.maxSeqsPerRequest = maxSeqsPerRequest;
     b.clientIdHeader = clientIdHeader;
@@ -197,18 +209,31 @@ public record ServerConfig(
     public Duration headerTimeout = Duration.ofSeconds(20);
     public Duration bodyTimeout = Duration.ofSeconds(60);
     public boolean warmup = true;
+    public Device.Kind device = Device.Kind.CPU;
+    /** null: float32 on the CPU, float16 on CUDA. */
+    public GraphDtype dtype;
+    public int cudaDeviceId;
+    public boolean cudaTf32;
     public boolean fairShare = true;
     public Integer maxSeqsPerRequest;
     public String clientIdHeader;
 
     public ServerConfig build() {
+      GraphDtype resolved = dtype != null ? dtype
+          : device == Device.Kind.CUDA ? GraphDtype.FLOAT16 : GraphDtype.FLOAT32;
+      if (cudaDeviceId < 0) {
+        throw new IllegalArgumentException("invalid value for cuda-device-id: " + cudaDeviceId
+            + " (allowed: >= 0)");
+      }
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
           numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
           apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout,
           new KvEventsConfig(kvEvents, kvEventsEndpoint, kvEventsReplayEndpoint, kvEventsTopic,
               kvEventsQueueSize, kvEventsEncoding),
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
-          headerTimeout, bodyTimeout, warmup, fairShare, maxSeqsPerRequest, clientIdHeader);
+          headerTimeout, bodyTimeout, warmup,
+          new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)),
+          fairShare, maxSeqsPerRequest, clientIdHeader);
     }
   }
 }
