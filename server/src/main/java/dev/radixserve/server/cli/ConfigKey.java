@@ -3,6 +3,7 @@ package dev.radixserve.server.cli;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.config.ServerConfig;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
@@ -72,7 +73,14 @@ enum ConfigKey {
       c -> ConfigValues.formatDuration(c.headerTimeout())),
   BODY_TIMEOUT("body-timeout", (b, v) -> b.bodyTimeout = ConfigValues.duration(v),
       c -> ConfigValues.formatDuration(c.bodyTimeout())),
-  WARMUP("warmup", (b, v) -> b.warmup = ConfigValues.bool(v), ServerConfig::warmup);
+  WARMUP("warmup", (b, v) -> b.warmup = ConfigValues.bool(v), ServerConfig::warmup),
+  KV_OFFLOAD_MEMORY("kv-offload-memory", (b, v) -> b.kvOffloadMemoryBytes = ConfigValues.bytes(v),
+      c -> ConfigValues.formatBytes(c.kvOffloadMemoryBytes())),
+  KV_OFFLOAD_DIR("kv-offload-dir", (b, v) -> b.kvOffloadDir = Path.of(ConfigValues.text(v)),
+      c -> c.kvOffloadDir() == null ? null : c.kvOffloadDir().toString()),
+  KV_OFFLOAD_DISK_SIZE("kv-offload-disk-size",
+      (b, v) -> b.kvOffloadDiskBytes = ConfigValues.bytes(v),
+      c -> ConfigValues.formatBytes(c.kvOffloadDiskBytes()));
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

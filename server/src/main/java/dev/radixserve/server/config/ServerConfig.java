@@ -35,6 +35,10 @@ import java.time.Duration;
  * @param bodyTimeout a request's body must arrive within this after its head (else 408)
  * @param warmup run a few forward steps before listening, so the first requests do not pay for
  *     compiling the attention kernel
+ * @param kvOffloadMemoryBytes budget of the host-memory tier below the KV pool; 0: none
+ * @param kvOffloadDir directory of the disk tier below the KV pool (kept across restarts); null:
+ *     none
+ * @param kvOffloadDiskBytes the disk tier's budget
  */
 public record ServerConfig(
     String host,
@@ -62,7 +66,10 @@ public record ServerConfig(
     Duration idleTimeout,
     Duration headerTimeout,
     Duration bodyTimeout,
-    boolean warmup) {
+    boolean warmup,
+    long kvOffloadMemoryBytes,
+    Path kvOffloadDir,
+    long kvOffloadDiskBytes) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -88,6 +95,10 @@ public record ServerConfig(
     require(idleTimeout.toMillis() >= 1, "idle-timeout", idleTimeout, ">= 1ms");
     require(headerTimeout.toMillis() >= 1, "header-timeout", headerTimeout, ">= 1ms");
     require(bodyTimeout.toMillis() >= 1, "body-timeout", bodyTimeout, ">= 1ms");
+    require(kvOffloadMemoryBytes >= 0, "kv-offload-memory", kvOffloadMemoryBytes, ">= 0 bytes");
+    require(kvOffloadDiskBytes > 0, "kv-offload-disk-size", kvOffloadDiskBytes, "> 0 bytes");
+    require(prefixCaching || (kvOffloadMemoryBytes == 0 && kvOffloadDir == null),
+        "kv-offload-memory/kv-offload-dir", "set", "only with prefix-caching on");
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -141,6 +152,9 @@ public record ServerConfig(
     b.headerTimeout = headerTimeout;
     b.bodyTimeout = bodyTimeout;
     b.warmup = warmup;
+    b.kvOffloadMemoryBytes = kvOffloadMemoryBytes;
+    b.kvOffloadDir = kvOffloadDir;
+    b.kvOffloadDiskBytes = kvOffloadDiskBytes;
     return b;
   }
 
@@ -177,6 +191,9 @@ public record ServerConfig(
     public Duration headerTimeout = Duration.ofSeconds(20);
     public Duration bodyTimeout = Duration.ofSeconds(60);
     public boolean warmup = true;
+    public long kvOffloadMemoryBytes;
+    public Path kvOffloadDir;
+    public long kvOffloadDiskBytes = 16L << 30;
 
     public ServerConfig build() {
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
@@ -185,7 +202,8 @@ public record ServerConfig(
           new KvEventsConfig(kvEvents, kvEventsEndpoint, kvEventsReplayEndpoint, kvEventsTopic,
               kvEventsQueueSize, kvEventsEncoding),
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
-          headerTimeout, bodyTimeout, warmup);
+          headerTimeout, bodyTimeout, warmup, kvOffloadMemoryBytes, kvOffloadDir,
+          kvOffloadDiskBytes);
     }
   }
 }

@@ -89,7 +89,21 @@ final class Scheduler {
     return Math.min(s.length() - s.numComputed, Math.min(budget, prefillChunkSize));
   }
 
+  /** True when a step could do something: a sequence runs or one waits for no load. */
+  boolean canStep() {
+    if (!running.isEmpty()) {
+      return true;
+    }
+    for (Sequence s : waiting) {
+      if (!blocks.loading(s)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   ScheduledStep schedule() {
+    blocks.finishLoads();
     List<ScheduledStep.Chunk> chunks = new ArrayList<>();
     int budget = maxBatchedTokens;
     boolean preempted = false;
@@ -119,6 +133,9 @@ final class Scheduler {
     List<Sequence> admittedNow = new ArrayList<>();
     for (Sequence s : admissionOrder()) {
       int slots = s.forked || s.request.n() == 1 || s.choice != 0 ? 1 : s.request.n();
+      if (blocks.loading(s)) {
+        continue; // it waits for its blocks; nothing behind it does
+      }
       if (slots > maxNumSeqs) {
         neverAdmissible.add(s);
         continue;
@@ -127,6 +144,9 @@ final class Scheduler {
         return;
       }
       if (policy == SchedulePolicy.LPM && sharesUncachedPrefix(s, admittedNow)) {
+        continue;
+      }
+      if (blocks.startLoad(s)) {
         continue;
       }
       int needed = SequenceBlocks.blocksFor(s.length() + 1, blocks.blockSize());

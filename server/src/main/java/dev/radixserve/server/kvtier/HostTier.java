@@ -1,0 +1,120 @@
+package dev.radixserve.server.kvtier;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Offloaded blocks in host memory outside the Java heap: {@code budget / blockBytes} slots of one
+ * block each, allocated as first needed and reused, so the tier never takes more than its budget
+ * and a large budget costs nothing until blocks are offloaded. Least recently used entries go
+ * first (a lookup hit or a load makes an entry recent).
+ */
+final class HostTier implements KvTier {
+
+  private record Entry(BlockKey key, MemorySegment slot) {}
+
+  private final long blockBytes;
+  private final int capacity;
+  private final Arena arena = Arena.ofShared();
+  private final Deque<MemorySegment> freeSlots = new ArrayDeque<>();
+  private final LinkedHashMap<Long, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
+  private boolean closed;
+  private long hits;
+  private long loads;
+  private long loadNanos;
+  private long stores;
+  private long evictions;
+
+  /** @throws IllegalArgumentException when the budget holds no block */
+  HostTier(long budgetBytes, long blockBytes) {
+    long slots = budgetBytes / blockBytes;
+    if (slots < 1) {
+      throw new IllegalArgumentException("a host tier of " + budgetBytes
+          + " bytes holds no block of " + blockBytes + " bytes");
+    }
+    this.blockBytes = blockBytes;
+    this.capacity = (int) Math.min(slots, Integer.MAX_VALUE);
+  }
+
+  @Override
+  public String name() {
+    return "host";
+  }
+
+  @Override
+  public synchronized boolean holds(BlockKey key) {
+    Entry e = entries.get(key.hash());
+    return e != null && e.key.sameBlock(key);
+  }
+
+  @Override
+  public synchronized void hit() {
+    hits++;
+  }
+
+  @Override
+  public synchronized void put(BlockKey key, MemorySegment kv) {
+    if (closed) {
+      return;
+    }
+    Entry old = entries.get(key.hash());
+    if (old != null) {
+      if (old.key.sameBlock(key)) {
+        return;
+      }
+      freeSlots.push(entries.remove(key.hash()).slot); // a collision: the newer block wins
+    }
+    if (entries.size() == capacity) {
+      Iterator<Map.Entry<Long, Entry>> eldest = entries.entrySet().iterator();
+      freeSlots.push(eldest.next().getValue().slot);
+      eldest.remove();
+      evictions++;
+    }
+    MemorySegment slot = freeSlots.isEmpty() ? arena.allocate(blockBytes, 64) : freeSlots.pop();
+    MemorySegment.copy(kv, 0, slot, 0, blockBytes);
+    entries.put(key.hash(), new Entry(key, slot));
+    stores++;
+  }
+
+  @Override
+  public synchronized boolean read(BlockKey key, MemorySegment dst) {
+    Entry e = closed ? null : entries.get(key.hash());
+    if (e == null || !e.key.sameBlock(key)) {
+      return false;
+    }
+    long start = System.nanoTime();
+    MemorySegment.copy(e.slot, 0, dst, 0, blockBytes);
+    loads++;
+    loadNanos += System.nanoTime() - start;
+    return true;
+  }
+
+  @Override
+  public synchronized void clear() {
+    for (Entry e : entries.values()) {
+      freeSlots.push(e.slot);
+    }
+    entries.clear();
+  }
+
+  @Override
+  public synchronized TierStats stats() {
+    return new TierStats(name(), entries.size(), entries.size() * blockBytes, hits, loads,
+        loadNanos, stores, evictions, 0, 0);
+  }
+
+  @Override
+  public synchronized void close() {
+    if (!closed) {
+      closed = true;
+      entries.clear();
+      freeSlots.clear();
+      arena.close();
+    }
+  }
+}
