@@ -169,6 +169,10 @@ public final class RadixServer {
     if (config.kvOffloadMemoryBytes() == 0 && config.kvOffloadDir() == null) {
       return null;
     }
+    if (radixCache == null) {
+      LOG.warning("kv-offload-memory/kv-offload-dir set but prefix caching is off: no tiers");
+      return null;
+    }
     KvBlockIo io = runner.blockIo().orElseThrow(() -> new IllegalStateException(
         "kv-offload-memory/kv-offload-dir: this runner's KV pool cannot export blocks"));
     // what else a block's bytes depend on: the shape and the pool's dtype (fp32 on the CPU)

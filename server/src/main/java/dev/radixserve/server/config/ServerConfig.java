@@ -97,8 +97,6 @@ public record ServerConfig(
     require(bodyTimeout.toMillis() >= 1, "body-timeout", bodyTimeout, ">= 1ms");
     require(kvOffloadMemoryBytes >= 0, "kv-offload-memory", kvOffloadMemoryBytes, ">= 0 bytes");
     require(kvOffloadDiskBytes > 0, "kv-offload-disk-size", kvOffloadDiskBytes, "> 0 bytes");
-    require(prefixCaching || (kvOffloadMemoryBytes == 0 && kvOffloadDir == null),
-        "kv-offload-memory/kv-offload-dir", "set", "only with prefix-caching on");
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }

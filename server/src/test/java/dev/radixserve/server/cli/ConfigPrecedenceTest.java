@@ -99,13 +99,17 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.HEADER_TIMEOUT, "3s");
     values.put(ConfigKey.BODY_TIMEOUT, "250ms");
     values.put(ConfigKey.WARMUP, "false");
+    values.put(ConfigKey.KV_OFFLOAD_MEMORY, "3g");
+    values.put(ConfigKey.KV_OFFLOAD_DIR, "/var/cache/radixserve-kv");
+    values.put(ConfigKey.KV_OFFLOAD_DISK_SIZE, "100g");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
         512, 256, SchedulePolicy.FCFS, false, "sk-test", 9, 2, 64L << 10, Duration.ofMillis(1500),
         new KvEventsConfig(true, "tcp://router:5557", "tcp://*:5558", "kv@10.0.0.7:8000@gpt2", 512,
             KvEventEncoding.MAP),
-        12, 40, 128, 77, Duration.ofMinutes(2), Duration.ofSeconds(3), Duration.ofMillis(250), false);
+        12, 40, 128, 77, Duration.ofMinutes(2), Duration.ofSeconds(3), Duration.ofMillis(250), false,
+        3L << 30, Path.of("/var/cache/radixserve-kv"), 100L << 30);
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 

@@ -59,6 +59,7 @@ class EngineHarness {
   final boolean caching;
   final Scheduler scheduler;
   final OutputProcessor outputs;
+  final SequenceBlocks sb;
   final List<String> finished = new ArrayList<>();
   final Map<String, RequestUsage> usage = new HashMap<>();
   /** Sampled tokens by {@code id#choice}. */
@@ -86,6 +87,18 @@ class EngineHarness {
    */
   EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
       int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward) {
+    this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, prefillChunk, forward,
+        null, Runnable::run);
+  }
+
+  /**
+   * @param tiers the cache tiers below the pool, listening to {@link #cache} once the harness
+   *     is built (null: none)
+   * @param loader runs their loads ({@code Runnable::run}: within the step that starts them)
+   */
+  EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
+      int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward,
+      java.util.function.Function<RadixCache, BlockTiers> tiers, java.util.concurrent.Executor loader) {
     this.blockSize = blockSize;
     this.forward = forward;
     this.caching = caching;
@@ -97,8 +110,10 @@ class EngineHarness {
         preemptions++;
       }
     };
-    SequenceBlocks sb = new SequenceBlocks(new PoolBlocks(pool),
-        caching ? Optional.<PrefixCache>of(cache) : Optional.empty(), blockSize, observer);
+    BlockTiers below = tiers == null ? null : tiers.apply(cache);
+    sb = new SequenceBlocks(new PoolBlocks(pool),
+        caching ? Optional.<PrefixCache>of(cache) : Optional.empty(), blockSize, observer,
+        Optional.ofNullable(below), below == null ? null : new TierLoads(loader, () -> { }));
     scheduler = new Scheduler(sb, policy, 8, maxBatchedTokens, prefillChunk, observer);
     outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, vocabSize), TOKENIZER,
         Set.of(TOKENIZER.eosTokenId()), observer, requests);
@@ -185,6 +200,9 @@ class EngineHarness {
           }
         }
       }
+    }
+    for (int b : sb.loadingBlocks()) {
+      assertEquals(true, inUse.add(b), "block " + b + " loading and owned");
     }
     int cached = cache.cachedBlocks();
     assertEquals(pool.total(), pool.freeCount() + cached + inUse.size(),
