@@ -22,7 +22,7 @@ import picocli.CommandLine.Option;
     description = {
         "Benchmark prefix caching: seeded token-id workloads streamed to /v1/completions.",
         "Workloads: shared-system-prompt, multi-turn, few-shot, agent-loop, unique,"
-            + " eviction-pressure, shared_prefix_basic, high_reuse_many_requests,"
+            + " eviction-pressure, tiered-system-prompts, shared_prefix_basic, high_reuse_many_requests,"
             + " branching_conversation, multi_prefix_groups, low_reuse_control,"
             + " eviction_pressure."})
 public final class BenchCommand implements Callable<Integer> {

@@ -140,7 +140,8 @@ class ConfigPrecedenceTest {
         + "max-queued-requests, threads, max-request-body, shutdown-timeout, kv-events, "
         + "kv-events-endpoint, kv-events-replay-endpoint, kv-events-topic, kv-events-queue-size, "
         + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
-        + "max-connections, idle-timeout, header-timeout, body-timeout, warmup)",
+        + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, "
+        + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size)",
         e.getMessage());
   }
 

@@ -71,6 +71,9 @@ class ServeCommandTest {
         header-timeout: 20s
         body-timeout: 1m
         warmup: true
+        kv-offload-memory: 0
+        kv-offload-dir: null
+        kv-offload-disk-size: 16g
         """, r.out());
   }
 
