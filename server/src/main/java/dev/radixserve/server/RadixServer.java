@@ -32,6 +32,7 @@ import dev.radixserve.server.http.CacheViewHandler;
 import dev.radixserve.server.http.HttpHandler;
 import dev.radixserve.server.kvevents.KvEventPublisher;
 import dev.radixserve.server.kvtier.KvTiers;
+import dev.radixserve.server.kvtier.TierListener;
 import dev.radixserve.server.http.ServerInitializer;
 import dev.radixserve.server.metrics.ServerMetrics;
 import io.netty.bootstrap.ServerBootstrap;
@@ -134,6 +135,21 @@ public final class RadixServer {
     }
     if (tiers != null) {
       metrics.bindTiers(tiers);
+      if (kvEvents != null) {
+        KvEventPublisher events = kvEvents;
+        tiers.setListener(new TierListener() {
+          @Override
+          public void stored(String medium, long hash, Long parentHash, int[] tokens,
+              String salt) {
+            events.tierStored(medium, hash, parentHash, tokens, salt);
+          }
+
+          @Override
+          public void removed(String medium, long hash) {
+            events.tierRemoved(medium, hash);
+          }
+        });
+      }
     }
     engine.start();
     cacheView = new CacheViewService(engine, cache, tokenizer::decode, config.blockSize(),

@@ -8,8 +8,14 @@ import java.util.Arrays;
  * parent's hash and its own tokens, compared on every read.
  *
  * @param tokens the block's B token ids
+ * @param salt block 0's cache salt, for the KV events (in the hash already; not compared, and
+ *     null for an entry indexed from disk at start)
  */
-public record BlockKey(long hash, long parent, int[] tokens) {
+public record BlockKey(long hash, long parent, int[] tokens, String salt) {
+
+  public BlockKey(long hash, long parent, int[] tokens) {
+    this(hash, parent, tokens, null);
+  }
 
   /** Same block: hash, parent and tokens all equal. */
   boolean sameBlock(BlockKey other) {

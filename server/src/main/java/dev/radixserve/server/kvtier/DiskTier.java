@@ -48,6 +48,7 @@ final class DiskTier implements KvTier {
   private final Path dir;
   private final long budgetBytes;
   private final EntryFile.Format format;
+  private final Events events;
   private final ExecutorService writer;
   private final LinkedHashMap<Long, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
   private final Set<Long> pending = new HashSet<>();
@@ -71,7 +72,7 @@ final class DiskTier implements KvTier {
    * @throws IllegalArgumentException when the budget holds no entry
    * @throws UncheckedIOException when the directory cannot be created or listed
    */
-  DiskTier(Path dir, long budgetBytes, EntryFile.Format format) {
+  DiskTier(Path dir, long budgetBytes, EntryFile.Format format, Events events) {
     if (budgetBytes < format.fileBytes()) {
       throw new IllegalArgumentException("a disk tier of " + budgetBytes
           + " bytes holds no block file of " + format.fileBytes() + " bytes");
@@ -79,6 +80,7 @@ final class DiskTier implements KvTier {
     this.dir = dir;
     this.budgetBytes = budgetBytes;
     this.format = format;
+    this.events = events;
     this.readBuffer = ByteBuffer.allocateDirect((int) format.fileBytes());
     try {
       Files.createDirectories(dir);
@@ -143,6 +145,11 @@ final class DiskTier implements KvTier {
   }
 
   @Override
+  public String medium() {
+    return "DISK";
+  }
+
+  @Override
   public synchronized boolean holds(BlockKey key) {
     Entry e = entries.get(key.hash());
     return e != null && e.key.sameBlock(key);
@@ -200,6 +207,7 @@ final class DiskTier implements KvTier {
       }
       entries.put(key.hash(), new Entry(key, target));
       stores++;
+      events.stored(this, key);
       evictOverBudget();
     }
   }
@@ -220,6 +228,7 @@ final class DiskTier implements KvTier {
       eldest.remove();
       deleteQuietly(e.path);
       evictions++;
+      events.removed(this, e.key.hash());
     }
   }
 
@@ -243,6 +252,7 @@ final class DiskTier implements KvTier {
         synchronized (this) {
           if (entries.get(key.hash()) == e) {
             entries.remove(key.hash());
+            events.removed(this, key.hash());
             if (damaged) {
               corrupt++;
               LOG.warning(() -> "KV tier: dropping " + e.path + ": " + ex.getMessage());
@@ -265,8 +275,14 @@ final class DiskTier implements KvTier {
     generation++;
     for (Entry e : entries.values()) {
       deleteQuietly(e.path);
+      events.removed(this, e.key.hash());
     }
     entries.clear();
+  }
+
+  @Override
+  public synchronized void replay(java.util.function.Consumer<BlockKey> to) {
+    entries.values().forEach(e -> to.accept(e.key));
   }
 
   @Override

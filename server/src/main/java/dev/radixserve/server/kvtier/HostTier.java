@@ -20,6 +20,7 @@ final class HostTier implements KvTier {
 
   private final long blockBytes;
   private final int capacity;
+  private final Events events;
   private final Arena arena = Arena.ofShared();
   private final Deque<MemorySegment> freeSlots = new ArrayDeque<>();
   private final LinkedHashMap<Long, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
@@ -31,7 +32,7 @@ final class HostTier implements KvTier {
   private long evictions;
 
   /** @throws IllegalArgumentException when the budget holds no block */
-  HostTier(long budgetBytes, long blockBytes) {
+  HostTier(long budgetBytes, long blockBytes, Events events) {
     long slots = budgetBytes / blockBytes;
     if (slots < 1) {
       throw new IllegalArgumentException("a host tier of " + budgetBytes
@@ -39,11 +40,17 @@ final class HostTier implements KvTier {
     }
     this.blockBytes = blockBytes;
     this.capacity = (int) Math.min(slots, Integer.MAX_VALUE);
+    this.events = events;
   }
 
   @Override
   public String name() {
     return "host";
+  }
+
+  @Override
+  public String medium() {
+    return "CPU";
   }
 
   @Override
@@ -68,17 +75,21 @@ final class HostTier implements KvTier {
         return;
       }
       freeSlots.push(entries.remove(key.hash()).slot); // a collision: the newer block wins
+      events.removed(this, key.hash());
     }
     if (entries.size() == capacity) {
       Iterator<Map.Entry<Long, Entry>> eldest = entries.entrySet().iterator();
-      freeSlots.push(eldest.next().getValue().slot);
+      Entry gone = eldest.next().getValue();
+      freeSlots.push(gone.slot);
       eldest.remove();
       evictions++;
+      events.removed(this, gone.key.hash());
     }
     MemorySegment slot = freeSlots.isEmpty() ? arena.allocate(blockBytes, 64) : freeSlots.pop();
     MemorySegment.copy(kv, 0, slot, 0, blockBytes);
     entries.put(key.hash(), new Entry(key, slot));
     stores++;
+    events.stored(this, key);
   }
 
   @Override
@@ -98,8 +109,14 @@ final class HostTier implements KvTier {
   public synchronized void clear() {
     for (Entry e : entries.values()) {
       freeSlots.push(e.slot);
+      events.removed(this, e.key.hash());
     }
     entries.clear();
+  }
+
+  @Override
+  public synchronized void replay(java.util.function.Consumer<BlockKey> to) {
+    entries.values().forEach(e -> to.accept(e.key));
   }
 
   @Override

@@ -13,6 +13,9 @@ interface KvTier extends AutoCloseable {
   /** The tier's name in metrics ("host", "disk"). */
   String name();
 
+  /** Where its blocks are, in vLLM's KV event terms. */
+  String medium();
+
   /** True when the tier holds {@code key}'s block; makes it recently used. */
   boolean holds(BlockKey key);
 
@@ -32,6 +35,16 @@ interface KvTier extends AutoCloseable {
   void clear();
 
   TierStats stats();
+
+  /** Tells {@code to} about every entry held now (a listener that starts late). */
+  void replay(java.util.function.Consumer<BlockKey> to);
+
+  /** What a tier tells about its entries coming and going (see {@link TierListener}). */
+  interface Events {
+    void stored(KvTier tier, BlockKey key);
+
+    void removed(KvTier tier, long hash);
+  }
 
   @Override
   void close();

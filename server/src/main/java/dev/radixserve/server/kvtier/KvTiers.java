@@ -4,6 +4,7 @@ import dev.radixserve.cache.CacheListener;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.model.KvBlockIo;
 import dev.radixserve.server.engine.BlockTiers;
+import dev.radixserve.server.engine.CacheNamespace;
 import dev.radixserve.server.kvevents.BlockHasher;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -38,6 +39,7 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
   /** Loader thread: a block on its way in. */
   private final MemorySegment loadBuffer;
   private boolean offloading = true;
+  private volatile TierListener listener;
 
   private KvTiers(List<KvTier> tiers, KvBlockIo io, BlockHasher hasher) {
     this.tiers = List.copyOf(tiers);
@@ -59,18 +61,66 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
   public static KvTiers create(long hostBytes, Path dir, long diskBytes, KvBlockIo io,
       String model, String modelShape, int blockSize) {
     List<KvTier> list = new ArrayList<>();
+    BlockHasher hasher = new BlockHasher(model, blockSize);
+    Forward events = new Forward(hasher.root());
     if (hostBytes > 0) {
-      list.add(new HostTier(hostBytes, io.blockBytes()));
+      list.add(new HostTier(hostBytes, io.blockBytes(), events));
     }
     if (dir != null) {
       list.add(new DiskTier(dir, diskBytes,
           new EntryFile.Format(fingerprint(model, modelShape, blockSize), blockSize,
-              io.blockBytes())));
+              io.blockBytes()), events));
     }
     if (list.isEmpty()) {
       throw new IllegalArgumentException("no tier configured");
     }
-    return new KvTiers(list, io, new BlockHasher(model, blockSize));
+    KvTiers t = new KvTiers(list, io, hasher);
+    events.owner = t;
+    return t;
+  }
+
+  /**
+   * Tells {@code l} about every block the tiers hold now (those indexed from disk at start
+   * included) and from now on about each store and removal.
+   */
+  public void setListener(TierListener l) {
+    Forward replay = new Forward(hasher.root());
+    replay.owner = this;
+    listener = l;
+    for (KvTier t : tiers) {
+      t.replay(key -> replay.stored(t, key, l));
+    }
+  }
+
+  /** Hands tier events to the listener, once there is one. */
+  private static final class Forward implements KvTier.Events {
+    private final long root;
+    KvTiers owner;
+
+    Forward(long root) {
+      this.root = root;
+    }
+
+    @Override
+    public void stored(KvTier tier, BlockKey key) {
+      TierListener l = owner == null ? null : owner.listener;
+      if (l != null) {
+        stored(tier, key, l);
+      }
+    }
+
+    void stored(KvTier tier, BlockKey key, TierListener l) {
+      l.stored(tier.medium(), key.hash(), key.parent() == root ? null : key.parent(),
+          key.tokens(), key.salt());
+    }
+
+    @Override
+    public void removed(KvTier tier, long hash) {
+      TierListener l = owner == null ? null : owner.listener;
+      if (l != null) {
+        l.removed(tier.medium(), hash);
+      }
+    }
   }
 
   /** 64 bits of SHA-256 over what a block file's bytes mean. */
@@ -107,7 +157,7 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
     }
     long[] hashes = hasher.chain(namespace, path, whole);
     for (int i = first; i < whole; i++) {
-      BlockKey key = key(hashes, path, i);
+      BlockKey key = key(namespace, hashes, path, i);
       boolean exported = false;
       for (KvTier t : into) {
         if (t.holds(key)) {
@@ -122,9 +172,10 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
     }
   }
 
-  private BlockKey key(long[] hashes, int[] path, int i) {
+  private BlockKey key(String namespace, long[] hashes, int[] path, int i) {
     return new BlockKey(hashes[i], i == 0 ? hasher.root() : hashes[i - 1],
-        Arrays.copyOfRange(path, i * blockSize, (i + 1) * blockSize));
+        Arrays.copyOfRange(path, i * blockSize, (i + 1) * blockSize),
+        i == 0 ? CacheNamespace.saltOf(namespace) : null);
   }
 
   /**
@@ -152,7 +203,7 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
     long[] hashes = hasher.chain(namespace, tokens, to);
     List<BlockKey> found = new ArrayList<>();
     for (int i = from; i < to; i++) {
-      BlockKey key = key(hashes, tokens, i);
+      BlockKey key = key(namespace, hashes, tokens, i);
       if (!anyHolds(key)) {
         break;
       }

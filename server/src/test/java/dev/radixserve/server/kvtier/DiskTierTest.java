@@ -32,6 +32,20 @@ class DiskTierTest {
   Path dir;
 
   private final Arena arena = Arena.ofConfined();
+  private final java.util.List<String> events =
+      java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+  /** Events as "medium+hash" / "medium-hash". */
+  private final KvTier.Events log = new KvTier.Events() {
+    @Override
+    public void stored(KvTier tier, BlockKey key) {
+      events.add(tier.medium() + "+" + key.hash());
+    }
+
+    @Override
+    public void removed(KvTier tier, long hash) {
+      events.add(tier.medium() + "-" + hash);
+    }
+  };
 
   @AfterEach
   void closeArena() {
@@ -52,7 +66,7 @@ class DiskTierTest {
 
   /** Stores blocks 1..n and closes the tier (its writes finish). */
   private void store(int n, EntryFile.Format format) {
-    try (DiskTier tier = new DiskTier(dir, 1 << 20, format)) {
+    try (DiskTier tier = new DiskTier(dir, 1 << 20, format, log)) {
       for (int i = 1; i <= n; i++) {
         tier.put(key(i), kv(i));
       }
@@ -72,7 +86,7 @@ class DiskTierTest {
   @Test
   void entriesSurviveAReopenAndReadBackExactly() {
     store(3, FORMAT);
-    try (DiskTier tier = new DiskTier(dir, 1 << 20, FORMAT)) {
+    try (DiskTier tier = new DiskTier(dir, 1 << 20, FORMAT, log)) {
       assertEquals(3, tier.stats().entries());
       assertEquals(3 * FORMAT.fileBytes(), tier.stats().bytes());
       MemorySegment out = arena.allocate(PAYLOAD);
@@ -94,7 +108,7 @@ class DiskTierTest {
     }
     Files.move(file(2), file(77)); // holds block 2 under block 77's name
     Files.write(dir.resolve(EntryFile.fileName(5) + ".0" + EntryFile.TEMP_SUFFIX), new byte[10]);
-    try (DiskTier tier = new DiskTier(dir, 1 << 20, FORMAT)) {
+    try (DiskTier tier = new DiskTier(dir, 1 << 20, FORMAT, log)) {
       assertEquals(1, tier.stats().entries());
       assertEquals(3, tier.stats().corrupt());
       assertTrue(tier.holds(key(3)));
@@ -114,7 +128,7 @@ class DiskTierTest {
       f.seek(at);
       f.write(b ^ 0x10);
     }
-    try (DiskTier tier = new DiskTier(dir, 1 << 20, FORMAT)) {
+    try (DiskTier tier = new DiskTier(dir, 1 << 20, FORMAT, log)) {
       assertTrue(tier.holds(key(1)));
       MemorySegment out = arena.allocate(PAYLOAD);
       assertFalse(tier.read(key(1), out));
@@ -129,7 +143,7 @@ class DiskTierTest {
   @Test
   void anotherModelsEntriesAreSkippedAndKept() throws IOException {
     store(2, new EntryFile.Format(7, B, PAYLOAD)); // another fingerprint
-    try (DiskTier tier = new DiskTier(dir, 1 << 20, FORMAT)) {
+    try (DiskTier tier = new DiskTier(dir, 1 << 20, FORMAT, log)) {
       assertEquals(0, tier.stats().entries());
       assertEquals(2, tier.stats().corrupt());
       assertFalse(tier.holds(key(1)));
@@ -139,7 +153,7 @@ class DiskTierTest {
 
   @Test
   void theBudgetEvictsLeastRecentlyUsedFilesFirst() throws IOException {
-    try (DiskTier tier = new DiskTier(dir, 2 * FORMAT.fileBytes(), FORMAT)) {
+    try (DiskTier tier = new DiskTier(dir, 2 * FORMAT.fileBytes(), FORMAT, log)) {
       tier.put(key(1), kv(1));
       tier.put(key(2), kv(2));
       awaitStores(tier, 2);
@@ -155,6 +169,8 @@ class DiskTierTest {
       assertEquals(0, tier.stats().entries());
     }
     assertEquals(0, files());
+    assertEquals(java.util.List.of("DISK+1", "DISK+2", "DISK+3", "DISK-2", "DISK-3", "DISK-1"),
+        events);
   }
 
   /** The writer thread's stores (no timing: waits for a count, bounded by the test timeout). */

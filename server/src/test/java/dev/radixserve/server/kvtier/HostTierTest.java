@@ -15,6 +15,28 @@ import org.junit.jupiter.api.Test;
 class HostTierTest {
 
   private static final long BYTES = 32;
+  private static final KvTier.Events NO_EVENTS = new KvTier.Events() {
+    @Override
+    public void stored(KvTier tier, BlockKey key) {}
+
+    @Override
+    public void removed(KvTier tier, long hash) {}
+  };
+
+  /** Events as "medium+hash" / "medium-hash". */
+  private static KvTier.Events log(java.util.List<String> into) {
+    return new KvTier.Events() {
+      @Override
+      public void stored(KvTier tier, BlockKey key) {
+        into.add(tier.medium() + "+" + key.hash());
+      }
+
+      @Override
+      public void removed(KvTier tier, long hash) {
+        into.add(tier.medium() + "-" + hash);
+      }
+    };
+  }
 
   private static BlockKey key(long hash) {
     return new BlockKey(hash, 0, new int[] {(int) hash});
@@ -28,7 +50,9 @@ class HostTierTest {
 
   @Test
   void keepsTheMostRecentlyUsedBlocksWithinItsBudget() {
-    try (Arena arena = Arena.ofConfined(); HostTier tier = new HostTier(2 * BYTES + 5, BYTES)) {
+    java.util.List<String> events = new java.util.ArrayList<>();
+    try (Arena arena = Arena.ofConfined();
+        HostTier tier = new HostTier(2 * BYTES + 5, BYTES, log(events))) {
       tier.put(key(1), kv(arena, 1));
       tier.put(key(2), kv(arena, 2));
       assertTrue(tier.holds(key(1)));
@@ -50,11 +74,13 @@ class HostTierTest {
       tier.clear();
       assertEquals(0, tier.stats().entries());
       assertFalse(tier.read(key(1), out));
+      assertEquals(java.util.List.of("CPU+1", "CPU+2", "CPU-2", "CPU+3", "CPU-1", "CPU-3"),
+          events);
     }
   }
 
   @Test
   void aBudgetBelowOneBlockIsRefused() {
-    assertThrows(IllegalArgumentException.class, () -> new HostTier(BYTES - 1, BYTES));
+    assertThrows(IllegalArgumentException.class, () -> new HostTier(BYTES - 1, BYTES, NO_EVENTS));
   }
 }
