@@ -260,6 +260,7 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
   /** Finishes queued disk writes, frees host memory. After the engine and its loader stopped. */
   @Override
   public void close() {
+    offloading = false;
     tiers.forEach(KvTier::close);
     arena.close();
   }
