@@ -37,7 +37,20 @@ for mode in off host disk; do
   curl -s "http://127.0.0.1:$PORT/metrics" | grep '^radixserve_kv_tier' > "$OUT/$mode.metrics" || true
   stop
 done
-# 2. first request of a known 1,000-token prompt after a restart: cold (no tier) vs warm (disk)
+# 2. no reuse at all: what offloading costs when nothing comes back (128 x 256-token prompts,
+#    twice the pool)
+for mode in off host disk; do
+  case $mode in
+    off) serve unique-$mode ;;
+    host) serve unique-$mode --kv-offload-memory 1g ;;
+    disk) rm -rf "$DIR/disk"; serve unique-$mode --kv-offload-dir "$DIR/disk" --kv-offload-disk-size 2g ;;
+  esac
+  java --add-modules jdk.incubator.vector -jar "$JAR" bench --url "http://127.0.0.1:$PORT" \
+    --workload unique --num-requests 128 --max-tokens 8 --seed 0 --concurrency 4 --warmup 4 \
+    --quiet --output "$OUT/unique-$mode.json" | tee "$OUT/unique-$mode.txt"
+  stop
+done
+# 3. first request of a known 1,000-token prompt after a restart: cold (no tier) vs warm (disk)
 python3 -c 'import json,random; r=random.Random(7); print(json.dumps({"model":"radixserve-embedded-gpt2","prompt":[r.randrange(50256) for _ in range(1000)],"max_tokens":1,"temperature":0}))' > "$DIR/known.json"
 first() {  # seconds to the (only) token of the known prompt
   curl -s -o /dev/null -w '%{time_total}\n' -H 'Content-Type: application/json' \

@@ -239,8 +239,14 @@ public final class Engine {
       case EngineMessage.Run r -> r.task().run();
       case EngineMessage.Stop s -> {
         stopped = true;
-        if (loader != null) {
-          loader.shutdownNow();
+        if (loader != null) { // a load in flight reads a few MB: let it finish, then take it back
+          loader.shutdown();
+          try {
+            loader.awaitTermination(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          blocks.finishLoads();
         }
       }
     }

@@ -315,15 +315,16 @@ final class SequenceBlocks {
     if (prefix.length >= wholeBlocks) {
       return false;
     }
+    PrefixHold hold = new CacheHold(c, m.fullBlocksNode());
+    if (blocksFor(s.length() + 1, blockSize) - prefix.length > available()) {
+      hold.release(); // it would not be admitted now: it looks when it would
+      return false;
+    }
     BlockTiers.TierHits hits = tiers.get().find(namespace, s.tokensArray(), prefix.length,
         wholeBlocks);
     int n = hits.count();
     if (n == 0) {
-      return false;
-    }
-    PrefixHold hold = new CacheHold(c, m.fullBlocksNode());
-    if (blocksFor(s.length() + 1, blockSize) - prefix.length > available()) {
-      hold.release(); // it would not be admitted now: it loads when it would
+      hold.release();
       return false;
     }
     if (pool.freeBlocks() < n) {

@@ -162,12 +162,33 @@ final class DiskTier implements KvTier {
 
   @Override
   public void put(BlockKey key, MemorySegment kv) {
+    enqueue(key, kv, false);
+  }
+
+  /**
+   * {@link #put}, but waits for the writer instead of dropping the block when it is behind: for
+   * the shutdown's write of everything cached, where no engine waits.
+   */
+  void putWaiting(BlockKey key, MemorySegment kv) {
+    enqueue(key, kv, true);
+  }
+
+  private void enqueue(BlockKey key, MemorySegment kv, boolean waitForRoom) {
     byte[] payload;
     long gen;
     synchronized (this) {
       Entry e = entries.get(key.hash());
       if ((e != null && e.key.sameBlock(key)) || pending.contains(key.hash())) {
         return;
+      }
+      while (waitForRoom && pendingBytes + format.fileBytes() > MAX_PENDING_BYTES
+          && !writer.isShutdown()) {
+        try {
+          wait();
+        } catch (InterruptedException ex) {
+          Thread.currentThread().interrupt();
+          break;
+        }
       }
       if (pendingBytes + format.fileBytes() > MAX_PENDING_BYTES || writer.isShutdown()) {
         dropped++;
@@ -197,6 +218,7 @@ final class DiskTier implements KvTier {
     synchronized (this) {
       pending.remove(key.hash());
       pendingBytes -= format.fileBytes();
+      notifyAll();
       if (!written) {
         dropped++;
         return;
@@ -247,8 +269,10 @@ final class DiskTier implements KvTier {
         EntryFile.read(e.path, format, key, readBuffer);
         MemorySegment.copy(MemorySegment.ofBuffer(readBuffer), 0, dst, 0, format.payloadBytes());
       } catch (EntryFile.BadEntry | IOException ex) {
-        // gone (evicted or cleared since the lookup) or damaged: never loaded
-        boolean damaged = !(ex instanceof java.nio.file.NoSuchFileException);
+        // gone (evicted or cleared since the lookup), or damaged: never loaded; an interrupted
+        // read (shutdown) says nothing about the file
+        boolean damaged = !(ex instanceof java.nio.file.NoSuchFileException
+            || ex instanceof java.nio.channels.ClosedChannelException);
         synchronized (this) {
           if (entries.get(key.hash()) == e) {
             entries.remove(key.hash());

@@ -144,12 +144,18 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
   @Override
   public void evicted(String namespace, long nodeId, int[] pathTokens, int[] blocks) {
     if (offloading) {
-      offload(namespace, pathTokens, blocks, tiers);
+      offload(namespace, pathTokens, blocks, tiers, KvTier::put);
     }
   }
 
+  /** How a block goes into a tier. */
+  private interface Store {
+    void put(KvTier tier, BlockKey key, MemorySegment kv);
+  }
+
   /** Writes the whole blocks among a node's {@code blocks} into {@code into}. */
-  private void offload(String namespace, int[] path, int[] blocks, List<KvTier> into) {
+  private void offload(String namespace, int[] path, int[] blocks, List<KvTier> into,
+      Store store) {
     int whole = path.length / blockSize;
     int first = (path.length + blockSize - 1) / blockSize - blocks.length; // path index of blocks[0]
     if (first >= whole) {
@@ -167,7 +173,7 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
           io.exportBlock(blocks[i - first], offloadBuffer);
           exported = true;
         }
-        t.put(key, offloadBuffer);
+        store.put(t, key, offloadBuffer);
       }
     }
   }
@@ -183,17 +189,18 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
    * shutdown, after the engine stopped, so a restart finds what the pool cached.
    */
   public void persist(RadixCache cache) {
-    List<KvTier> disk = tiers.stream().filter(t -> t instanceof DiskTier).toList();
-    if (disk.isEmpty()) {
-      return;
-    }
-    cache.replay(new CacheListener() {
-      @Override
-      public void stored(String namespace, long nodeId, long parentId, int[] pathTokens,
-          int[] blocks) {
-        offload(namespace, pathTokens, blocks, disk);
+    for (KvTier t : tiers) {
+      if (t instanceof DiskTier disk) {
+        cache.replay(new CacheListener() {
+          @Override
+          public void stored(String namespace, long nodeId, long parentId, int[] pathTokens,
+              int[] blocks) {
+            offload(namespace, pathTokens, blocks, List.of(disk),
+                (t, key, kv) -> disk.putWaiting(key, kv));
+          }
+        });
       }
-    });
+    }
   }
 
   // ---- load: the engine's lookups ----
