@@ -154,6 +154,9 @@ final class Scheduler {
       if (needed - s.tableSize() > blocks.available()) {
         blocks.release(s);
         if (running.isEmpty()) {
+          if (blocks.loadsInFlight() || blocks.unpinLoaded(waiting)) {
+            return; // blocks held for other waiting sequences' loads come back first
+          }
           neverAdmissible.add(s); // nothing holds blocks: the whole pool is too small for it
           continue;
         }

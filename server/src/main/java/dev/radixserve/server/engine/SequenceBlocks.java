@@ -378,6 +378,25 @@ final class SequenceBlocks {
     }
   }
 
+  /**
+   * Lets go of the locks that keep loaded blocks for waiting sequences until their admission
+   * (the blocks stay cached, now evictable): when a sequence ahead of them cannot be admitted
+   * otherwise.
+   *
+   * @return true when there was any
+   */
+  boolean unpinLoaded(Iterable<Sequence> waiting) {
+    boolean any = false;
+    for (Sequence s : waiting) {
+      if (s.loadedHold != null) {
+        s.loadedHold.release();
+        s.loadedHold = null;
+        any = true;
+      }
+    }
+    return any;
+  }
+
   /** True while a load is running or done but not taken back. */
   boolean loadsInFlight() {
     return loads != null && loads.busy();

@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -38,26 +37,24 @@ import java.util.stream.Stream;
  * alone. The checksum is checked on every load; a failing entry is deleted, counted, and the
  * block is computed instead.
  */
-final class DiskTier implements KvTier {
+final class DiskTier extends LruTier<DiskTier.Entry> {
 
   private static final Logger LOG = Logger.getLogger(DiskTier.class.getName());
   static final long MAX_PENDING_BYTES = 256L << 20;
 
-  private record Entry(BlockKey key, Path path) {}
+  record Entry(BlockKey key, Path path) implements LruTier.Keyed {}
 
   private final Path dir;
   private final long budgetBytes;
   private final EntryFile.Format format;
   private final Events events;
   private final ExecutorService writer;
-  private final LinkedHashMap<Long, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
   private final Set<Long> pending = new HashSet<>();
   /** Loader thread only: one entry file. */
   private final ByteBuffer readBuffer;
   private long pendingBytes;
   /** Bumped by {@link #clear}: writes queued before it are not indexed. */
   private long generation;
-  private long hits;
   private long loads;
   private long loadNanos;
   private long stores;
@@ -150,17 +147,6 @@ final class DiskTier implements KvTier {
   }
 
   @Override
-  public synchronized boolean holds(BlockKey key) {
-    Entry e = entries.get(key.hash());
-    return e != null && e.key.sameBlock(key);
-  }
-
-  @Override
-  public synchronized void hit() {
-    hits++;
-  }
-
-  @Override
   public void put(BlockKey key, MemorySegment kv) {
     enqueue(key, kv, false);
   }
@@ -177,8 +163,7 @@ final class DiskTier implements KvTier {
     byte[] payload;
     long gen;
     synchronized (this) {
-      Entry e = entries.get(key.hash());
-      if ((e != null && e.key.sameBlock(key)) || pending.contains(key.hash())) {
+      if (entry(key) != null || pending.contains(key.hash())) {
         return;
       }
       while (waitForRoom && pendingBytes + format.fileBytes() > MAX_PENDING_BYTES
@@ -258,9 +243,9 @@ final class DiskTier implements KvTier {
   public boolean read(BlockKey key, MemorySegment dst) {
     Entry e;
     synchronized (this) {
-      e = entries.get(key.hash());
+      e = entry(key);
     }
-    if (e == null || !e.key.sameBlock(key)) {
+    if (e == null) {
       return false;
     }
     long start = System.nanoTime();
@@ -302,11 +287,6 @@ final class DiskTier implements KvTier {
       events.removed(this, e.key.hash());
     }
     entries.clear();
-  }
-
-  @Override
-  public synchronized void replay(java.util.function.Consumer<BlockKey> to) {
-    entries.values().forEach(e -> to.accept(e.key));
   }
 
   @Override

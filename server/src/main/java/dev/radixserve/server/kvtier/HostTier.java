@@ -5,7 +5,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -14,18 +13,16 @@ import java.util.Map;
  * and a large budget costs nothing until blocks are offloaded. Least recently used entries go
  * first (a lookup hit or a load makes an entry recent).
  */
-final class HostTier implements KvTier {
+final class HostTier extends LruTier<HostTier.Entry> {
 
-  private record Entry(BlockKey key, MemorySegment slot) {}
+  record Entry(BlockKey key, MemorySegment slot) implements LruTier.Keyed {}
 
   private final long blockBytes;
   private final int capacity;
   private final Events events;
   private final Arena arena = Arena.ofShared();
   private final Deque<MemorySegment> freeSlots = new ArrayDeque<>();
-  private final LinkedHashMap<Long, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
   private boolean closed;
-  private long hits;
   private long loads;
   private long loadNanos;
   private long stores;
@@ -51,17 +48,6 @@ final class HostTier implements KvTier {
   @Override
   public String medium() {
     return "CPU";
-  }
-
-  @Override
-  public synchronized boolean holds(BlockKey key) {
-    Entry e = entries.get(key.hash());
-    return e != null && e.key.sameBlock(key);
-  }
-
-  @Override
-  public synchronized void hit() {
-    hits++;
   }
 
   @Override
@@ -94,8 +80,8 @@ final class HostTier implements KvTier {
 
   @Override
   public synchronized boolean read(BlockKey key, MemorySegment dst) {
-    Entry e = closed ? null : entries.get(key.hash());
-    if (e == null || !e.key.sameBlock(key)) {
+    Entry e = closed ? null : entry(key);
+    if (e == null) {
       return false;
     }
     long start = System.nanoTime();
@@ -112,11 +98,6 @@ final class HostTier implements KvTier {
       events.removed(this, e.key.hash());
     }
     entries.clear();
-  }
-
-  @Override
-  public synchronized void replay(java.util.function.Consumer<BlockKey> to) {
-    entries.values().forEach(e -> to.accept(e.key));
   }
 
   @Override

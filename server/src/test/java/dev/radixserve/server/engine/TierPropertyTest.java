@@ -24,7 +24,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Random interleavings of submit, step, abort, failure, reset and the loader's progress (loads
  * finish at random points, also after their request is gone) on a 24-block pool over a host tier
  * of 10 blocks and a disk tier of 20, checked after every operation: {@code free + cached + in
- * use == total} with loading blocks in use, cache integrity, no lock left when idle. The fake
+ * use == total} with loading blocks in use, cache integrity, no lock left when idle, no request
+ * refused as too large because other requests' loads hold blocks. The fake
  * model writes into the pool, for every computed position, a code of the sequence's tokens up to
  * it, and checks before every step that each past position of each sequence holds its code: a
  * block loaded, copied or reused with the wrong content fails the step.
@@ -118,6 +119,8 @@ class TierPropertyTest {
           h.cache.evictAll(); // pressure: everything unlocked goes down a tier
         }
         h.assertAccounting();
+        // every request fits the pool alone: none may be refused because loads hold blocks
+        assertEquals(List.of(), h.scheduler.takeNeverAdmissible());
       }
       for (int i = 0; i < 10_000 && (h.scheduler.hasWork() || !loader.isEmpty()); i++) {
         while (!loader.isEmpty()) {
