@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
 
 /**
  * Scheduler, blocks and output processing driven one step at a time, as the engine thread does,
@@ -98,7 +100,7 @@ class EngineHarness {
    */
   EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
       int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward,
-      java.util.function.Function<RadixCache, BlockTiers> tiers, java.util.concurrent.Executor loader) {
+      Function<RadixCache, BlockTiers> tiers, Executor loader) {
     this.blockSize = blockSize;
     this.forward = forward;
     this.caching = caching;

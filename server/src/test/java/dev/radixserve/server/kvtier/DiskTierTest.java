@@ -34,7 +34,7 @@ class DiskTierTest {
   private final Arena arena = Arena.ofConfined();
   private final java.util.List<String> events =
       java.util.Collections.synchronizedList(new java.util.ArrayList<>());
-  /** Events as "medium+hash" / "medium-hash". */
+  /** Records events as "medium+hash" / "medium-hash". */
   private final KvTier.Events log = new KvTier.Events() {
     @Override
     public void stored(KvTier tier, BlockKey key) {
