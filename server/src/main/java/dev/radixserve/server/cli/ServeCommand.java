@@ -199,18 +199,38 @@ final class ServeCommand implements Callable<Integer> {
           + " pay for compiling the attention kernel (about 1 s). Env RADIXSERVE_WARMUP.")
   String warmup;
 
-  @Option(names = "--kv-offload-memory", paramLabel = "SIZE", order = 40,
+  @Option(names = "--device", paramLabel = "cpu|cuda", order = 38,
+      description = "Where the model runs: ONNX Runtime's CPU provider, or CUDA (needs the -Pcuda"
+          + " jar, the CUDA 12 libraries and a driver). Env RADIXSERVE_DEVICE.")
+  String device;
+
+  @Option(names = "--dtype", paramLabel = "auto|float32|float16|bfloat16", order = 39,
+      description = "Precision of the graph and the KV pool; auto: float32 on cpu, float16 on"
+          + " cuda. Env RADIXSERVE_DTYPE.")
+  String dtype;
+
+  @Option(names = "--cuda-device-id", paramLabel = "N", order = 40,
+      description = "CUDA device to run on. Env RADIXSERVE_CUDA_DEVICE_ID.")
+  String cudaDeviceId;
+
+  @Option(names = "--cuda-tf32", paramLabel = "true|false", order = 41, arity = "0..1",
+      fallbackValue = "true",
+      description = "Let fp32 matrix products on CUDA use TF32 (faster, less exact; off for parity"
+          + " with the CPU). Env RADIXSERVE_CUDA_TF32.")
+  String cudaTf32;
+
+  @Option(names = "--kv-offload-memory", paramLabel = "SIZE", order = 50,
       description = "Host-memory tier below the KV pool: evicted blocks are kept here (e.g. 4g)"
           + " and loaded instead of recomputed. Default: 0 (off). Env RADIXSERVE_KV_OFFLOAD_MEMORY.")
   String kvOffloadMemory;
 
-  @Option(names = "--kv-offload-dir", paramLabel = "DIR", order = 41,
+  @Option(names = "--kv-offload-dir", paramLabel = "DIR", order = 51,
       description = "Disk tier below the KV pool: evicted blocks (and, at shutdown, the cached"
           + " ones) are written here; a restart with the same model reuses them. Default: none."
           + " Env RADIXSERVE_KV_OFFLOAD_DIR.")
   String kvOffloadDir;
 
-  @Option(names = "--kv-offload-disk-size", paramLabel = "SIZE", order = 42,
+  @Option(names = "--kv-offload-disk-size", paramLabel = "SIZE", order = 52,
       description = "Budget of the disk tier. Default: 16g. Env RADIXSERVE_KV_OFFLOAD_DISK_SIZE.")
   String kvOffloadDiskSize;
 

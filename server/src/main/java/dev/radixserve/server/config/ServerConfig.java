@@ -1,5 +1,8 @@
 package dev.radixserve.server.config;
 
+import dev.radixserve.model.Device;
+import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.ort.CudaProvider;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -35,6 +38,7 @@ import java.time.Duration;
  * @param bodyTimeout a request's body must arrive within this after its head (else 408)
  * @param warmup run a few forward steps before listening, so the first requests do not pay for
  *     compiling the attention kernel
+ * @param device where the model runs (CPU or CUDA), its dtype and CUDA provider settings
  * @param kvOffloadMemoryBytes budget of the host-memory tier below the KV pool; 0: none
  * @param kvOffloadDir directory of the disk tier below the KV pool (kept across restarts); null:
  *     none
@@ -67,6 +71,7 @@ public record ServerConfig(
     Duration headerTimeout,
     Duration bodyTimeout,
     boolean warmup,
+    Device device,
     long kvOffloadMemoryBytes,
     Path kvOffloadDir,
     long kvOffloadDiskBytes) {
@@ -95,6 +100,9 @@ public record ServerConfig(
     require(idleTimeout.toMillis() >= 1, "idle-timeout", idleTimeout, ">= 1ms");
     require(headerTimeout.toMillis() >= 1, "header-timeout", headerTimeout, ">= 1ms");
     require(bodyTimeout.toMillis() >= 1, "body-timeout", bodyTimeout, ">= 1ms");
+    if (device == null) {
+      device = Device.cpu();
+    }
     require(kvOffloadMemoryBytes >= 0, "kv-offload-memory", kvOffloadMemoryBytes, ">= 0 bytes");
     require(kvOffloadDiskBytes > 0, "kv-offload-disk-size", kvOffloadDiskBytes, "> 0 bytes");
     if (servedModelName == null || servedModelName.isBlank()) {
@@ -150,6 +158,10 @@ public record ServerConfig(
     b.headerTimeout = headerTimeout;
     b.bodyTimeout = bodyTimeout;
     b.warmup = warmup;
+    b.device = device.kind();
+    b.dtype = device.dtype();
+    b.cudaDeviceId = device.cuda().deviceId();
+    b.cudaTf32 = device.cuda().tf32();
     b.kvOffloadMemoryBytes = kvOffloadMemoryBytes;
     b.kvOffloadDir = kvOffloadDir;
     b.kvOffloadDiskBytes = kvOffloadDiskBytes;
@@ -189,19 +201,31 @@ public record ServerConfig(
     public Duration headerTimeout = Duration.ofSeconds(20);
     public Duration bodyTimeout = Duration.ofSeconds(60);
     public boolean warmup = true;
+    public Device.Kind device = Device.Kind.CPU;
+    /** null: float32 on the CPU, float16 on CUDA. */
+    public GraphDtype dtype;
+    public int cudaDeviceId;
+    public boolean cudaTf32;
     public long kvOffloadMemoryBytes;
     public Path kvOffloadDir;
     public long kvOffloadDiskBytes = 16L << 30;
 
     public ServerConfig build() {
+      GraphDtype resolved = dtype != null ? dtype
+          : device == Device.Kind.CUDA ? GraphDtype.FLOAT16 : GraphDtype.FLOAT32;
+      if (cudaDeviceId < 0) {
+        throw new IllegalArgumentException("invalid value for cuda-device-id: " + cudaDeviceId
+            + " (allowed: >= 0)");
+      }
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
           numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
           apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout,
           new KvEventsConfig(kvEvents, kvEventsEndpoint, kvEventsReplayEndpoint, kvEventsTopic,
               kvEventsQueueSize, kvEventsEncoding),
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
-          headerTimeout, bodyTimeout, warmup, kvOffloadMemoryBytes, kvOffloadDir,
-          kvOffloadDiskBytes);
+          headerTimeout, bodyTimeout, warmup,
+          new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)),
+          kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes);
     }
   }
 }
