@@ -8,7 +8,7 @@ package dev.radixserve.model;
  */
 public interface ModelRunner extends AutoCloseable {
 
-  ModelConfig config();
+  ModelShape config();
 
   /** Tokens per KV block (B). */
   int blockSize();

@@ -54,7 +54,7 @@ class CheckpointReferenceTest {
     HfModelWriter.writeByteLevelTokenizer(dir);
     try (LoadedModel m = HfModelLoader.load(dir);
         OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), BLOCK, 16, 1)) {
-      ReferenceGpt2 ref = new ReferenceGpt2(m.weights());
+      ReferenceGpt2 ref = new ReferenceGpt2((GptWeights) m.weights());
       int[] prompt = m.tokenizer().encode("Checkpoints load as their config says.");
       int[] table = {3, 9, 1, 14, 7, 0, 12, 5, 11, 2, 15, 4, 8, 6};
       float[][] rows = runner.forward(new ForwardBatch(List.of(

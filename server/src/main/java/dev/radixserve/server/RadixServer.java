@@ -6,6 +6,8 @@ import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.cache.EvictionPolicy;
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.ModelShape;
+import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.RunnerWarmup;
 import dev.radixserve.model.attention.PagedAttentionOp;
@@ -13,7 +15,6 @@ import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
 import dev.radixserve.model.weights.EosTokens;
-import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.RandomGpt2;
@@ -59,7 +60,7 @@ public final class RadixServer {
   private static final java.time.Duration WARMUP_BUDGET = java.time.Duration.ofSeconds(3);
   private static final long START_STACK_BYTES = 16L << 20;
 
-  private final GptWeights weights;
+  private final ModelWeights weights;
   private final OnnxModelRunner runner;
   private final Engine engine;
   private final CacheViewService cacheView;
@@ -86,7 +87,7 @@ public final class RadixServer {
       tokenizer = loaded.tokenizer();
       eos = loaded.eos();
     }
-    ModelConfig mc = weights.config();
+    ModelShape mc = weights.config();
     if (!PagedAttentionOp.vectorized()) {
       LOG.warning("the JVM was started without --add-modules jdk.incubator.vector: the CPU"
           + " attention kernel runs without the Vector API (about 4x slower attention)");
@@ -142,11 +143,11 @@ public final class RadixServer {
         .bind(config.host(), config.port()).sync().channel();
     long params = weights.tensors().values().stream()
         .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
-    LOG.info(() -> String.format("model %s (%s): %d layers, %d heads, width %d, %,d parameters;"
+    LOG.info(() -> String.format("model %s (%s): %d layers, %d kv heads of %d, %,d parameters;"
         + " EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching %s;"
         + " listening on http://%s:%d", config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
-        mc.nHead(), mc.nEmbd(), params, eos.ids(), eos.source(), runner.numBlocks(), config.blockSize(),
+        mc.kvHeads(), mc.headDim(), params, eos.ids(), eos.source(), runner.numBlocks(), config.blockSize(),
         runner.kvPool().bytesPerBlock() * runner.numBlocks(),
         config.prefixCaching() ? "on" : "off", config.host(), port()));
     ready = true;

@@ -1,164 +1,70 @@
 package dev.radixserve.model.graph;
 
-import static dev.radixserve.model.graph.GraphBuilder.FLOAT;
-import static dev.radixserve.model.graph.GraphBuilder.INT32;
-import static dev.radixserve.model.graph.GraphBuilder.INT64;
 import static dev.radixserve.model.graph.GraphBuilder.attr;
 
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.weights.GptWeights;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 /**
- * The paged GPT-2 graph (DESIGN.md's graph contract, fp32, opset {@value #OPSET}): each layer's
+ * The paged GPT-2 graph ({@link PagedGraph}'s contract, fp32, opset {@value #OPSET}): each layer's
  * attention is one {@code com.microsoft.PagedAttention} node that reads the KV pool where it lies
- * and writes the new tokens' keys and values into it in place.
- *
- * <pre>
- *   inputs        input_ids int64 [T]   positions int64 [T]   block_tables int32 [S, M]
- *                 cu_seqlens int32 [S+1]   past_lens int32 [S]   logits_index int64 [R]
- *                 key_cache_{i}, value_cache_{i} float [NB, B, H, D]        (per layer)
- *   initializers  every GptWeights tensor under its canonical name, float, external data
- *                 supplied by the runner at session creation (AddExternalInitializers)
- *   outputs       logits float [R, vocab]
- *                 key_cache_out_{i}, value_cache_out_{i}: the caches, bound by the runner to the
- *                 very buffers of key_cache_{i} / value_cache_{i} (updated in place)
- * </pre>
+ * and writes the new tokens' keys and values into it in place. Initializers: every {@link
+ * GptWeights} tensor under its canonical name.
  *
  * Per layer: {@code ln_1 → c_attn → split q|k|v [T, E] → PagedAttention → c_proj → + residual →
  * ln_2 → MLP → + residual}. {@code M} must cover every sequence's past and new tokens. Logits are
  * computed only at {@code logits_index} rows (the last new token of each sequence, or every token
  * of a sequence that asks for prompt logprobs).
  */
-public final class PagedGpt2Graph {
+public final class PagedGpt2Graph implements PagedGraph {
 
   public static final int OPSET = 17;
-  public static final String INPUT_IDS = "input_ids";
-  public static final String POSITIONS = "positions";
-  public static final String BLOCK_TABLES = "block_tables";
-  public static final String CU_SEQLENS = "cu_seqlens";
-  public static final String PAST_LENS = "past_lens";
-  public static final String LOGITS_INDEX = "logits_index";
-  public static final String LOGITS = "logits";
 
   private final ModelConfig c;
-  private final int blockSize;
-  private final GraphBuilder g = new GraphBuilder("gpt2_paged");
+  private GraphBuilder g;
+  private PagedIo io;
 
-  private PagedGpt2Graph(ModelConfig config, int blockSize) {
+  public PagedGpt2Graph(ModelConfig config) {
     this.c = config;
-    this.blockSize = blockSize;
   }
 
-  public static String keyCache(int layer) {
-    return "key_cache_" + layer;
+  @Override
+  public ModelConfig shape() {
+    return c;
   }
 
-  public static String valueCache(int layer) {
-    return "value_cache_" + layer;
+  @Override
+  public Map<String, long[]> initializers() {
+    return GptWeights.expectedShapes(c);
   }
 
-  public static String keyCacheOut(int layer) {
-    return "key_cache_out_" + layer;
-  }
-
-  public static String valueCacheOut(int layer) {
-    return "value_cache_out_" + layer;
-  }
-
-  /** The six per-step inputs, in the order {@link #inputNames} lists them first. */
-  public static List<String> stepInputNames() {
-    return List.of(INPUT_IDS, POSITIONS, BLOCK_TABLES, CU_SEQLENS, PAST_LENS, LOGITS_INDEX);
-  }
-
-  /** Every input: step inputs, then key/value cache per layer. */
-  public static List<String> inputNames(ModelConfig config) {
-    List<String> names = new ArrayList<>(stepInputNames());
-    for (int i = 0; i < config.nLayer(); i++) {
-      names.add(keyCache(i));
-      names.add(valueCache(i));
-    }
-    return names;
-  }
-
-  /** {@code logits}, then the key and value cache outputs per layer. */
-  public static List<String> outputNames(ModelConfig config) {
-    List<String> names = new ArrayList<>();
-    names.add(LOGITS);
-    for (int i = 0; i < config.nLayer(); i++) {
-      names.add(keyCacheOut(i));
-      names.add(valueCacheOut(i));
-    }
-    return names;
-  }
-
-  /** The weights the session must be given as external initializers, in a stable order. */
-  public static List<String> initializerNames(ModelConfig config) {
-    return List.copyOf(GptWeights.expectedShapes(config).keySet());
-  }
-
-  /** The serialized ModelProto for this config and block size. */
-  public static byte[] build(ModelConfig config, int blockSize) {
-    if (blockSize <= 0) {
-      throw new IllegalArgumentException("block size must be positive, got " + blockSize);
-    }
-    return new PagedGpt2Graph(config, blockSize).assemble().toByteArray();
-  }
-
-  private ai.onnx.proto.OnnxMl.ModelProto assemble() {
-    int h = c.nHead();
-    int d = c.headDim();
-    String ids = g.input(INPUT_IDS, INT64, "T");
-    String pos = g.input(POSITIONS, INT64, "T");
-    String tables = g.input(BLOCK_TABLES, INT32, "S", "M");
-    String cu = g.input(CU_SEQLENS, INT32, "S_plus_1");
-    String past = g.input(PAST_LENS, INT32, "S");
-    String logitsIndex = g.input(LOGITS_INDEX, INT64, "R");
-    for (int i = 0; i < c.nLayer(); i++) {
-      g.input(keyCache(i), FLOAT, "num_blocks", blockSize, h, d);
-      g.input(valueCache(i), FLOAT, "num_blocks", blockSize, h, d);
-    }
-    for (Map.Entry<String, long[]> w : GptWeights.expectedShapes(c).entrySet()) {
-      long elements = 1;
-      for (long dim : w.getValue()) {
-        elements *= dim;
-      }
-      g.externalInitializer(w.getKey(), FLOAT, w.getValue(), elements * Float.BYTES);
-    }
-
+  @Override
+  public byte[] build(int blockSize) {
+    g = new GraphBuilder("gpt2_paged");
+    io = new PagedIo(g, c, blockSize, initializers());
     String x = g.op("Add", "embed",
-        gather("wte.weight", ids), gather("wpe.weight", pos));
+        io.gather("wte.weight", io.ids), io.gather("wpe.weight", io.positions));
     for (int i = 0; i < c.nLayer(); i++) {
-      x = block(i, x, cu, past, tables);
+      x = block(i, x);
     }
-    String last = gather(x, logitsIndex);
+    String last = io.gather(x, io.logitsIndex);
     String normed = layerNorm(last, "ln_f");
     g.node("Gemm", "", "lm_head", List.of(normed, GptWeights.lmHeadName(c)), List.of(LOGITS),
         attr("transB", 1L));
-    g.declareOutput(LOGITS, FLOAT, "R", c.vocabSize());
-    for (int i = 0; i < c.nLayer(); i++) {
-      g.declareOutput(keyCacheOut(i), FLOAT, "num_blocks", blockSize, h, d);
-      g.declareOutput(valueCacheOut(i), FLOAT, "num_blocks", blockSize, h, d);
-    }
-    return g.model(OPSET, "radixserve");
+    io.declareOutputs();
+    return g.model(OPSET, "radixserve").toByteArray();
   }
 
-  private String block(int layer, String x, String cu, String past, String tables) {
+  private String block(int layer, String x) {
     String p = "h." + layer + ".";
     int e = c.nEmbd();
     String a = layerNorm(x, p + "ln_1");
     String qkv = linear(a, p + "attn.c_attn");
     String[] split = g.ops("Split", "L" + layer + "_qkv", 3, List.of(qkv, g.ints(e, e, e)),
         attr("axis", 1L));                                                      // [T, E] each
-    String attn = "L" + layer + "_attn";
-    g.node("PagedAttention", "com.microsoft", "L" + layer + "/PagedAttention",
-        List.of(split[0], split[1], split[2], keyCache(layer), valueCache(layer), cu, past,
-            tables),
-        List.of(attn, keyCacheOut(layer), valueCacheOut(layer)),
-        attr("num_heads", (long) c.nHead()), attr("kv_num_heads", (long) c.nHead()),
-        attr("scale", (float) (1.0 / Math.sqrt(c.headDim()))));
+    String attn = io.attention(layer, split[0], split[1], split[2], c.nHead());
     x = g.op("Add", "L" + layer + "_res1", x, linear(attn, p + "attn.c_proj"));
 
     String m = layerNorm(x, p + "ln_2");
@@ -192,9 +98,5 @@ public final class PagedGpt2Graph {
           "unsupported activation_function " + c.activationFunction() + " (gelu_new or gelu)");
     }
     return g.op("Mul", "gelu", half, g.op("Add", "one_plus", inner, g.scalar(1f)));
-  }
-
-  private String gather(String data, String indices) {
-    return g.op("Gather", "gather", List.of(data, indices), attr("axis", 0L));
   }
 }

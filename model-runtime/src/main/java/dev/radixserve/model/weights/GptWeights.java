@@ -1,6 +1,8 @@
 package dev.radixserve.model.weights;
 
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.ModelWeights;
+import dev.radixserve.model.graph.PagedGpt2Graph;
 import java.lang.foreign.Arena;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -26,7 +28,7 @@ import java.util.Optional;
  *
  * Owns the arena its tensors live in; closing it releases (or unmaps) them.
  */
-public final class GptWeights implements AutoCloseable {
+public final class GptWeights implements ModelWeights {
 
   /** The untied LM head's name (Hugging Face's, never under {@code transformer.}). */
   public static final String LM_HEAD = "lm_head.weight";
@@ -45,10 +47,26 @@ public final class GptWeights implements AutoCloseable {
     expectedShapes(config).forEach(this::checkShape);
   }
 
+  @Override
   public ModelConfig config() {
     return config;
   }
 
+  @Override
+  public PagedGpt2Graph graph() {
+    return new PagedGpt2Graph(config);
+  }
+
+  @Override
+  public String describe() {
+    ModelConfig c = config;
+    return String.format("gpt2: %d layers, %d heads, n_embd %d, n_inner %d, n_positions %d,"
+        + " vocab_size %d, %s, layer_norm_epsilon %s%nlm head     %s", c.nLayer(), c.nHead(),
+        c.nEmbd(), c.nInner(), c.nPositions(), c.vocabSize(), c.activationFunction(),
+        c.layerNormEpsilon(), c.tieWordEmbeddings() ? "wte.weight (tied)" : LM_HEAD + " (untied)");
+  }
+
+  @Override
   public Tensor tensor(String name) {
     Tensor t = tensors.get(name);
     if (t == null) {
@@ -57,6 +75,7 @@ public final class GptWeights implements AutoCloseable {
     return t;
   }
 
+  @Override
   public Map<String, Tensor> tensors() {
     return java.util.Collections.unmodifiableMap(tensors);
   }

@@ -1,5 +1,6 @@
 package dev.radixserve.model.weights;
 
+import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.Tokenizer;
 import java.nio.file.Path;
 import java.util.List;
@@ -9,7 +10,7 @@ import java.util.List;
  *
  * @param weightFiles the safetensors files the weights were mapped from
  */
-public record LoadedModel(GptWeights weights, Tokenizer tokenizer, EosTokens eos,
+public record LoadedModel(ModelWeights weights, Tokenizer tokenizer, EosTokens eos,
     List<Path> weightFiles) implements AutoCloseable {
 
   public LoadedModel {
