@@ -5,7 +5,9 @@ import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.tokenizer.HfTokenizer;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
+import java.nio.file.Files;
 import java.lang.foreign.Arena;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -43,7 +45,7 @@ public final class HfModelLoader {
    */
   public static LoadedModel load(Path dir) {
     HfConfig config = HfConfig.read(dir);
-    Tokenizer tokenizer = TokenizerLoader.load(dir);
+    Tokenizer tokenizer = tokenizer(config.model(), dir);
     int vocab = config.model().vocabSize();
     if (tokenizer.vocabSize() > vocab) {
       throw new ModelLoadException(dir.resolve(CONFIG_JSON), "vocab_size " + vocab + " is smaller"
@@ -58,6 +60,17 @@ public final class HfModelLoader {
     EosTokens eos = EosTokens.resolve(dir, config, tokenizer);
     Mapped mapped = map(dir, config.model());
     return new LoadedModel(mapped.weights(), tokenizer, eos, mapped.files().files());
+  }
+
+  /**
+   * GPT-2 keeps its own exact byte-level BPE ({@link TokenizerLoader}); a Llama-family model's
+   * {@code tokenizer.json} runs in Hugging Face's tokenizers ({@link HfTokenizer}), since its
+   * normalizers, regexes and byte fallback vary by family.
+   */
+  private static Tokenizer tokenizer(ModelShape config, Path dir) {
+    return config instanceof LlamaConfig
+        && Files.isRegularFile(dir.resolve(TokenizerLoader.TOKENIZER_JSON))
+        ? HfTokenizer.load(dir) : TokenizerLoader.load(dir);
   }
 
   public static ModelShape loadConfig(Path dir) {
