@@ -26,6 +26,11 @@ public interface Tokenizer {
     return encode(text);
   }
 
+  /** {@link #encodeTemplated} of a text that may have at most {@code maxTokens} tokens. */
+  default Optional<int[]> encodeTemplatedAtMost(String text, int maxTokens) {
+    return encodeAtMost(text, maxTokens);
+  }
+
   /** Decodes ids to text; bytes that do not form valid UTF-8 become U+FFFD. */
   String decode(int[] ids);
 

@@ -12,6 +12,8 @@ import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.RunnerWarmup;
 import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.chat.ChatMlTemplate;
+import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
 import dev.radixserve.model.weights.EosTokens;
@@ -77,15 +79,18 @@ public final class RadixServer {
   private RadixServer(ServerConfig config) throws InterruptedException {
     Tokenizer tokenizer;
     EosTokens eos;
+    ChatTemplate chatTemplate;
     if (config.model() == null) {
       weights = RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
       tokenizer = TokenizerLoader.standard();
       eos = EosTokens.of(tokenizer);
+      chatTemplate = new ChatMlTemplate();
     } else {
       LoadedModel loaded = HfModelLoader.load(config.model());
       weights = loaded.weights();
       tokenizer = loaded.tokenizer();
       eos = loaded.eos();
+      chatTemplate = loaded.chatTemplate();
     }
     ModelShape mc = weights.config();
     if (!PagedAttentionOp.vectorized()) {
@@ -131,7 +136,7 @@ public final class RadixServer {
     RequestLimits limits = new RequestLimits(maxModelLen, config.maxNumSeqs(),
         config.maxChoicesPerRequest(), config.maxQueuedRequests(), RequestLimits.OPENAI_MAX_STOPS,
         config.maxStopLength(), config.blockSize(), runner.numBlocks());
-    handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
+    handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, chatTemplate, metrics,
         config.servedModelName(), limits, config.apiKey(), () -> ready,
         config.model() == null ? config.servedModelName() : config.model().toString()));
     group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());

@@ -29,7 +29,6 @@ import java.util.regex.Pattern;
  */
 public final class HfTokenizer implements Tokenizer, AutoCloseable {
 
-  public static final String TOKENIZER_CONFIG_JSON = "tokenizer_config.json";
   /** transformers' classes that rebuild the post-processor from add_bos_token / add_eos_token. */
   private static final Set<String> LLAMA_CLASSES = Set.of("LlamaTokenizer", "LlamaTokenizerFast",
       "CodeLlamaTokenizer", "CodeLlamaTokenizerFast", "GemmaTokenizer", "GemmaTokenizerFast");
@@ -53,7 +52,7 @@ public final class HfTokenizer implements Tokenizer, AutoCloseable {
   public static HfTokenizer load(Path dir) {
     Path file = dir.resolve(TokenizerLoader.TOKENIZER_JSON);
     JsonNode root = JsonFile.readObject(file);
-    Path configFile = dir.resolve(TOKENIZER_CONFIG_JSON);
+    Path configFile = dir.resolve(TokenizerLoader.TOKENIZER_CONFIG_JSON);
     JsonNode config = Files.isRegularFile(configFile)
         ? JsonFile.readObject(configFile) : JsonFile.emptyObject();
     Map<String, Integer> ids = new java.util.HashMap<>();
@@ -171,6 +170,12 @@ public final class HfTokenizer implements Tokenizer, AutoCloseable {
   @Override
   public int[] encodeTemplated(String text) {
     return toInts(native_.encode(text, false, false).getIds());
+  }
+
+  @Override
+  public Optional<int[]> encodeTemplatedAtMost(String text, int maxTokens) {
+    int[] ids = encodeTemplated(text);
+    return ids.length <= maxTokens ? Optional.of(ids) : Optional.empty();
   }
 
   private static int[] toInts(long[] ids) {

@@ -5,7 +5,11 @@ import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.chat.ChatMlTemplate;
+import dev.radixserve.model.chat.ChatTemplate;
+import dev.radixserve.model.chat.ChatTemplates;
 import dev.radixserve.model.tokenizer.HfTokenizer;
+import java.time.Clock;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
 import java.nio.file.Files;
 import java.lang.foreign.Arena;
@@ -59,7 +63,9 @@ public final class HfModelLoader {
     }
     EosTokens eos = EosTokens.resolve(dir, config, tokenizer);
     Mapped mapped = map(dir, config.model());
-    return new LoadedModel(mapped.weights(), tokenizer, eos, mapped.files().files());
+    ChatTemplate chat = ChatTemplates.load(dir, Clock.systemDefaultZone())
+        .orElseGet(ChatMlTemplate::new);
+    return new LoadedModel(mapped.weights(), tokenizer, eos, mapped.files().files(), chat);
   }
 
   /**
