@@ -93,13 +93,10 @@ class LlamaCheckpointTest {
         assertLogprobsClose(expected[p], rows[p], weights.config() + " position " + p);
       }
       int steps = 8;
-      int[] actual = new int[steps];
-      float[] last = rows[prompt.length - 1];
-      for (int i = 0; i < steps; i++) {
-        actual[i] = OnnxModelRunnerTest.argmax(last);
-        last = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-            new int[] {actual[i]}, prompt.length + i, table))))[0];
-      }
+      float[][] after = new float[1][];
+      int[] actual = OnnxModelRunnerTest.decodeGreedy(runner, rows[prompt.length - 1],
+          prompt.length, table, steps, after);
+      float[] last = after[0];
       int[] greedy = ref.greedy(prompt, steps);
       assertArrayEquals(greedy, actual);
       int[] full = Arrays.copyOf(prompt, prompt.length + steps); // the last decode step's input too

@@ -93,12 +93,7 @@ class LlamaChatServingTest {
     server.shutdown(Duration.ofSeconds(5));
     weights.close();
     tokenizer.close();
-    try (var files = Files.list(dir)) {
-      for (Path f : files.toList()) {
-        Files.delete(f);
-      }
-    }
-    Files.delete(dir);
+    LocalServers.deleteModelDir(dir);
   }
 
   /** Llama 3's template, written out: what transformers renders for system + user. */

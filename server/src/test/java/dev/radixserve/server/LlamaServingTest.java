@@ -73,12 +73,7 @@ class LlamaServingTest {
   static void stop() throws Exception {
     server.shutdown(Duration.ofSeconds(5));
     weights.close();
-    try (var files = Files.list(dir)) {
-      for (Path f : files.toList()) {
-        Files.delete(f);
-      }
-    }
-    Files.delete(dir);
+    LocalServers.deleteModelDir(dir);
   }
 
   private static JsonNode completion(String body) throws Exception {

@@ -1,6 +1,9 @@
 package dev.radixserve.server;
 
 import dev.radixserve.server.config.ServerConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /** Test servers: loopback, a free port, one ONNX Runtime thread, a small KV pool. */
 public final class LocalServers {
@@ -15,5 +18,15 @@ public final class LocalServers {
     b.numBlocks = numBlocks;
     b.threads = 1;
     return b;
+  }
+
+  /** Deletes a flat directory of model files a test wrote. */
+  public static void deleteModelDir(Path dir) throws IOException {
+    try (var files = Files.list(dir)) {
+      for (Path f : files.toList()) {
+        Files.delete(f);
+      }
+    }
+    Files.delete(dir);
   }
 }

@@ -81,14 +81,12 @@ public final class JinjaChatTemplate implements ChatTemplate {
     int from = 0;
     for (int at = t.indexOf(call); at >= 0; at = t.indexOf(call, from)) {
       int open = at + call.length();
-      int close = matching(t, open);
+      List<String> args = new ArrayList<>();
+      int close = arguments(t, open, args);
       out.append(t, from, open);
-      List<String> args = topLevelSplit(t.substring(open, close));
       List<String> wrapped = new ArrayList<>();
       for (String arg : args) {
-        java.util.regex.Matcher m =
-            java.util.regex.Pattern.compile("^(\\s*\\w+\\s*)=(?!=)(.*)$", java.util.regex.Pattern.DOTALL)
-                .matcher(arg);
+        java.util.regex.Matcher m = KEYWORD.matcher(arg);
         wrapped.add(m.matches() ? m.group(1) + "=(" + m.group(2).strip() + ")" : arg);
       }
       out.append(String.join(",", wrapped)).append(')');
@@ -97,10 +95,17 @@ public final class JinjaChatTemplate implements ChatTemplate {
     return out.append(t.substring(from)).toString();
   }
 
-  /** The index of the ')' closing the call whose arguments start at {@code open}. */
-  private static int matching(String t, int open) {
+  private static final java.util.regex.Pattern KEYWORD =
+      java.util.regex.Pattern.compile("^(\\s*\\w+\\s*)=(?!=)(.*)$", java.util.regex.Pattern.DOTALL);
+
+  /**
+   * Splits the arguments of a call starting at {@code open} at its top-level commas (quotes and
+   * brackets respected) into {@code args}; returns the index of the closing ')'.
+   */
+  private static int arguments(String t, int open, List<String> args) {
     int depth = 0;
     char quote = 0;
+    int start = open;
     for (int i = open; i < t.length(); i++) {
       char c = t.charAt(i);
       if (quote != 0) {
@@ -109,38 +114,17 @@ public final class JinjaChatTemplate implements ChatTemplate {
         quote = c;
       } else if (c == '(' || c == '[' || c == '{') {
         depth++;
-      } else if (c == ')' || c == ']' || c == '}') {
-        if (depth == 0) {
-          return i;
-        }
+      } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
         depth--;
-      }
-    }
-    throw new ChatTemplateException("unbalanced parentheses in the chat template");
-  }
-
-  private static List<String> topLevelSplit(String args) {
-    List<String> parts = new ArrayList<>();
-    int depth = 0;
-    char quote = 0;
-    int start = 0;
-    for (int i = 0; i < args.length(); i++) {
-      char c = args.charAt(i);
-      if (quote != 0) {
-        quote = c == quote ? 0 : quote;
-      } else if (c == '\'' || c == '"') {
-        quote = c;
-      } else if (c == '(' || c == '[' || c == '{') {
-        depth++;
-      } else if (c == ')' || c == ']' || c == '}') {
-        depth--;
+      } else if (c == ')') {
+        args.add(t.substring(start, i));
+        return i;
       } else if (c == ',' && depth == 0) {
-        parts.add(args.substring(start, i));
+        args.add(t.substring(start, i));
         start = i + 1;
       }
     }
-    parts.add(args.substring(start));
-    return parts;
+    throw new ChatTemplateException("unbalanced parentheses in the chat template");
   }
 
   @Override

@@ -28,23 +28,19 @@ import java.util.Optional;
  *
  * Owns the arena its tensors live in; closing it releases (or unmaps) them.
  */
-public final class GptWeights implements ModelWeights {
+public final class GptWeights extends TensorSet implements ModelWeights {
 
   /** The untied LM head's name (Hugging Face's, never under {@code transformer.}). */
   public static final String LM_HEAD = "lm_head.weight";
 
   private final ModelConfig config;
-  private final Map<String, Tensor> tensors;
-  private final Arena arena;
 
   /**
    * @param arena owner of the tensors' memory, closed with these weights (may be null for heap)
    */
   public GptWeights(ModelConfig config, Map<String, Tensor> tensors, Arena arena) {
+    super(tensors, expectedShapes(config), arena);
     this.config = config;
-    this.tensors = new LinkedHashMap<>(tensors);
-    this.arena = arena;
-    expectedShapes(config).forEach(this::checkShape);
   }
 
   @Override
@@ -64,20 +60,6 @@ public final class GptWeights implements ModelWeights {
         + " vocab_size %d, %s, layer_norm_epsilon %s%nlm head     %s", c.nLayer(), c.nHead(),
         c.nEmbd(), c.nInner(), c.nPositions(), c.vocabSize(), c.activationFunction(),
         c.layerNormEpsilon(), c.tieWordEmbeddings() ? "wte.weight (tied)" : LM_HEAD + " (untied)");
-  }
-
-  @Override
-  public Tensor tensor(String name) {
-    Tensor t = tensors.get(name);
-    if (t == null) {
-      throw new IllegalArgumentException("no tensor named " + name);
-    }
-    return t;
-  }
-
-  @Override
-  public Map<String, Tensor> tensors() {
-    return java.util.Collections.unmodifiableMap(tensors);
   }
 
   /** The LM head's tensor: {@code wte.weight} when tied, else {@code lm_head.weight}. */
@@ -113,31 +95,5 @@ public final class GptWeights implements ModelWeights {
       m.put(LM_HEAD, new long[] {c.vocabSize(), e});
     }
     return m;
-  }
-
-  private void checkShape(String name, long[] shape) {
-    shapeProblem(tensors, name, shape).ifPresent(problem -> {
-      throw new IllegalArgumentException(problem);
-    });
-  }
-
-  /** What is wrong with tensor {@code name} of {@code tensors} given its expected shape, if anything. */
-  static Optional<String> shapeProblem(Map<String, Tensor> tensors, String name, long[] shape) {
-    Tensor t = tensors.get(name);
-    if (t == null) {
-      return Optional.of("missing tensor " + name);
-    }
-    if (!Arrays.equals(t.shape(), shape)) {
-      return Optional.of("tensor " + name + " has shape " + Arrays.toString(t.shape())
-          + ", expected " + Arrays.toString(shape));
-    }
-    return Optional.empty();
-  }
-
-  @Override
-  public void close() {
-    if (arena != null) {
-      arena.close();
-    }
   }
 }

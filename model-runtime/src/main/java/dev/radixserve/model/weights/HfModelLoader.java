@@ -134,7 +134,7 @@ public final class HfModelLoader {
       checkLmHead(layout, canonical, fileOf, primary);
       Map<String, long[]> expected = layout.expected();
       for (Map.Entry<String, long[]> e : expected.entrySet()) {
-        GptWeights.shapeProblem(canonical, e.getKey(), e.getValue()).ifPresent(problem -> {
+        TensorSet.shapeProblem(canonical, e.getKey(), e.getValue()).ifPresent(problem -> {
           throw new ModelLoadException(fileOf.getOrDefault(e.getKey(), primary), problem);
         });
       }

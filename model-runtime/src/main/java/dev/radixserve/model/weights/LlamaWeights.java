@@ -4,7 +4,6 @@ import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.graph.PagedLlamaGraph;
 import java.lang.foreign.Arena;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -29,24 +28,17 @@ import java.util.Map;
  *   lm_head.weight                             [vocab, hidden]   (only when untied)
  * </pre>
  */
-public final class LlamaWeights implements ModelWeights {
+public final class LlamaWeights extends TensorSet implements ModelWeights {
 
   public static final String EMBED = "embed_tokens.weight";
   public static final String LM_HEAD = "lm_head.weight";
 
   private final LlamaConfig config;
-  private final Map<String, Tensor> tensors;
-  private final Arena arena;
 
   /** @param arena owner of the tensors' memory, closed with these weights (may be null) */
   public LlamaWeights(LlamaConfig config, Map<String, Tensor> tensors, Arena arena) {
+    super(tensors, expectedShapes(config), arena);
     this.config = config;
-    this.tensors = new LinkedHashMap<>(tensors);
-    this.arena = arena;
-    expectedShapes(config).forEach((name, shape) ->
-        GptWeights.shapeProblem(this.tensors, name, shape).ifPresent(problem -> {
-          throw new IllegalArgumentException(problem);
-        }));
   }
 
   public static String lmHeadName(LlamaConfig c) {
@@ -103,20 +95,6 @@ public final class LlamaWeights implements ModelWeights {
   }
 
   @Override
-  public Tensor tensor(String name) {
-    Tensor t = tensors.get(name);
-    if (t == null) {
-      throw new IllegalArgumentException("no tensor named " + name);
-    }
-    return t;
-  }
-
-  @Override
-  public Map<String, Tensor> tensors() {
-    return Collections.unmodifiableMap(tensors);
-  }
-
-  @Override
   public String describe() {
     LlamaConfig c = config;
     LlamaConfig.Rope r = c.rope();
@@ -128,12 +106,5 @@ public final class LlamaWeights implements ModelWeights {
         r.type().equals("default") ? "" : " factor " + r.factor(),
         c.qkvBias() ? ", q/k/v bias" : "", c.qkNorm() ? ", q/k norm" : "",
         c.tieWordEmbeddings() ? EMBED + " (tied)" : LM_HEAD + " (untied)");
-  }
-
-  @Override
-  public void close() {
-    if (arena != null && arena.scope().isAlive()) {
-      arena.close();
-    }
   }
 }

@@ -30,18 +30,11 @@ public final class RandomLlama {
       MemorySegment seg = arena.allocate(n * Float.BYTES, 64);
       boolean norm = name.endsWith("norm.weight");
       for (long i = 0; i < n; i++) {
-        double g = gaussian(random);
+        double g = RandomGpt2.gaussian(random);
         seg.setAtIndex(F32_LE, i, (float) (norm ? 1.0 + 0.1 * g : 0.05 * g));
       }
       tensors.put(name, new Tensor(name, DType.F32, shape, seg));
     });
     return new LlamaWeights(config, tensors, arena);
-  }
-
-  // Box-Muller; SplittableRandom has no nextGaussian with a stable algorithm across JDKs.
-  private static double gaussian(SplittableRandom r) {
-    double u1 = r.nextDouble();
-    double u2 = r.nextDouble();
-    return Math.sqrt(-2 * Math.log(1 - u1)) * Math.cos(2 * Math.PI * u2);
   }
 }
