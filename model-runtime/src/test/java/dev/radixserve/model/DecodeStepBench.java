@@ -45,7 +45,20 @@ public final class DecodeStepBench {
 
   private DecodeStepBench() {}
 
+  /**
+   * Runs on a thread with a 16 MiB stack: ONNX Runtime's environment and session creation need
+   * more than a 1 MiB main thread has left (it segfaults there, as RadixServer's start notes).
+   */
   public static void main(String[] args) throws Exception {
+    java.util.concurrent.FutureTask<Void> run = new java.util.concurrent.FutureTask<>(() -> {
+      bench(args);
+      return null;
+    });
+    Thread.ofPlatform().name("bench").stackSize(16L << 20).start(run);
+    run.get();
+  }
+
+  private static void bench(String[] args) throws Exception {
     String model = args.length > 0 ? args[0] : "embedded";
     int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
     int[] seqs = args.length > 2 ? ints(args[2]) : new int[] {1, 8, 32, 64};
