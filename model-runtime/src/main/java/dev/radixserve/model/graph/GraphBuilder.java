@@ -162,15 +162,6 @@ final class GraphBuilder {
         .setI(value).build();
   }
 
-  static AttributeProto attrInts(String name, long... values) {
-    AttributeProto.Builder a = AttributeProto.newBuilder().setName(name)
-        .setType(AttributeProto.AttributeType.INTS);
-    for (long v : values) {
-      a.addInts(v);
-    }
-    return a.build();
-  }
-
   /** A float constant of the given shape (row-major values). */
   String floats(long[] dims, float... values) {
     String name = "c" + (counter++);

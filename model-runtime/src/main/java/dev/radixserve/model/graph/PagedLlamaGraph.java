@@ -1,7 +1,6 @@
 package dev.radixserve.model.graph;
 
 import static dev.radixserve.model.graph.GraphBuilder.attr;
-import static dev.radixserve.model.graph.GraphBuilder.attrInts;
 
 import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.weights.LlamaWeights;
@@ -100,13 +99,14 @@ public final class PagedLlamaGraph implements PagedGraph {
     return g.op("Gemm", prefix, inputs, attr("transB", 1L));
   }
 
-  /** Hugging Face's RMSNorm: x / sqrt(mean(x²) + eps) · weight, over the last axis. */
+  /**
+   * Hugging Face's RMSNorm, x / sqrt(mean(x²) + eps) · weight over the last axis, as ONNX
+   * Runtime's one-node {@code SimplifiedLayerNormalization} (fp32 inside): the six-op pattern
+   * cost a decode step one kernel launch per op.
+   */
   private String rmsNorm(String x, String weight) {
-    String meanSquare = g.op("ReduceMean", "ms", List.of(g.op("Mul", "sq", x, x)),
-        attrInts("axes", -1L), attr("keepdims", 1L));
-    String rms = g.op("Sqrt", "rms", g.op("Add", "ms_eps", meanSquare,
-        g.scalar((float) c.rmsNormEps())));
-    return g.op("Mul", "rmsnorm", g.op("Div", "normed", x, rms), weight);
+    return g.op("SimplifiedLayerNormalization", "rmsnorm", List.of(x, weight),
+        attr("axis", -1L), attr("epsilon", (float) c.rmsNormEps()));
   }
 
   /** cos and sin of position · inv_freq, [T, 1, D/2]: one pair for every layer and head. */
