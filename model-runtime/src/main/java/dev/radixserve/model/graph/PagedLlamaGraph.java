@@ -26,10 +26,10 @@ import java.util.Map;
  *   logits = lm_head(rms(x[logits_index], norm))                      [R, vocab]
  * </pre>
  *
- * Rotary is computed in the graph from {@code positions} (angles = position · inv_freq in fp32,
- * as Hugging Face computes them), not from a [max_positions, D/2] table: no 100k-row initializer.
- * Rotary is applied here, before the attention node, rather than by PagedAttention's own
- * {@code do_rotary}: the CPU kernel stays family-agnostic and keys enter the pool already rotated.
+ * Rotary reads cos/sin tables of [max_position_embeddings, D/2] (angles rounded to fp32 as
+ * Hugging Face computes them; 128 k positions × 64 cost 2 × 32 MB). Rotary is applied here,
+ * before the attention node, rather than by PagedAttention's own {@code do_rotary}: the CPU
+ * kernel stays family-agnostic and keys enter the pool already rotated.
  * Every projection goes through {@link #linear}, the one place a quantized or half-precision
  * linear layer would be emitted.
  */
@@ -42,6 +42,7 @@ public final class PagedLlamaGraph implements PagedGraph {
   private PagedIo io;
   private String cos;
   private String sin;
+  private String positionIds;
 
   public PagedLlamaGraph(LlamaConfig config) {
     this.c = config;
@@ -79,8 +80,10 @@ public final class PagedLlamaGraph implements PagedGraph {
     String q = linear(a, p + "self_attn.q_proj", c.qkvBias());
     String k = linear(a, p + "self_attn.k_proj", c.qkvBias());
     String v = linear(a, p + "self_attn.v_proj", c.qkvBias());
-    q = rotate(q, c.nHeads(), c.qkNorm() ? p + "self_attn.q_norm.weight" : null);
-    k = rotate(k, c.kvHeads(), c.qkNorm() ? p + "self_attn.k_norm.weight" : null);
+    String qNorm = c.qkNorm() ? p + "self_attn.q_norm.weight" : null;
+    String kNorm = c.qkNorm() ? p + "self_attn.k_norm.weight" : null;
+    q = rotate(q, c.nHeads(), qNorm, "L" + layer + "_q_rope");
+    k = rotate(k, c.kvHeads(), kNorm, "L" + layer + "_k_rope");
     String attn = io.attention(layer, q, k, v, c.nHeads());
     x = g.op("Add", "L" + layer + "_res1", x, linear(attn, p + "self_attn.o_proj", c.oBias()));
 
@@ -109,37 +112,44 @@ public final class PagedLlamaGraph implements PagedGraph {
         attr("axis", -1L), attr("epsilon", (float) c.rmsNormEps()));
   }
 
-  /** cos and sin of position · inv_freq, [T, 1, D/2]: one pair for every layer and head. */
+  /**
+   * The rotary tables, [positions, D/2] each: cos and sin of position · inv_freq with the angle
+   * rounded to fp32 first, as Hugging Face computes it; and {@code positions} as [1, T], the
+   * position ids {@code RotaryEmbedding} reads.
+   */
   private void rotaryTables() {
     double[] inv = c.rope().inverseFrequencies(c.headDim());
-    float[] f = new float[inv.length];
-    for (int i = 0; i < f.length; i++) {
-      f[i] = (float) inv[i];
+    int half = inv.length;
+    float[] cosTable = new float[c.nPositions() * half];
+    float[] sinTable = new float[cosTable.length];
+    for (int p = 0; p < c.nPositions(); p++) {
+      for (int i = 0; i < half; i++) {
+        float angle = (float) p * (float) inv[i];
+        cosTable[p * half + i] = (float) Math.cos(angle);
+        sinTable[p * half + i] = (float) Math.sin(angle);
+      }
     }
-    String pos = g.op("Cast", "pos_f", List.of(io.positions), attr("to", (long) GraphBuilder.FLOAT));
-    String angles = g.op("Mul", "angles",                                               // [T, D/2]
-        g.op("Unsqueeze", "pos_col", pos, g.ints(1)), g.floats(new long[] {1, f.length}, f));
-    cos = g.op("Unsqueeze", "cos", g.op("Cos", "cos2", angles), g.ints(1));           // [T, 1, D/2]
-    sin = g.op("Unsqueeze", "sin", g.op("Sin", "sin2", angles), g.ints(1));
+    cos = g.floats(new long[] {c.nPositions(), half}, cosTable);
+    sin = g.floats(new long[] {c.nPositions(), half}, sinTable);
+    positionIds = g.op("Unsqueeze", "position_ids", io.positions, g.ints(0));           // [1, T]
   }
 
   /**
    * Rotary of a [T, heads*D] projection in Hugging Face's half-split layout ({@code
-   * rotate_half}: pairs are (i, i + D/2)), after the per-head RMSNorm when {@code norm} names one.
+   * rotate_half}: pairs are (i, i + D/2)) by ONNX Runtime's {@code com.microsoft.RotaryEmbedding}
+   * (one node instead of ten elementwise ones), after the per-head RMSNorm when {@code norm}
+   * names one.
    */
-  private String rotate(String x, int heads, String norm) {
+  private String rotate(String x, int heads, String norm, String name) {
     int d = c.headDim();
-    String perHead = g.op("Reshape", "heads", x, g.ints(-1, heads, d));             // [T, h, D]
     if (norm != null) {
-      perHead = rmsNorm(perHead, norm);
+      String perHead = rmsNorm(g.op("Reshape", "heads", x, g.ints(-1, heads, d)), norm);
+      x = g.op("Reshape", "flat", perHead, g.ints(-1, (long) heads * d));
     }
-    String[] half = g.ops("Split", "halves", 2, List.of(perHead, g.ints(d / 2, d / 2)),
-        attr("axis", 2L));
-    String first = g.op("Sub", "rot1",
-        g.op("Mul", "x1cos", half[0], cos), g.op("Mul", "x2sin", half[1], sin));
-    String second = g.op("Add", "rot2",
-        g.op("Mul", "x2cos", half[1], cos), g.op("Mul", "x1sin", half[0], sin));
-    String rotated = g.op("Concat", "rotated", List.of(first, second), attr("axis", 2L));
-    return g.op("Reshape", "flat", rotated, g.ints(-1, (long) heads * d));
+    String batched = g.op("Unsqueeze", "batched", x, g.ints(0));                   // [1, T, h*D]
+    g.node("RotaryEmbedding", "com.microsoft", name + "/RotaryEmbedding",
+        List.of(batched, positionIds, cos, sin), List.of(name),
+        attr("interleaved", 0L), attr("num_heads", (long) heads));
+    return g.op("Squeeze", "unbatched", name, g.ints(0));
   }
 }
