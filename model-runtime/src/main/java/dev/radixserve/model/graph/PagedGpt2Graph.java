@@ -8,7 +8,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The paged GPT-2 graph ({@link PagedGraph}'s contract, fp32, opset {@value #OPSET}): each layer's
+ * The paged GPT-2 graph ({@link PagedGraph}'s contract, opset {@value #OPSET}; fp32, or fp16/bf16
+ * as {@link GraphDtype} says): each layer's
  * attention is one {@code com.microsoft.PagedAttention} node that reads the KV pool where it lies
  * and writes the new tokens' keys and values into it in place. Initializers: every {@link
  * GptWeights} tensor under its canonical name.
@@ -41,19 +42,16 @@ public final class PagedGpt2Graph implements PagedGraph {
   }
 
   @Override
-  public byte[] build(int blockSize) {
+  public byte[] build(int blockSize, GraphDtype dtype) {
     g = new GraphBuilder("gpt2_paged");
-    io = new PagedIo(g, c, blockSize, initializers());
+    io = new PagedIo(g, c, blockSize, dtype, initializers());
     String x = g.op("Add", "embed",
         io.gather("wte.weight", io.ids), io.gather("wpe.weight", io.positions));
     for (int i = 0; i < c.nLayer(); i++) {
       x = block(i, x);
     }
     String last = io.gather(x, io.logitsIndex);
-    String normed = layerNorm(last, "ln_f");
-    g.node("Gemm", "", "lm_head", List.of(normed, GptWeights.lmHeadName(c)), List.of(LOGITS),
-        attr("transB", 1L));
-    io.declareOutputs();
+    io.logitsAndOutputs(layerNorm(last, "ln_f"), GptWeights.lmHeadName(c));
     return g.model(OPSET, "radixserve").toByteArray();
   }
 
@@ -83,20 +81,20 @@ public final class PagedGpt2Graph implements PagedGraph {
   }
 
   private String activation(String x) {
-    String half = g.op("Mul", "half_x", x, g.scalar(0.5f));
+    String half = g.op("Mul", "half_x", x, g.scalar(0.5f, io.dt));
     String inner;
     switch (c.activationFunction()) {
       case "gelu_new", "gelu_pytorch_tanh" -> {
         // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
         String cube = g.op("Mul", "x3", g.op("Mul", "x2", x, x), x);
-        String poly = g.op("Add", "poly", x, g.op("Mul", "cx3", cube, g.scalar(0.044715f)));
+        String poly = g.op("Add", "poly", x, g.op("Mul", "cx3", cube, g.scalar(0.044715f, io.dt)));
         inner = g.op("Tanh", "tanh",
-            g.op("Mul", "scaled", poly, g.scalar((float) Math.sqrt(2.0 / Math.PI))));
+            g.op("Mul", "scaled", poly, g.scalar((float) Math.sqrt(2.0 / Math.PI), io.dt)));
       }
-      case "gelu" -> inner = g.op("Erf", "erf", g.op("Mul", "x_sqrt2", x, g.scalar((float) (1.0 / Math.sqrt(2.0)))));
+      case "gelu" -> inner = g.op("Erf", "erf", g.op("Mul", "x_sqrt2", x, g.scalar((float) (1.0 / Math.sqrt(2.0)), io.dt)));
       default -> throw new IllegalArgumentException(
           "unsupported activation_function " + c.activationFunction() + " (gelu_new or gelu)");
     }
-    return g.op("Mul", "gelu", half, g.op("Add", "one_plus", inner, g.scalar(1f)));
+    return g.op("Mul", "gelu", half, g.op("Add", "one_plus", inner, g.scalar(1f, io.dt)));
   }
 }

@@ -13,8 +13,9 @@ import java.util.Map;
  * <pre>
  *   inputs        input_ids int64 [T]   positions int64 [T]   block_tables int32 [S, M]
  *                 cu_seqlens int32 [S+1]   past_lens int32 [S]   logits_index int64 [R]
- *                 key_cache_{i}, value_cache_{i} float [NB, B, KVH, D]        (per layer)
- *   initializers  {@link #initializers()}: the family's weights, float, external data supplied
+ *                 attention_metadata int32 [2] (host memory)
+ *                 key_cache_{i}, value_cache_{i} dtype [NB, B, KVH, D]        (per layer)
+ *   initializers  {@link #initializers()}: the family's weights in dtype, external data supplied
  *                 by the runner at session creation (AddExternalInitializers)
  *   outputs       logits float [R, vocab]
  *                 key_cache_out_{i}, value_cache_out_{i}: bound by the runner to the very
@@ -32,6 +33,14 @@ public interface PagedGraph {
   String CU_SEQLENS = "cu_seqlens";
   String PAST_LENS = "past_lens";
   String LOGITS_INDEX = "logits_index";
+  /**
+   * int32 [2] in host memory: upper bounds of any sequence's new tokens and of past + new tokens
+   * this step (0: unknown). ONNX Runtime's CUDA kernel sizes its launch from them instead of
+   * reading the lengths back from the device once per layer; the CPU kernel ignores them.
+   */
+  String ATTENTION_METADATA = "attention_metadata";
+  /** Position of {@code attention_metadata} among PagedAttention's inputs (ONNX Runtime 1.29). */
+  int ATTENTION_METADATA_SLOT = 16;
   String LOGITS = "logits";
 
   /** The shape the runner sizes the KV pool and validates batches by. */
@@ -40,8 +49,16 @@ public interface PagedGraph {
   /** Every weight the graph reads, with its shape, in the order the runner supplies them. */
   Map<String, long[]> initializers();
 
-  /** The serialized ModelProto for this block size. */
-  byte[] build(int blockSize);
+  /**
+   * The serialized ModelProto for this block size computing in {@code dtype}: weights,
+   * activations and KV caches of that type, logits cast to fp32 at the end.
+   */
+  byte[] build(int blockSize, GraphDtype dtype);
+
+  /** The fp32 graph. */
+  default byte[] build(int blockSize) {
+    return build(blockSize, GraphDtype.FLOAT32);
+  }
 
   static String keyCache(int layer) {
     return "key_cache_" + layer;
@@ -59,9 +76,10 @@ public interface PagedGraph {
     return "value_cache_out_" + layer;
   }
 
-  /** The six per-step inputs, in the order {@link #inputNames} lists them first. */
+  /** The seven per-step inputs, in the order {@link #inputNames} lists them first. */
   static List<String> stepInputNames() {
-    return List.of(INPUT_IDS, POSITIONS, BLOCK_TABLES, CU_SEQLENS, PAST_LENS, LOGITS_INDEX);
+    return List.of(INPUT_IDS, POSITIONS, BLOCK_TABLES, CU_SEQLENS, PAST_LENS, LOGITS_INDEX,
+        ATTENTION_METADATA);
   }
 
   /** Every input: step inputs, then key/value cache per layer. */

@@ -6,6 +6,7 @@ import static dev.radixserve.model.graph.GraphBuilder.INT64;
 import static dev.radixserve.model.graph.GraphBuilder.attr;
 
 import dev.radixserve.model.ModelShape;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -21,34 +22,39 @@ final class PagedIo {
   final String cuSeqlens;
   final String pastLens;
   final String logitsIndex;
+  final String bounds;
+  final GraphDtype dt;
   private final GraphBuilder g;
   private final ModelShape shape;
   private final int blockSize;
 
   /** Declares the step inputs, the caches and the weights on {@code g}. */
-  PagedIo(GraphBuilder g, ModelShape shape, int blockSize, Map<String, long[]> weights) {
+  PagedIo(GraphBuilder g, ModelShape shape, int blockSize, GraphDtype dtype,
+      Map<String, long[]> weights) {
     if (blockSize <= 0) {
       throw new IllegalArgumentException("block size must be positive, got " + blockSize);
     }
     this.g = g;
     this.shape = shape;
     this.blockSize = blockSize;
+    this.dt = dtype;
     ids = g.input(PagedGraph.INPUT_IDS, INT64, "T");
     positions = g.input(PagedGraph.POSITIONS, INT64, "T");
     tables = g.input(PagedGraph.BLOCK_TABLES, INT32, "S", "M");
     cuSeqlens = g.input(PagedGraph.CU_SEQLENS, INT32, "S_plus_1");
     pastLens = g.input(PagedGraph.PAST_LENS, INT32, "S");
     logitsIndex = g.input(PagedGraph.LOGITS_INDEX, INT64, "R");
+    bounds = g.input(PagedGraph.ATTENTION_METADATA, INT32, 2);
     for (int i = 0; i < shape.nLayer(); i++) {
-      g.input(PagedGraph.keyCache(i), FLOAT, cacheDims());
-      g.input(PagedGraph.valueCache(i), FLOAT, cacheDims());
+      g.input(PagedGraph.keyCache(i), dt.onnxType(), cacheDims());
+      g.input(PagedGraph.valueCache(i), dt.onnxType(), cacheDims());
     }
     for (Map.Entry<String, long[]> w : weights.entrySet()) {
       long elements = 1;
       for (long dim : w.getValue()) {
         elements *= dim;
       }
-      g.externalInitializer(w.getKey(), FLOAT, w.getValue(), elements * Float.BYTES);
+      g.externalInitializer(w.getKey(), dt.onnxType(), w.getValue(), elements * dt.bytes());
     }
   }
 
@@ -62,21 +68,37 @@ final class PagedIo {
    */
   String attention(int layer, String q, String k, String v, int queryHeads) {
     String out = "L" + layer + "_attn";
-    g.node("PagedAttention", "com.microsoft", "L" + layer + "/PagedAttention",
-        List.of(q, k, v, PagedGraph.keyCache(layer), PagedGraph.valueCache(layer), cuSeqlens,
-            pastLens, tables),
+    List<String> inputs = new ArrayList<>(List.of(q, k, v, PagedGraph.keyCache(layer),
+        PagedGraph.valueCache(layer), cuSeqlens, pastLens, tables));
+    while (inputs.size() < PagedGraph.ATTENTION_METADATA_SLOT) {
+      inputs.add(""); // cos/sin caches, slot_mapping, head_sink, q/k norms, k/v scales: absent
+    }
+    inputs.add(bounds);
+    g.node("PagedAttention", "com.microsoft", "L" + layer + "/PagedAttention", inputs,
         List.of(out, PagedGraph.keyCacheOut(layer), PagedGraph.valueCacheOut(layer)),
         attr("num_heads", (long) queryHeads), attr("kv_num_heads", (long) shape.kvHeads()),
         attr("scale", (float) (1.0 / Math.sqrt(shape.headDim()))));
     return out;
   }
 
-  /** Declares logits (named {@link PagedGraph#LOGITS} by the caller's node) and the caches out. */
-  void declareOutputs() {
+  /**
+   * The LM head over the final hidden rows: {@code normed · headᵀ} as the graph's fp32
+   * {@link PagedGraph#LOGITS} (cast up from a 16-bit graph: sampling reads them on the host); then
+   * every output is declared.
+   */
+  void logitsAndOutputs(String normed, String head) {
+    if (dt == GraphDtype.FLOAT32) {
+      g.node("Gemm", "", "lm_head", List.of(normed, head), List.of(PagedGraph.LOGITS),
+          attr("transB", 1L));
+    } else {
+      String low = g.op("Gemm", "lm_head", List.of(normed, head), attr("transB", 1L));
+      g.node("Cast", "", "logits_to_fp32", List.of(low), List.of(PagedGraph.LOGITS),
+          attr("to", (long) FLOAT));
+    }
     g.declareOutput(PagedGraph.LOGITS, FLOAT, "R", shape.vocabSize());
     for (int i = 0; i < shape.nLayer(); i++) {
-      g.declareOutput(PagedGraph.keyCacheOut(i), FLOAT, cacheDims());
-      g.declareOutput(PagedGraph.valueCacheOut(i), FLOAT, cacheDims());
+      g.declareOutput(PagedGraph.keyCacheOut(i), dt.onnxType(), cacheDims());
+      g.declareOutput(PagedGraph.valueCacheOut(i), dt.onnxType(), cacheDims());
     }
   }
 

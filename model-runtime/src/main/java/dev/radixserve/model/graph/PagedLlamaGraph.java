@@ -8,7 +8,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The paged Llama-family graph ({@link PagedGraph}'s contract, fp32, opset {@value #OPSET}):
+ * The paged Llama-family graph ({@link PagedGraph}'s contract, opset {@value #OPSET}; fp32, or
+ * fp16/bf16 as {@link GraphDtype} says):
  * Llama 3.x, SmolLM2, TinyLlama, Qwen2.5, Qwen3 and Mistral, as {@link LlamaConfig} describes
  * them. Initializers: every {@link LlamaWeights} tensor under its canonical name.
  *
@@ -59,18 +60,16 @@ public final class PagedLlamaGraph implements PagedGraph {
   }
 
   @Override
-  public byte[] build(int blockSize) {
+  public byte[] build(int blockSize, GraphDtype dtype) {
     g = new GraphBuilder(c.modelType() + "_paged");
-    io = new PagedIo(g, c, blockSize, initializers());
+    io = new PagedIo(g, c, blockSize, dtype, initializers());
     rotaryTables();
     String x = io.gather(LlamaWeights.EMBED, io.ids);
     for (int i = 0; i < c.nLayer(); i++) {
       x = block(i, x);
     }
-    String normed = rmsNorm(io.gather(x, io.logitsIndex), "norm.weight");
-    g.node("Gemm", "", "lm_head", List.of(normed, LlamaWeights.lmHeadName(c)), List.of(LOGITS),
-        attr("transB", 1L));
-    io.declareOutputs();
+    io.logitsAndOutputs(rmsNorm(io.gather(x, io.logitsIndex), "norm.weight"),
+        LlamaWeights.lmHeadName(c));
     return g.model(OPSET, "radixserve").toByteArray();
   }
 
@@ -129,9 +128,15 @@ public final class PagedLlamaGraph implements PagedGraph {
         sinTable[p * half + i] = (float) Math.sin(angle);
       }
     }
-    cos = g.floats(new long[] {c.nPositions(), half}, cosTable);
-    sin = g.floats(new long[] {c.nPositions(), half}, sinTable);
+    cos = toGraphType(g.floats(new long[] {c.nPositions(), half}, cosTable));
+    sin = toGraphType(g.floats(new long[] {c.nPositions(), half}, sinTable));
     positionIds = g.op("Unsqueeze", "position_ids", io.positions, g.ints(0));           // [1, T]
+  }
+
+  /** An fp32 constant in the graph's type (RotaryEmbedding takes its tables in the input's). */
+  private String toGraphType(String fp32) {
+    return io.dt == GraphDtype.FLOAT32 ? fp32
+        : g.op("Cast", "table", List.of(fp32), attr("to", (long) io.dt.onnxType()));
   }
 
   /**
