@@ -2,8 +2,6 @@ package dev.radixserve.model;
 
 import dev.radixserve.model.weights.LlamaWeights;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * An independent float64 Llama-family forward pass (Llama, Qwen2, Qwen3, Mistral) straight from
@@ -14,19 +12,18 @@ import java.util.Map;
 public final class ReferenceLlama {
 
   private final LlamaConfig c;
-  private final LlamaWeights w;
-  private final Map<String, double[]> cache = new HashMap<>();
+  private final Float64Tensors w;
 
   public ReferenceLlama(LlamaWeights weights) {
     this.c = weights.config();
-    this.w = weights;
+    this.w = new Float64Tensors(weights);
   }
 
   /** Logits at every position of {@code tokens}: [len][vocab]. */
   public double[][] logits(int[] tokens) {
     int n = tokens.length;
     int e = c.hiddenSize();
-    double[] embed = doubles(LlamaWeights.EMBED);
+    double[] embed = w.get(LlamaWeights.EMBED);
     double[][] x = new double[n][];
     for (int t = 0; t < n; t++) {
       x[t] = Arrays.copyOfRange(embed, tokens[t] * e, (tokens[t] + 1) * e);
@@ -36,7 +33,7 @@ public final class ReferenceLlama {
     }
     double[][] out = new double[n][];
     for (int t = 0; t < n; t++) {
-      out[t] = linear(rms(x[t], doubles("norm.weight")), c.tieWordEmbeddings()
+      out[t] = linear(rms(x[t], w.get("norm.weight")), c.tieWordEmbeddings()
           ? LlamaWeights.EMBED : LlamaWeights.LM_HEAD, false, e, c.vocabSize());
     }
     return out;
@@ -63,13 +60,13 @@ public final class ReferenceLlama {
     double[][] k = new double[n][];
     double[][] v = new double[n][];
     for (int t = 0; t < n; t++) {
-      double[] a = rms(x[t], doubles(p + "input_layernorm.weight"));
+      double[] a = rms(x[t], w.get(p + "input_layernorm.weight"));
       q[t] = linear(a, p + "self_attn.q_proj", c.qkvBias(), e, h * d);
       k[t] = linear(a, p + "self_attn.k_proj", c.qkvBias(), e, kvh * d);
       v[t] = linear(a, p + "self_attn.v_proj", c.qkvBias(), e, kvh * d);
       if (c.qkNorm()) {
-        q[t] = perHeadRms(q[t], h, doubles(p + "self_attn.q_norm.weight"));
-        k[t] = perHeadRms(k[t], kvh, doubles(p + "self_attn.k_norm.weight"));
+        q[t] = perHeadRms(q[t], h, w.get(p + "self_attn.q_norm.weight"));
+        k[t] = perHeadRms(k[t], kvh, w.get(p + "self_attn.k_norm.weight"));
       }
       q[t] = rope(q[t], h, t);
       k[t] = rope(k[t], kvh, t);
@@ -110,7 +107,7 @@ public final class ReferenceLlama {
       for (int j = 0; j < e; j++) {
         r[j] += o[j];
       }
-      double[] m = rms(r, doubles(p + "post_attention_layernorm.weight"));
+      double[] m = rms(r, w.get(p + "post_attention_layernorm.weight"));
       double[] gate = linear(m, p + "mlp.gate_proj", c.mlpBias(), e, inter);
       double[] up = linear(m, p + "mlp.up_proj", c.mlpBias(), e, inter);
       for (int j = 0; j < inter; j++) {
@@ -195,8 +192,8 @@ public final class ReferenceLlama {
 
   /** nn.Linear: weight [out, in]. {@code name}: a prefix, or the head's full tensor name. */
   private double[] linear(double[] x, String name, boolean bias, int in, int out) {
-    double[] wt = doubles(name.endsWith(".weight") ? name : name + ".weight");
-    double[] y = bias ? doubles(name + ".bias").clone() : new double[out];
+    double[] wt = w.get(name.endsWith(".weight") ? name : name + ".weight");
+    double[] y = bias ? w.get(name + ".bias").clone() : new double[out];
     for (int o = 0; o < out; o++) {
       double acc = 0;
       for (int i = 0; i < in; i++) {
@@ -205,16 +202,5 @@ public final class ReferenceLlama {
       y[o] += acc;
     }
     return y;
-  }
-
-  private double[] doubles(String name) {
-    return cache.computeIfAbsent(name, k -> {
-      float[] f = w.tensor(k).toFloatArray();
-      double[] d = new double[f.length];
-      for (int i = 0; i < f.length; i++) {
-        d[i] = f[i];
-      }
-      return d;
-    });
   }
 }
