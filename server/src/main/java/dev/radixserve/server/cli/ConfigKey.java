@@ -82,7 +82,12 @@ enum ConfigKey {
   CUDA_DEVICE_ID("cuda-device-id", (b, v) -> b.cudaDeviceId = ConfigValues.integer(v),
       c -> c.device().cuda().deviceId()),
   CUDA_TF32("cuda-tf32", (b, v) -> b.cudaTf32 = ConfigValues.bool(v),
-      c -> c.device().cuda().tf32());
+      c -> c.device().cuda().tf32()),
+  FAIR_SHARE("fair-share", (b, v) -> b.fairShare = ConfigValues.bool(v), ServerConfig::fairShare),
+  MAX_SEQS_PER_REQUEST("max-seqs-per-request",
+      (b, v) -> b.maxSeqsPerRequest = ConfigValues.integer(v), ServerConfig::maxSeqsPerRequest),
+  CLIENT_ID_HEADER("client-id-header", (b, v) -> b.clientIdHeader = ConfigValues.text(v),
+      ServerConfig::clientIdHeader);
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

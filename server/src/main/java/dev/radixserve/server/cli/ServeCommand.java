@@ -219,6 +219,22 @@ final class ServeCommand implements Callable<Integer> {
           + " with the CPU). Env RADIXSERVE_CUDA_TF32.")
   String cudaTf32;
 
+  @Option(names = "--fair-share", paramLabel = "true|false", order = 42, arity = "0..1",
+      fallbackValue = "true",
+      description = "Share sequence slots fairly between clients: a client below its share "
+          + "goes first and may preempt a client over its share. Env RADIXSERVE_FAIR_SHARE.")
+  String fairShare;
+
+  @Option(names = "--max-seqs-per-request", paramLabel = "N", order = 43,
+      description = "Sequences one request runs at most while another request of its client "
+          + "waits (default: a quarter of --max-num-seqs). Env RADIXSERVE_MAX_SEQS_PER_REQUEST.")
+  String maxSeqsPerRequest;
+
+  @Option(names = "--client-id-header", paramLabel = "NAME", order = 44,
+      description = "Request header naming the client for fair shares (e.g. a gateway's user "
+          + "header); without it the connection is the client. Env RADIXSERVE_CLIENT_ID_HEADER.")
+  String clientIdHeader;
+
   @Option(names = "--config", paramLabel = "FILE", order = 90,
       description = "YAML file setting any of the above by name (see config/radixserve.yaml). "
           + "Env RADIXSERVE_CONFIG.")
