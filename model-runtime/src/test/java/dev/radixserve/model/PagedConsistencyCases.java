@@ -103,6 +103,27 @@ abstract class PagedConsistencyCases {
   }
 
   @Test
+  void aStepWithMoreTokensThanPositionsMatchesEachSequenceAlone() {
+    // three 40-token prompts in one step: 120 tokens, past the model's 64 positions
+    int[][] prompts = {prompt(40, 11), prompt(40, 12), prompt(40, 13)};
+    int[][] tables = new int[3][10];
+    for (int s = 0; s < 3; s++) {
+      for (int b = 0; b < 10; b++) {
+        tables[s][b] = s * 10 + b;
+      }
+    }
+    List<ForwardBatch.Seq> seqs = new java.util.ArrayList<>();
+    for (int s = 0; s < 3; s++) {
+      seqs.add(new ForwardBatch.Seq(prompts[s], 0, tables[s]));
+    }
+    float[][] together = runner.forward(new ForwardBatch(seqs));
+    for (int s = 0; s < 3; s++) {
+      double[] ref = reference(weights, prompts[s])[prompts[s].length - 1];
+      assertTrue(OnnxModelRunnerTest.relativeError(together[s], ref) <= 1e-4, "sequence " + s);
+    }
+  }
+
+  @Test
   void sharedPrefixBlocksAreReused() {
     int[] first = prompt(30, 5);
     prefillInChunks(first, 30, TABLE);

@@ -113,7 +113,7 @@ public final class PagedLlamaGraph implements PagedGraph {
 
   /**
    * The rotary tables, [positions, D/2] each: cos and sin of position · inv_freq with the angle
-   * rounded to fp32 first, as Hugging Face computes it; and {@code positions} as [1, T], the
+   * rounded to fp32 first, as Hugging Face computes it; and {@code positions} as [T, 1], the
    * position ids {@code RotaryEmbedding} reads.
    */
   private void rotaryTables() {
@@ -130,7 +130,7 @@ public final class PagedLlamaGraph implements PagedGraph {
     }
     cos = toGraphType(g.floats(new long[] {c.nPositions(), half}, cosTable));
     sin = toGraphType(g.floats(new long[] {c.nPositions(), half}, sinTable));
-    positionIds = g.op("Unsqueeze", "position_ids", io.positions, g.ints(0));           // [1, T]
+    positionIds = g.op("Unsqueeze", "position_ids", io.positions, g.ints(1));           // [T, 1]
   }
 
   /** An fp32 constant in the graph's type (RotaryEmbedding takes its tables in the input's). */
@@ -151,10 +151,12 @@ public final class PagedLlamaGraph implements PagedGraph {
       String perHead = rmsNorm(g.op("Reshape", "heads", x, g.ints(-1, heads, d)), norm);
       x = g.op("Reshape", "flat", perHead, g.ints(-1, (long) heads * d));
     }
-    String batched = g.op("Unsqueeze", "batched", x, g.ints(0));                   // [1, T, h*D]
+    // [T, 1, h*D]: each token its own batch row, since RotaryEmbedding refuses a sequence axis
+    // longer than its tables, and a step's T tokens (several sequences) may exceed the positions
+    String batched = g.op("Unsqueeze", "batched", x, g.ints(1));
     g.node("RotaryEmbedding", "com.microsoft", name + "/RotaryEmbedding",
         List.of(batched, positionIds, cos, sin), List.of(name),
         attr("interleaved", 0L), attr("num_heads", (long) heads));
-    return g.op("Squeeze", "unbatched", name, g.ints(0));
+    return g.op("Squeeze", "unbatched", name, g.ints(1));
   }
 }
