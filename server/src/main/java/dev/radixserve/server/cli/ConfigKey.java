@@ -5,6 +5,7 @@ import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.config.ServerConfig;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
@@ -87,7 +88,14 @@ enum ConfigKey {
   MAX_SEQS_PER_REQUEST("max-seqs-per-request",
       (b, v) -> b.maxSeqsPerRequest = ConfigValues.integer(v), ServerConfig::maxSeqsPerRequest),
   CLIENT_ID_HEADER("client-id-header", (b, v) -> b.clientIdHeader = ConfigValues.text(v),
-      ServerConfig::clientIdHeader);
+      ServerConfig::clientIdHeader),
+  KV_OFFLOAD_MEMORY("kv-offload-memory", (b, v) -> b.kvOffloadMemoryBytes = ConfigValues.bytes(v),
+      c -> ConfigValues.formatBytes(c.kvOffloadMemoryBytes())),
+  KV_OFFLOAD_DIR("kv-offload-dir", (b, v) -> b.kvOffloadDir = Path.of(ConfigValues.text(v)),
+      c -> c.kvOffloadDir() == null ? null : c.kvOffloadDir().toString()),
+  KV_OFFLOAD_DISK_SIZE("kv-offload-disk-size",
+      (b, v) -> b.kvOffloadDiskBytes = ConfigValues.bytes(v),
+      c -> ConfigValues.formatBytes(c.kvOffloadDiskBytes()));
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

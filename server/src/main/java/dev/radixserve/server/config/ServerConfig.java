@@ -44,6 +44,10 @@ import java.time.Duration;
  *     client waits; null: a quarter of maxNumSeqs (at least 1)
  * @param clientIdHeader request header naming the client for fair shares (a gateway's user
  *     header); null, or a request without it: the connection is the client
+ * @param kvOffloadMemoryBytes budget of the host-memory tier below the KV pool; 0: none
+ * @param kvOffloadDir directory of the disk tier below the KV pool (kept across restarts); null:
+ *     none
+ * @param kvOffloadDiskBytes the disk tier's budget
  */
 public record ServerConfig(
     String host,
@@ -75,7 +79,10 @@ public record ServerConfig(
     Device device,
     boolean fairShare,
     Integer maxSeqsPerRequest,
-    String clientIdHeader) {
+    String clientIdHeader,
+    long kvOffloadMemoryBytes,
+    Path kvOffloadDir,
+    long kvOffloadDiskBytes) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -108,6 +115,8 @@ public record ServerConfig(
         maxSeqsPerRequest, ">= 1");
     require(clientIdHeader == null || clientIdHeader.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+"),
         "client-id-header", clientIdHeader, "an HTTP header name");
+    require(kvOffloadMemoryBytes >= 0, "kv-offload-memory", kvOffloadMemoryBytes, ">= 0 bytes");
+    require(kvOffloadDiskBytes > 0, "kv-offload-disk-size", kvOffloadDiskBytes, "> 0 bytes");
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -173,6 +182,9 @@ public record ServerConfig(
     b.fairShare = fairShare;
     b.maxSeqsPerRequest = maxSeqsPerRequest;
     b.clientIdHeader = clientIdHeader;
+    b.kvOffloadMemoryBytes = kvOffloadMemoryBytes;
+    b.kvOffloadDir = kvOffloadDir;
+    b.kvOffloadDiskBytes = kvOffloadDiskBytes;
     return b;
   }
 
@@ -217,6 +229,9 @@ public record ServerConfig(
     public boolean fairShare = true;
     public Integer maxSeqsPerRequest;
     public String clientIdHeader;
+    public long kvOffloadMemoryBytes;
+    public Path kvOffloadDir;
+    public long kvOffloadDiskBytes = 16L << 30;
 
     public ServerConfig build() {
       GraphDtype resolved = dtype != null ? dtype
@@ -233,7 +248,8 @@ public record ServerConfig(
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
           headerTimeout, bodyTimeout, warmup,
           new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)),
-          fairShare, maxSeqsPerRequest, clientIdHeader);
+          fairShare, maxSeqsPerRequest, clientIdHeader,
+          kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes);
     }
   }
 }
