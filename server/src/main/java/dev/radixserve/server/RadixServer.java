@@ -218,7 +218,7 @@ public final class RadixServer {
   }
 
   /** The cache tiers below the pool when one is configured (prefix caching on); else null. */
-  private KvTiers startTiers(ServerConfig config, ModelConfig mc) {
+  private KvTiers startTiers(ServerConfig config, ModelShape mc) {
     if (config.kvOffloadMemoryBytes() == 0 && config.kvOffloadDir() == null) {
       return null;
     }
@@ -231,8 +231,9 @@ public final class RadixServer {
             + " --dtype " + config.device().dtype() + " cannot export blocks yet (the tiers"
             + " work with the CPU float32 pool)"));
     // what else a block's bytes depend on: the shape and the pool's dtype
-    String shape = String.format("layers=%d,embd=%d,heads=%d,positions=%d,vocab=%d,dtype=%s",
-        mc.nLayer(), mc.nEmbd(), mc.nHead(), mc.nPositions(), mc.vocabSize(),
+    // (any family: a cached row is kv heads x head dim wide)
+    String shape = String.format("layers=%d,kvheads=%d,headdim=%d,positions=%d,vocab=%d,dtype=%s",
+        mc.nLayer(), mc.kvHeads(), mc.headDim(), mc.nPositions(), mc.vocabSize(),
         config.device().dtype());
     KvTiers t = KvTiers.create(config.kvOffloadMemoryBytes(), config.kvOffloadDir(),
         config.kvOffloadDiskBytes(), io, config.servedModelName(), shape, config.blockSize());
