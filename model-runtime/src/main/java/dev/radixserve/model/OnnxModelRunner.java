@@ -1,6 +1,7 @@
 package dev.radixserve.model;
 
 import dev.radixserve.model.attention.PagedAttentionOp;
+import dev.radixserve.model.graph.OnnxGraph;
 import dev.radixserve.model.graph.PagedGpt2Graph;
 import dev.radixserve.model.ort.ElementType;
 import dev.radixserve.model.ort.MemoryInfo;
@@ -8,6 +9,7 @@ import dev.radixserve.model.ort.OrtEnv;
 import dev.radixserve.model.ort.OrtSession;
 import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.ort.SessionOptions;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.weights.GptWeights;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -44,23 +46,22 @@ public final class OnnxModelRunner implements ModelRunner {
   private boolean closed;
 
   private OnnxModelRunner(GptWeights weights, KvPool pool, int intraOpThreads,
-      Map<String, String> sessionConfig) {
+      Map<String, String> sessionConfig, QuantSpec quant) {
     this.config = weights.config();
     this.pool = pool;
     List<AutoCloseable> opened = new ArrayList<>();
     try {
       this.cpu = track(opened, MemoryInfo.cpu());
       this.env = track(opened, OrtEnv.create("radixserve"));
-      byte[] model = PagedGpt2Graph.build(config, pool.blockSize());
+      OnnxGraph graph = PagedGpt2Graph.build(config, pool.blockSize(), quant);
       try (SessionOptions options = SessionOptions.create();
-          WeightTensors initializers = WeightTensors.of(weights, cpu)) {
+          WeightTensors initializers = WeightTensors.of(weights.tensors(), graph.initializers(), cpu)) {
         options.intraOpThreads(intraOpThreads).interOpThreads(1).sequentialExecution()
             .optimization(SessionOptions.Optimization.ALL)
             .addCustomOpDomain(PagedAttentionOp.domain())
-            .addExternalInitializers(PagedGpt2Graph.initializerNames(config),
-                List.of(initializers.values()));
+            .addExternalInitializers(graph.initializerNames(), List.of(initializers.values()));
         sessionConfig.forEach(options::config);
-        this.session = track(opened, OrtSession.create(env, model, options));
+        this.session = track(opened, OrtSession.create(env, graph.model(), options));
       }
       this.call = track(opened, session.call(PagedGpt2Graph.inputNames(config),
           PagedGpt2Graph.outputNames(config)));
@@ -102,15 +103,46 @@ public final class OnnxModelRunner implements ModelRunner {
    */
   public static OnnxModelRunner create(GptWeights weights, int blockSize, int numBlocks,
       int intraOpThreads, Map<String, String> sessionConfig) {
+    return create(weights, blockSize, numBlocks, intraOpThreads, sessionConfig, QuantSpec.none());
+  }
+
+  /**
+   * As {@link #create(GptWeights, int, int, int, Map)}, with the linear layers quantized at load
+   * as {@code quant} says (ONNX Runtime's {@code MatMulNBits}).
+   *
+   * @throws IllegalArgumentException if the spec cannot quantize this model (a block size that
+   *     does not divide a layer's input width), before any native resource is made
+   */
+  public static OnnxModelRunner create(GptWeights weights, int blockSize, int numBlocks,
+      int intraOpThreads, Map<String, String> sessionConfig, QuantSpec quant) {
+    check(weights.config(), blockSize, quant);
     return new OnnxModelRunner(weights, KvPool.ofBlocks(weights.config(), blockSize, numBlocks),
-        intraOpThreads, sessionConfig);
+        intraOpThreads, sessionConfig, quant);
   }
 
   /** A runner whose pool takes as many blocks as fit in {@code kvBudgetBytes}. */
   public static OnnxModelRunner createForBudget(GptWeights weights, int blockSize,
       long kvBudgetBytes, int intraOpThreads) {
+    return createForBudget(weights, blockSize, kvBudgetBytes, intraOpThreads, QuantSpec.none());
+  }
+
+  /** As {@link #createForBudget(GptWeights, int, long, int)}, quantized as {@code quant} says. */
+  public static OnnxModelRunner createForBudget(GptWeights weights, int blockSize,
+      long kvBudgetBytes, int intraOpThreads, QuantSpec quant) {
+    check(weights.config(), blockSize, quant);
     return new OnnxModelRunner(weights,
-        KvPool.forBudget(weights.config(), blockSize, kvBudgetBytes), intraOpThreads, Map.of());
+        KvPool.forBudget(weights.config(), blockSize, kvBudgetBytes), intraOpThreads, Map.of(),
+        quant);
+  }
+
+  /**
+   * Whether {@code quant} can quantize a model of {@code config}: builds its graph (cheap: no
+   * weight is touched) so the refusal names the layer.
+   *
+   * @throws IllegalArgumentException with the reason when it cannot
+   */
+  public static void check(ModelConfig config, int blockSize, QuantSpec quant) {
+    PagedGpt2Graph.build(config, blockSize, quant);
   }
 
   @Override

@@ -1,28 +1,35 @@
 package dev.radixserve.model;
 
+import dev.radixserve.model.graph.ExternalInitializer;
+import dev.radixserve.model.graph.WeightSource;
 import dev.radixserve.model.ort.ElementType;
 import dev.radixserve.model.ort.MemoryInfo;
 import dev.radixserve.model.ort.OrtValue;
+import dev.radixserve.model.quant.BlockQuantizer;
+import dev.radixserve.model.quant.QuantizedWeight;
 import dev.radixserve.model.weights.DType;
-import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
- * One fp32 {@link OrtValue} per weight, in {@code GptWeights.expectedShapes} order: the data the
- * session gets for the graph's external initializers ({@code AddExternalInitializers}). F32
- * tensors in native, 4-byte aligned memory are wrapped as they are; others (F16, BF16, heap or
- * misaligned data) are converted into fp32 memory owned here. ONNX Runtime copies the data while
- * it creates the session, so these values (and the converted memory) are closed right after.
+ * One {@link OrtValue} per external initializer the graph declares, in its order: the data the
+ * session gets for them ({@code AddExternalInitializers}). A dense weight in F32, native and
+ * 4-byte aligned, is wrapped as it is; others (F16, BF16, heap or misaligned data) are converted
+ * into fp32 memory owned here. A quantized weight is quantized here, once for its three parts
+ * ({@link BlockQuantizer}), from whatever dtype the checkpoint has. ONNX Runtime copies the data
+ * while it creates the session, so these values (and the memory made here) are closed right
+ * after.
  *
  * <p>Why this route: {@code AddInitializer} only replaces an initializer whose data the model
  * already holds (embedding every weight in the protobuf would copy it twice), and ONNX Runtime
  * rejects a data-less initializer; an external-data reference that no file holds, filled from
  * memory by {@code AddExternalInitializers} (API 12), is accepted, and the weights become real
- * initializers (MatMul pre-packing, constant folding).
+ * initializers (MatMul and MatMulNBits pre-packing, constant folding).
  */
 final class WeightTensors implements AutoCloseable {
 
@@ -34,15 +41,28 @@ final class WeightTensors implements AutoCloseable {
     this.values = values;
   }
 
-  static WeightTensors of(GptWeights weights, MemoryInfo info) {
-    Map<String, long[]> shapes = GptWeights.expectedShapes(weights.config());
+  /**
+   * @param tensors the checkpoint's tensors by name ({@code GptWeights.tensors()})
+   */
+  static WeightTensors of(Map<String, Tensor> tensors, List<ExternalInitializer> initializers,
+      MemoryInfo info) {
     Arena arena = Arena.ofShared();
-    OrtValue[] values = new OrtValue[shapes.size()];
+    OrtValue[] values = new OrtValue[initializers.size()];
+    Map<String, QuantizedWeight> quantized = new HashMap<>();
     int i = 0;
     try {
-      for (Map.Entry<String, long[]> e : shapes.entrySet()) {
-        Tensor t = weights.tensor(e.getKey());
-        values[i++] = OrtValue.wrap(info, fp32(t, arena), ElementType.FLOAT, e.getValue());
+      for (ExternalInitializer init : initializers) {
+        Tensor t = tensors.get(init.source().tensor());
+        if (t == null) {
+          throw new IllegalArgumentException("no tensor named " + init.source().tensor());
+        }
+        MemorySegment data = switch (init.source()) {
+          case WeightSource.Dense d -> fp32(t, arena);
+          case WeightSource.Quantized q -> part(quantized.computeIfAbsent(q.tensor(),
+              name -> BlockQuantizer.quantize(t, q.layout(), q.spec().mode().bits(),
+                  q.spec().blockSize(), q.spec().zeroPoints())), q.part(), arena);
+        };
+        values[i++] = OrtValue.wrap(info, data, ElementType.ofCode(init.elemType()), init.dims());
       }
     } catch (RuntimeException ex) {
       for (OrtValue v : values) {
@@ -67,6 +87,14 @@ final class WeightTensors implements AutoCloseable {
       copy.setAtIndex(ValueLayout.JAVA_FLOAT, k, t.get(k));
     }
     return copy;
+  }
+
+  private static MemorySegment part(QuantizedWeight w, WeightSource.Part part, Arena arena) {
+    return switch (part) {
+      case WEIGHT -> arena.allocateFrom(ValueLayout.JAVA_BYTE, w.packed());
+      case SCALES -> arena.allocateFrom(ValueLayout.JAVA_FLOAT, w.scales());
+      case ZERO_POINTS -> arena.allocateFrom(ValueLayout.JAVA_BYTE, w.zeroPoints());
+    };
   }
 
   OrtValue[] values() {

@@ -10,7 +10,9 @@ import ai.onnx.proto.OnnxMl.TensorProto;
 import ai.onnx.proto.OnnxMl.TensorShapeProto;
 import ai.onnx.proto.OnnxMl.TypeProto;
 import ai.onnx.proto.OnnxMl.ValueInfoProto;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A thin writer of ONNX graphs over the {@code OnnxMl} protobuf classes: declares inputs and
@@ -21,8 +23,10 @@ final class GraphBuilder {
   static final int FLOAT = TensorProto.DataType.FLOAT_VALUE;
   static final int INT32 = TensorProto.DataType.INT32_VALUE;
   static final int INT64 = TensorProto.DataType.INT64_VALUE;
+  static final int UINT8 = TensorProto.DataType.UINT8_VALUE;
 
   private final GraphProto.Builder graph;
+  private final Map<String, ExternalInitializer> externals = new LinkedHashMap<>();
   private int counter;
 
   GraphBuilder(String name) {
@@ -45,11 +49,29 @@ final class GraphBuilder {
   }
 
   /**
+   * The checkpoint tensor {@code name} as an fp32 initializer of shape {@code dims}, declared on
+   * first use (a tied embedding is read by a Gather and by the LM head under one name).
+   */
+  String weight(String name, long... dims) {
+    if (!externals.containsKey(name)) {
+      externalInitializer(name, FLOAT, dims, new WeightSource.Dense(name));
+    }
+    return name;
+  }
+
+  /**
    * Declares an initializer whose data the session gets from the caller
    * ({@code AddExternalInitializers}) instead of the model: an external-data reference to a
-   * location that no file holds.
+   * location that no file holds. The runner makes the data from {@code source}.
    */
-  void externalInitializer(String name, int elemType, long[] dims, long bytes) {
+  void externalInitializer(String name, int elemType, long[] dims, WeightSource source) {
+    if (externals.putIfAbsent(name, new ExternalInitializer(name, elemType, dims, source)) != null) {
+      throw new IllegalStateException("initializer " + name + " declared twice");
+    }
+    long bytes = (elemType == UINT8 ? 1 : 4);
+    for (long d : dims) {
+      bytes *= d;
+    }
     TensorProto.Builder t = TensorProto.newBuilder().setName(name).setDataType(elemType)
         .setDataLocation(TensorProto.DataLocation.EXTERNAL)
         .addExternalData(entry("location", "radixserve-weights"))
@@ -79,6 +101,11 @@ final class GraphBuilder {
     TypeProto type = TypeProto.newBuilder().setTensorType(
         TypeProto.Tensor.newBuilder().setElemType(elemType).setShape(shape)).build();
     return ValueInfoProto.newBuilder().setName(name).setType(type).build();
+  }
+
+  /** A fresh value name after {@code hint}. */
+  String fresh(String hint) {
+    return hint + "_" + (counter++);
   }
 
   /** Adds one node with a single fresh output (named after {@code hint}) and returns that name. */
@@ -165,6 +192,11 @@ final class GraphBuilder {
   static AttributeProto attr(String name, float value) {
     return AttributeProto.newBuilder().setName(name).setType(AttributeProto.AttributeType.FLOAT)
         .setF(value).build();
+  }
+
+  /** The external initializers declared so far, in declaration order. */
+  List<ExternalInitializer> externals() {
+    return List.copyOf(externals.values());
   }
 
   /** The finished model at the given default-domain opset, importing {@code com.microsoft} 1. */

@@ -6,6 +6,8 @@ import static dev.radixserve.model.graph.GraphBuilder.INT64;
 import static dev.radixserve.model.graph.GraphBuilder.attr;
 
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.quant.WeightLayout;
 import dev.radixserve.model.weights.GptWeights;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +23,9 @@ import java.util.Map;
  *                 cu_seqlens int32 [S+1]   past_lens int32 [S]   logits_index int64 [R]
  *                 key_cache_{i}, value_cache_{i} float [NB, B, H, D]        (per layer)
  *   initializers  every GptWeights tensor under its canonical name, float, external data
- *                 supplied by the runner at session creation (AddExternalInitializers)
+ *                 supplied by the runner at session creation (AddExternalInitializers); with a
+ *                 quantization, each linear weight instead as MatMulNBits' three tensors
+ *                 ({@link Linear})
  *   outputs       logits float [R, vocab]
  *                 key_cache_out_{i}, value_cache_out_{i}: the caches, bound by the runner to the
  *                 very buffers of key_cache_{i} / value_cache_{i} (updated in place)
@@ -46,10 +50,16 @@ public final class PagedGpt2Graph {
   private final ModelConfig c;
   private final int blockSize;
   private final GraphBuilder g = new GraphBuilder("gpt2_paged");
+  private final Linear linear;
+  private final boolean quantizeHead;
+  private final Map<String, long[]> shapes;
 
-  private PagedGpt2Graph(ModelConfig config, int blockSize) {
+  private PagedGpt2Graph(ModelConfig config, int blockSize, QuantSpec quant) {
     this.c = config;
     this.blockSize = blockSize;
+    this.linear = new Linear(g, quant);
+    this.quantizeHead = quant.lmHead();
+    this.shapes = GptWeights.expectedShapes(config);
   }
 
   public static String keyCache(int layer) {
@@ -94,17 +104,23 @@ public final class PagedGpt2Graph {
     return names;
   }
 
-  /** The weights the session must be given as external initializers, in a stable order. */
-  public static List<String> initializerNames(ModelConfig config) {
-    return List.copyOf(GptWeights.expectedShapes(config).keySet());
+  /** The fp32 graph for this config and block size. */
+  public static OnnxGraph build(ModelConfig config, int blockSize) {
+    return build(config, blockSize, QuantSpec.none());
   }
 
-  /** The serialized ModelProto for this config and block size. */
-  public static byte[] build(ModelConfig config, int blockSize) {
+  /**
+   * The graph for this config and block size, its linear layers quantized as {@code quant} says
+   * (the LM head only with {@link QuantSpec#lmHead}; embeddings and norms stay fp32).
+   *
+   * @throws IllegalArgumentException if a quantized layer's K is not a multiple of the block size
+   */
+  public static OnnxGraph build(ModelConfig config, int blockSize, QuantSpec quant) {
     if (blockSize <= 0) {
       throw new IllegalArgumentException("block size must be positive, got " + blockSize);
     }
-    return new PagedGpt2Graph(config, blockSize).assemble().toByteArray();
+    PagedGpt2Graph graph = new PagedGpt2Graph(config, blockSize, quant);
+    return new OnnxGraph(graph.assemble().toByteArray(), graph.g.externals());
   }
 
   private ai.onnx.proto.OnnxMl.ModelProto assemble() {
@@ -120,23 +136,17 @@ public final class PagedGpt2Graph {
       g.input(keyCache(i), FLOAT, "num_blocks", blockSize, h, d);
       g.input(valueCache(i), FLOAT, "num_blocks", blockSize, h, d);
     }
-    for (Map.Entry<String, long[]> w : GptWeights.expectedShapes(c).entrySet()) {
-      long elements = 1;
-      for (long dim : w.getValue()) {
-        elements *= dim;
-      }
-      g.externalInitializer(w.getKey(), FLOAT, w.getValue(), elements * Float.BYTES);
-    }
 
     String x = g.op("Add", "embed",
-        gather("wte.weight", ids), gather("wpe.weight", pos));
+        gather(weight("wte.weight"), ids), gather(weight("wpe.weight"), pos));
     for (int i = 0; i < c.nLayer(); i++) {
       x = block(i, x, cu, past, tables);
     }
     String last = gather(x, logitsIndex);
     String normed = layerNorm(last, "ln_f");
-    g.node("Gemm", "", "lm_head", List.of(normed, GptWeights.lmHeadName(c)), List.of(LOGITS),
-        attr("transB", 1L));
+    String head = GptWeights.lmHeadName(c);
+    linear.emitInto(LOGITS, normed, head, WeightLayout.OUT_IN, shapes.get(head), null,
+        quantizeHead);
     g.declareOutput(LOGITS, FLOAT, "R", c.vocabSize());
     for (int i = 0; i < c.nLayer(); i++) {
       g.declareOutput(keyCacheOut(i), FLOAT, "num_blocks", blockSize, h, d);
@@ -149,7 +159,7 @@ public final class PagedGpt2Graph {
     String p = "h." + layer + ".";
     int e = c.nEmbd();
     String a = layerNorm(x, p + "ln_1");
-    String qkv = linear(a, p + "attn.c_attn");
+    String qkv = conv1d(a, p + "attn.c_attn");
     String[] split = g.ops("Split", "L" + layer + "_qkv", 3, List.of(qkv, g.ints(e, e, e)),
         attr("axis", 1L));                                                      // [T, E] each
     String attn = "L" + layer + "_attn";
@@ -159,20 +169,26 @@ public final class PagedGpt2Graph {
         List.of(attn, keyCacheOut(layer), valueCacheOut(layer)),
         attr("num_heads", (long) c.nHead()), attr("kv_num_heads", (long) c.nHead()),
         attr("scale", (float) (1.0 / Math.sqrt(c.headDim()))));
-    x = g.op("Add", "L" + layer + "_res1", x, linear(attn, p + "attn.c_proj"));
+    x = g.op("Add", "L" + layer + "_res1", x, conv1d(attn, p + "attn.c_proj"));
 
     String m = layerNorm(x, p + "ln_2");
-    String up = activation(linear(m, p + "mlp.c_fc"));
-    return g.op("Add", "L" + layer + "_res2", x, linear(up, p + "mlp.c_proj"));
+    String up = activation(conv1d(m, p + "mlp.c_fc"));
+    return g.op("Add", "L" + layer + "_res2", x, conv1d(up, p + "mlp.c_proj"));
   }
 
   /** Conv1D: weight is [in, out], so x · W as is. */
-  private String linear(String x, String prefix) {
-    return g.op("Add", prefix, g.op("MatMul", prefix + "_mm", x, prefix + ".weight"), prefix + ".bias");
+  private String conv1d(String x, String prefix) {
+    String w = prefix + ".weight";
+    return linear.emit(x, w, WeightLayout.IN_OUT, shapes.get(w), prefix + ".bias", true);
+  }
+
+  private String weight(String name) {
+    return g.weight(name, shapes.get(name));
   }
 
   private String layerNorm(String x, String prefix) {
-    return g.op("LayerNormalization", prefix, List.of(x, prefix + ".weight", prefix + ".bias"),
+    return g.op("LayerNormalization", prefix,
+        List.of(x, weight(prefix + ".weight"), weight(prefix + ".bias")),
         attr("axis", -1L), attr("epsilon", (float) c.layerNormEpsilon()));
   }
 
