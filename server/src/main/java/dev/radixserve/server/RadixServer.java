@@ -92,9 +92,10 @@ public final class RadixServer {
           + " attention kernel runs without the Vector API (about 4x slower attention)");
     }
     runner = config.numBlocks() != null
-        ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(), config.threads())
+        ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(), config.threads(),
+            java.util.Map.of(), config.quantization())
         : OnnxModelRunner.createForBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(),
-            config.threads());
+            config.threads(), config.quantization());
     if (config.warmup()) {
       // before any block is handed out: the warm-up scribbles on the first few
       RunnerWarmup.Result warm = RunnerWarmup.run(runner, WARMUP_BUDGET, WARMUP_STEPS);
@@ -143,10 +144,11 @@ public final class RadixServer {
     long params = weights.tensors().values().stream()
         .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
     LOG.info(() -> String.format("model %s (%s): %d layers, %d heads, width %d, %,d parameters;"
-        + " EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching %s;"
-        + " listening on http://%s:%d", config.servedModelName(),
+        + " weights %s; EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching"
+        + " %s; listening on http://%s:%d", config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
-        mc.nHead(), mc.nEmbd(), params, eos.ids(), eos.source(), runner.numBlocks(), config.blockSize(),
+        mc.nHead(), mc.nEmbd(), params, config.quantization().quantized()
+            ? "quantized " + config.quantization().key() : "fp32", eos.ids(), eos.source(), runner.numBlocks(), config.blockSize(),
         runner.kvPool().bytesPerBlock() * runner.numBlocks(),
         config.prefixCaching() ? "on" : "off", config.host(), port()));
     ready = true;
@@ -162,11 +164,23 @@ public final class RadixServer {
       return null;
     }
     KvEventPublisher publisher =
-        new KvEventPublisher(config.kvEvents(), radixCache, config.servedModelName());
+        new KvEventPublisher(config.kvEvents(), radixCache, cacheModelKey(config));
     LOG.info(() -> "KV events: publishing on " + publisher.endpoint() + (publisher.replayEndpoint()
         == null ? "" : ", replay on " + publisher.replayEndpoint()) + ", topic '"
         + (config.kvEvents().topic() == null ? "" : config.kvEvents().topic()) + "'");
     return publisher;
+  }
+
+  /**
+   * The model as the block hashes name it: the served name, and with quantized weights the
+   * quantization too ({@code gpt2@int4/b32/sym/acc4}), since an int4 model's KV blocks are not an
+   * fp32 model's. Unquantized it is the plain name, so llm-d's own hash of a prefix still equals
+   * the published one.
+   */
+  static String cacheModelKey(ServerConfig config) {
+    return config.quantization().quantized()
+        ? config.servedModelName() + "@" + config.quantization().key()
+        : config.servedModelName();
   }
 
   /** Loads the model, starts the engine and the HTTP endpoint. */

@@ -83,11 +83,11 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, boole
   /**
    * Checks that a weight with {@code k} inputs can be quantized under this spec.
    *
-   * @throws IllegalArgumentException naming the weight, K and the block size
+   * @throws QuantizationException naming the weight, K and the block size
    */
   public void requireDivides(String weight, long k) {
     if (k % blockSize != 0) {
-      throw new IllegalArgumentException("cannot quantize " + weight + ": its input dimension K = "
+      throw new QuantizationException("cannot quantize " + weight + ": its input dimension K = "
           + k + " is not a multiple of the quantization block size " + blockSize
           + " (choose a block size that divides it, e.g. --quantization-block-size "
           + largestDividingBlock(k) + ", or --quantization none)");

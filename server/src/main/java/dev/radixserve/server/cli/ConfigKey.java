@@ -1,5 +1,6 @@
 package dev.radixserve.server.cli;
 
+import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.config.ServerConfig;
@@ -72,7 +73,18 @@ enum ConfigKey {
       c -> ConfigValues.formatDuration(c.headerTimeout())),
   BODY_TIMEOUT("body-timeout", (b, v) -> b.bodyTimeout = ConfigValues.duration(v),
       c -> ConfigValues.formatDuration(c.bodyTimeout())),
-  WARMUP("warmup", (b, v) -> b.warmup = ConfigValues.bool(v), ServerConfig::warmup);
+  WARMUP("warmup", (b, v) -> b.warmup = ConfigValues.bool(v), ServerConfig::warmup),
+  QUANTIZATION("quantization",
+      (b, v) -> b.quantization = ConfigValues.choice(v, QuantMode.class),
+      c -> ConfigValues.formatChoice(c.quantization().mode())),
+  QUANTIZATION_BLOCK_SIZE("quantization-block-size",
+      (b, v) -> b.quantizationBlockSize = ConfigValues.integer(v),
+      c -> c.quantization().blockSize()),
+  QUANTIZATION_ZERO_POINTS("quantization-zero-points",
+      (b, v) -> b.quantizationZeroPoints = ConfigValues.bool(v),
+      c -> c.quantization().zeroPoints()),
+  QUANTIZATION_LM_HEAD("quantization-lm-head",
+      (b, v) -> b.quantizationLmHead = ConfigValues.bool(v), c -> c.quantization().lmHead());
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

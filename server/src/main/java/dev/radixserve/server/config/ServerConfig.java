@@ -1,5 +1,7 @@
 package dev.radixserve.server.config;
 
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -35,6 +37,8 @@ import java.time.Duration;
  * @param bodyTimeout a request's body must arrive within this after its head (else 408)
  * @param warmup run a few forward steps before listening, so the first requests do not pay for
  *     compiling the attention kernel
+ * @param quantization how the linear layers' weights are stored ({@code --quantization} and its
+ *     block size, zero points and LM-head keys; the accuracy level is the device's)
  */
 public record ServerConfig(
     String host,
@@ -62,7 +66,8 @@ public record ServerConfig(
     Duration idleTimeout,
     Duration headerTimeout,
     Duration bodyTimeout,
-    boolean warmup) {
+    boolean warmup,
+    QuantSpec quantization) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -88,6 +93,9 @@ public record ServerConfig(
     require(idleTimeout.toMillis() >= 1, "idle-timeout", idleTimeout, ">= 1ms");
     require(headerTimeout.toMillis() >= 1, "header-timeout", headerTimeout, ">= 1ms");
     require(bodyTimeout.toMillis() >= 1, "body-timeout", bodyTimeout, ">= 1ms");
+    if (quantization == null) {
+      quantization = QuantSpec.none();
+    }
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -141,6 +149,10 @@ public record ServerConfig(
     b.headerTimeout = headerTimeout;
     b.bodyTimeout = bodyTimeout;
     b.warmup = warmup;
+    b.quantization = quantization.mode();
+    b.quantizationBlockSize = quantization.blockSize();
+    b.quantizationZeroPoints = quantization.zeroPoints();
+    b.quantizationLmHead = quantization.lmHead();
     return b;
   }
 
@@ -177,15 +189,28 @@ public record ServerConfig(
     public Duration headerTimeout = Duration.ofSeconds(20);
     public Duration bodyTimeout = Duration.ofSeconds(60);
     public boolean warmup = true;
+    public QuantMode quantization = QuantMode.NONE;
+    public int quantizationBlockSize = QuantSpec.DEFAULT_BLOCK_SIZE;
+    public boolean quantizationZeroPoints;
+    public boolean quantizationLmHead;
 
     public ServerConfig build() {
+      require(quantizationBlockSize >= 16 && quantizationBlockSize <= 256
+          && Integer.bitCount(quantizationBlockSize) == 1, "quantization-block-size",
+          quantizationBlockSize, "16, 32, 64, 128 or 256");
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
           numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
           apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout,
           new KvEventsConfig(kvEvents, kvEventsEndpoint, kvEventsReplayEndpoint, kvEventsTopic,
               kvEventsQueueSize, kvEventsEncoding),
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
-          headerTimeout, bodyTimeout, warmup);
+          headerTimeout, bodyTimeout, warmup, quantization());
+    }
+
+    private QuantSpec quantization() {
+      return quantization == QuantMode.NONE ? QuantSpec.none()
+          : QuantSpec.of(quantization).withBlockSize(quantizationBlockSize)
+              .withZeroPoints(quantizationZeroPoints).withLmHead(quantizationLmHead);
     }
   }
 }

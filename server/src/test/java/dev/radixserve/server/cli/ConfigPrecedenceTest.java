@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.KvEventsConfig;
 import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.server.config.ServerConfig;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -99,13 +101,18 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.HEADER_TIMEOUT, "3s");
     values.put(ConfigKey.BODY_TIMEOUT, "250ms");
     values.put(ConfigKey.WARMUP, "false");
+    values.put(ConfigKey.QUANTIZATION, "int4");
+    values.put(ConfigKey.QUANTIZATION_BLOCK_SIZE, "64");
+    values.put(ConfigKey.QUANTIZATION_ZERO_POINTS, "true");
+    values.put(ConfigKey.QUANTIZATION_LM_HEAD, "true");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
         512, 256, SchedulePolicy.FCFS, false, "sk-test", 9, 2, 64L << 10, Duration.ofMillis(1500),
         new KvEventsConfig(true, "tcp://router:5557", "tcp://*:5558", "kv@10.0.0.7:8000@gpt2", 512,
             KvEventEncoding.MAP),
-        12, 40, 128, 77, Duration.ofMinutes(2), Duration.ofSeconds(3), Duration.ofMillis(250), false);
+        12, 40, 128, 77, Duration.ofMinutes(2), Duration.ofSeconds(3), Duration.ofMillis(250), false,
+        new QuantSpec(QuantMode.INT4, 64, true, true, QuantSpec.CPU_ACCURACY_LEVEL));
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
@@ -136,7 +143,8 @@ class ConfigPrecedenceTest {
         + "max-queued-requests, threads, max-request-body, shutdown-timeout, kv-events, "
         + "kv-events-endpoint, kv-events-replay-endpoint, kv-events-topic, kv-events-queue-size, "
         + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
-        + "max-connections, idle-timeout, header-timeout, body-timeout, warmup)",
+        + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, quantization, quantization-block-size, "
+        + "quantization-zero-points, quantization-lm-head)",
         e.getMessage());
   }
 

@@ -71,6 +71,10 @@ class ServeCommandTest {
         header-timeout: 20s
         body-timeout: 1m
         warmup: true
+        quantization: none
+        quantization-block-size: 32
+        quantization-zero-points: false
+        quantization-lm-head: false
         """, r.out());
   }
 
@@ -114,6 +118,17 @@ class ServeCommandTest {
     Run range = run(Map.of(), "serve", "--block-size", "0");
     assertEquals(2, range.status());
     assertTrue(range.err().contains("invalid value for block-size: 0 (allowed: 1..1024)"), range.err());
+
+    Run mode = run(Map.of(), "serve", "--quantization", "int3");
+    assertEquals(2, mode.status());
+    assertTrue(mode.err().contains("invalid value for quantization from flag --quantization: "
+        + "'int3' (allowed: none, int8, int4)"), mode.err());
+
+    Run quantBlock = run(Map.of(), "serve", "--quantization", "int4",
+        "--quantization-block-size", "48");
+    assertEquals(2, quantBlock.status());
+    assertTrue(quantBlock.err().contains("invalid value for quantization-block-size: 48 "
+        + "(allowed: 16, 32, 64, 128 or 256)"), quantBlock.err());
 
     Run unknownFlag = run(Map.of(), "serve", "--max-num-seq", "4");
     assertEquals(2, unknownFlag.status());
