@@ -59,7 +59,6 @@ public final class RadixServer {
   private static final java.time.Duration WARMUP_BUDGET = java.time.Duration.ofSeconds(3);
   private static final long START_STACK_BYTES = 16L << 20;
 
-  private final GptWeights weights;
   private final OnnxModelRunner runner;
   private final Engine engine;
   private final CacheViewService cacheView;
@@ -76,6 +75,7 @@ public final class RadixServer {
   private RadixServer(ServerConfig config) throws InterruptedException {
     Tokenizer tokenizer;
     EosTokens eos;
+    GptWeights weights;
     if (config.model() == null) {
       weights = RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
       tokenizer = TokenizerLoader.standard();
@@ -91,11 +91,19 @@ public final class RadixServer {
       LOG.warning("the JVM was started without --add-modules jdk.incubator.vector: the CPU"
           + " attention kernel runs without the Vector API (about 4x slower attention)");
     }
-    runner = config.numBlocks() != null
-        ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(), config.threads(),
-            java.util.Map.of(), config.quantization())
-        : OnnxModelRunner.createForBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(),
-            config.threads(), config.quantization());
+    // ONNX Runtime keeps its own copy of every initializer (quantized, converted or as is), so
+    // the checkpoint's memory (a mapping, or the embedded model's arena) goes as soon as the
+    // session holds the weights: a quantized model then costs its quantized size, not both
+    long params;
+    try (weights) {
+      runner = config.numBlocks() != null
+          ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(),
+              config.threads(), java.util.Map.of(), config.quantization())
+          : OnnxModelRunner.createForBudget(weights, config.blockSize(),
+              config.kvCacheMemoryBytes(), config.threads(), config.quantization());
+      params = weights.tensors().values().stream()
+          .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
+    }
     if (config.warmup()) {
       // before any block is handed out: the warm-up scribbles on the first few
       RunnerWarmup.Result warm = RunnerWarmup.run(runner, WARMUP_BUDGET, WARMUP_STEPS);
@@ -141,8 +149,6 @@ public final class RadixServer {
             config.maxRequestBodyBytes(), config.maxConnections(), config.idleTimeout(),
             config.headerTimeout(), config.bodyTimeout())))
         .bind(config.host(), config.port()).sync().channel();
-    long params = weights.tensors().values().stream()
-        .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
     LOG.info(() -> String.format("model %s (%s): %d layers, %d heads, width %d, %,d parameters;"
         + " weights %s; EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching"
         + " %s; listening on http://%s:%d", config.servedModelName(),
@@ -270,7 +276,6 @@ public final class RadixServer {
         kvEvents.close();
       }
       runner.close();
-      weights.close();
       metrics.close();
       terminated.countDown();
     }

@@ -17,6 +17,7 @@ import dev.radixserve.model.weights.HfModelWriter;
 import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.engine.EngineSnapshot;
+import dev.radixserve.server.kvevents.BlockHasher;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -145,6 +146,26 @@ class QuantizedServingTest {
     } finally {
       on.shutdown(Duration.ofSeconds(5));
     }
+  }
+
+  @Test
+  void blockHashesOfAQuantizedModelAreNotThoseOfItsFp32Model() {
+    ServerConfig.Builder b = LocalServers.builder(16);
+    ServerConfig fp32 = b.build();
+    b.quantization = QuantMode.INT4;
+    ServerConfig int4 = b.build();
+    b.quantization = QuantMode.INT8;
+    ServerConfig int8 = b.build();
+    b.quantizationBlockSize = 64;
+    ServerConfig int8b64 = b.build();
+    // fp32 keeps the plain name: llm-d's own hash of an unsalted prefix still equals ours
+    assertEquals("radixserve-embedded-gpt2", RadixServer.cacheModelKey(fp32));
+    assertEquals("radixserve-embedded-gpt2@int4/b32/sym/acc4", RadixServer.cacheModelKey(int4));
+    java.util.Set<Long> roots = new java.util.HashSet<>();
+    for (ServerConfig c : List.of(fp32, int4, int8, int8b64)) {
+      roots.add(new BlockHasher(RadixServer.cacheModelKey(c), 16).root());
+    }
+    assertEquals(4, roots.size(), "every quantization roots its own hash chain");
   }
 
   @Test
