@@ -27,6 +27,7 @@ final class GraphBuilder {
 
   private final GraphProto.Builder graph;
   private final Map<String, ExternalInitializer> externals = new LinkedHashMap<>();
+  private final Map<String, long[]> offered = new LinkedHashMap<>();
   private int counter;
 
   GraphBuilder(String name) {
@@ -49,13 +50,18 @@ final class GraphBuilder {
   }
 
   /**
-   * The checkpoint tensor {@code name} as an fp32 initializer of shape {@code dims}, declared on
-   * first use (a tied embedding is read by a Gather and by the LM head under one name).
+   * Offers checkpoint tensors (name → shape) as fp32 weights: each becomes an external
+   * initializer if, and only if, a node reads it when the graph is {@link #finish}ed. A family
+   * offers all its weights up front; a linear layer that is quantized reads its weight in
+   * another form, so the fp32 one is never declared, converted or handed to the session.
    */
+  void offer(Map<String, long[]> weights) {
+    weights.forEach(offered::putIfAbsent);
+  }
+
+  /** Offers one checkpoint tensor (see {@link #offer}) and returns its name. */
   String weight(String name, long... dims) {
-    if (!externals.containsKey(name)) {
-      externalInitializer(name, FLOAT, dims, new WeightSource.Dense(name));
-    }
+    offered.putIfAbsent(name, dims.clone());
     return name;
   }
 
@@ -194,13 +200,24 @@ final class GraphBuilder {
         .setF(value).build();
   }
 
-  /** The external initializers declared so far, in declaration order. */
-  List<ExternalInitializer> externals() {
-    return List.copyOf(externals.values());
+  /**
+   * The finished graph at the given default-domain opset, importing {@code com.microsoft} 1,
+   * with every offered weight a node reads declared as an fp32 external initializer.
+   */
+  OnnxGraph finish(int opset, String producer) {
+    java.util.Set<String> read = new java.util.HashSet<>();
+    for (NodeProto n : graph.getNodeList()) {
+      read.addAll(n.getInputList());
+    }
+    offered.forEach((name, dims) -> {
+      if (read.contains(name) && !externals.containsKey(name)) {
+        externalInitializer(name, FLOAT, dims, new WeightSource.Dense(name));
+      }
+    });
+    return new OnnxGraph(model(opset, producer).toByteArray(), List.copyOf(externals.values()));
   }
 
-  /** The finished model at the given default-domain opset, importing {@code com.microsoft} 1. */
-  ModelProto model(int opset, String producer) {
+  private ModelProto model(int opset, String producer) {
     return ModelProto.newBuilder()
         .setIrVersion(8)
         .setProducerName(producer)

@@ -27,7 +27,6 @@ public final class LinearGraph {
     g.input(X, FLOAT, "T", kn[0]);
     new Linear(g, quant).emitInto(Y, X, weight, layout, shape, bias, true);
     g.declareOutput(Y, FLOAT, "T", kn[1]);
-    return new OnnxGraph(g.model(PagedGpt2Graph.OPSET, "radixserve").toByteArray(),
-        g.externals());
+    return g.finish(PagedGpt2Graph.OPSET, "radixserve");
   }
 }

@@ -119,11 +119,10 @@ public final class PagedGpt2Graph {
     if (blockSize <= 0) {
       throw new IllegalArgumentException("block size must be positive, got " + blockSize);
     }
-    PagedGpt2Graph graph = new PagedGpt2Graph(config, blockSize, quant);
-    return new OnnxGraph(graph.assemble().toByteArray(), graph.g.externals());
+    return new PagedGpt2Graph(config, blockSize, quant).assemble();
   }
 
-  private ai.onnx.proto.OnnxMl.ModelProto assemble() {
+  private OnnxGraph assemble() {
     int h = c.nHead();
     int d = c.headDim();
     String ids = g.input(INPUT_IDS, INT64, "T");
@@ -136,9 +135,10 @@ public final class PagedGpt2Graph {
       g.input(keyCache(i), FLOAT, "num_blocks", blockSize, h, d);
       g.input(valueCache(i), FLOAT, "num_blocks", blockSize, h, d);
     }
+    g.offer(shapes);
 
     String x = g.op("Add", "embed",
-        gather(weight("wte.weight"), ids), gather(weight("wpe.weight"), pos));
+        gather("wte.weight", ids), gather("wpe.weight", pos));
     for (int i = 0; i < c.nLayer(); i++) {
       x = block(i, x, cu, past, tables);
     }
@@ -152,7 +152,7 @@ public final class PagedGpt2Graph {
       g.declareOutput(keyCacheOut(i), FLOAT, "num_blocks", blockSize, h, d);
       g.declareOutput(valueCacheOut(i), FLOAT, "num_blocks", blockSize, h, d);
     }
-    return g.model(OPSET, "radixserve");
+    return g.finish(OPSET, "radixserve");
   }
 
   private String block(int layer, String x, String cu, String past, String tables) {
@@ -182,13 +182,9 @@ public final class PagedGpt2Graph {
     return linear.emit(x, w, WeightLayout.IN_OUT, shapes.get(w), prefix + ".bias", true);
   }
 
-  private String weight(String name) {
-    return g.weight(name, shapes.get(name));
-  }
-
   private String layerNorm(String x, String prefix) {
     return g.op("LayerNormalization", prefix,
-        List.of(x, weight(prefix + ".weight"), weight(prefix + ".bias")),
+        List.of(x, prefix + ".weight", prefix + ".bias"),
         attr("axis", -1L), attr("epsilon", (float) c.layerNormEpsilon()));
   }
 
