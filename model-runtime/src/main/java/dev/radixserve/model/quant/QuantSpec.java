@@ -40,9 +40,20 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, boole
     return new QuantSpec(QuantMode.NONE, DEFAULT_BLOCK_SIZE, false, false, 0);
   }
 
-  /** {@code mode} with the defaults: block 32, symmetric, LM head kept, the CPU's accuracy level. */
+  /**
+   * {@code mode} with the defaults (BENCHMARKS.md, "Quantized weights"): block 32, symmetric, the
+   * CPU's accuracy level, and the LM head quantized with int8 but kept fp32 with int4 (an int8
+   * head costs next to nothing in accuracy and reads a quarter of the bytes; a 4-bit head costs
+   * far more: llama.cpp likewise keeps Q4_0's output matrix at 6 bits and Q8_0's at 8).
+   */
   public static QuantSpec of(QuantMode mode) {
-    return new QuantSpec(mode, DEFAULT_BLOCK_SIZE, false, false, CPU_ACCURACY_LEVEL);
+    return new QuantSpec(mode, DEFAULT_BLOCK_SIZE, false, defaultLmHead(mode),
+        CPU_ACCURACY_LEVEL);
+  }
+
+  /** Whether {@code mode} quantizes the LM head unless told otherwise. */
+  public static boolean defaultLmHead(QuantMode mode) {
+    return mode == QuantMode.INT8;
   }
 
   public boolean quantized() {

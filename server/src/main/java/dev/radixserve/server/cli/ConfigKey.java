@@ -1,6 +1,7 @@
 package dev.radixserve.server.cli;
 
 import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.config.ServerConfig;
@@ -84,7 +85,10 @@ enum ConfigKey {
       (b, v) -> b.quantizationZeroPoints = ConfigValues.bool(v),
       c -> c.quantization().zeroPoints()),
   QUANTIZATION_LM_HEAD("quantization-lm-head",
-      (b, v) -> b.quantizationLmHead = ConfigValues.bool(v), c -> c.quantization().lmHead());
+      (b, v) -> b.quantizationLmHead = v.strip().equalsIgnoreCase("auto") ? null
+          : ConfigValues.bool(v),
+      c -> c.quantization().lmHead() == QuantSpec.defaultLmHead(c.quantization().mode())
+          ? "auto" : c.quantization().lmHead());
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

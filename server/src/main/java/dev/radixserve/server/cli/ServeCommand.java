@@ -217,9 +217,10 @@ final class ServeCommand implements Callable<Integer> {
           + "RADIXSERVE_QUANTIZATION_ZERO_POINTS.")
   String quantizationZeroPoints;
 
-  @Option(names = "--quantization-lm-head", paramLabel = "true|false", order = 41,
+  @Option(names = "--quantization-lm-head", paramLabel = "true|false|auto", order = 41,
       arity = "0..1", fallbackValue = "true",
-      description = "Quantize the LM head too. Env RADIXSERVE_QUANTIZATION_LM_HEAD.")
+      description = "Quantize the LM head too. auto (the default): true with int8, false with "
+          + "int4. Env RADIXSERVE_QUANTIZATION_LM_HEAD.")
   String quantizationLmHead;
 
   @Option(names = "--config", paramLabel = "FILE", order = 90,

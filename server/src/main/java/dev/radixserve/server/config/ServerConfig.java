@@ -192,7 +192,8 @@ public record ServerConfig(
     public QuantMode quantization = QuantMode.NONE;
     public int quantizationBlockSize = QuantSpec.DEFAULT_BLOCK_SIZE;
     public boolean quantizationZeroPoints;
-    public boolean quantizationLmHead;
+    /** null: the mode's default ({@link QuantSpec#defaultLmHead}). */
+    public Boolean quantizationLmHead;
 
     public ServerConfig build() {
       require(quantizationBlockSize >= 16 && quantizationBlockSize <= 256
@@ -210,7 +211,8 @@ public record ServerConfig(
     private QuantSpec quantization() {
       return quantization == QuantMode.NONE ? QuantSpec.none()
           : QuantSpec.of(quantization).withBlockSize(quantizationBlockSize)
-              .withZeroPoints(quantizationZeroPoints).withLmHead(quantizationLmHead);
+              .withZeroPoints(quantizationZeroPoints).withLmHead(quantizationLmHead == null
+                  ? QuantSpec.defaultLmHead(quantization) : quantizationLmHead);
     }
   }
 }

@@ -79,7 +79,7 @@ class ServeCommandTest {
         quantization: none
         quantization-block-size: 32
         quantization-zero-points: false
-        quantization-lm-head: false
+        quantization-lm-head: auto
         """, r.out());
   }
 
