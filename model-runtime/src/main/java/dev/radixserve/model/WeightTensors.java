@@ -12,9 +12,10 @@ import dev.radixserve.model.weights.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One {@link OrtValue} per external initializer the graph declares, in its order: the data the
@@ -48,19 +49,14 @@ final class WeightTensors implements AutoCloseable {
       MemoryInfo info) {
     Arena arena = Arena.ofShared();
     OrtValue[] values = new OrtValue[initializers.size()];
-    Map<String, QuantizedWeight> quantized = new HashMap<>();
     int i = 0;
     try {
+      Map<String, QuantizedWeight> quantized = quantizeAll(tensors, initializers);
       for (ExternalInitializer init : initializers) {
-        Tensor t = tensors.get(init.source().tensor());
-        if (t == null) {
-          throw new IllegalArgumentException("no tensor named " + init.source().tensor());
-        }
+        Tensor t = tensor(tensors, init.source().tensor());
         MemorySegment data = switch (init.source()) {
           case WeightSource.Dense d -> fp32(t, arena);
-          case WeightSource.Quantized q -> part(quantized.computeIfAbsent(q.tensor(),
-              name -> BlockQuantizer.quantize(t, q.layout(), q.spec().mode().bits(),
-                  q.spec().blockSize(), q.spec().zeroPoints())), q.part(), arena);
+          case WeightSource.Quantized q -> part(quantized.get(q.tensor()), q.part(), arena);
         };
         values[i++] = OrtValue.wrap(info, data, ElementType.ofCode(init.elemType()), init.dims());
       }
@@ -74,6 +70,33 @@ final class WeightTensors implements AutoCloseable {
       throw ex;
     }
     return new WeightTensors(arena, values);
+  }
+
+  /**
+   * Every weight some initializer wants quantized, quantized once (its three parts share it), the
+   * layers in parallel over the common pool: at load this is most of the start's extra time.
+   */
+  private static Map<String, QuantizedWeight> quantizeAll(Map<String, Tensor> tensors,
+      List<ExternalInitializer> initializers) {
+    Map<String, WeightSource.Quantized> wanted = new LinkedHashMap<>();
+    for (ExternalInitializer init : initializers) {
+      if (init.source() instanceof WeightSource.Quantized q) {
+        wanted.putIfAbsent(q.tensor(), q);
+      }
+    }
+    Map<String, QuantizedWeight> out = new ConcurrentHashMap<>();
+    wanted.values().parallelStream().forEach(q -> out.put(q.tensor(), BlockQuantizer.quantize(
+        tensor(tensors, q.tensor()), q.layout(), q.spec().mode().bits(), q.spec().blockSize(),
+        q.spec().zeroPoints())));
+    return out;
+  }
+
+  private static Tensor tensor(Map<String, Tensor> tensors, String name) {
+    Tensor t = tensors.get(name);
+    if (t == null) {
+      throw new IllegalArgumentException("no tensor named " + name);
+    }
+    return t;
   }
 
   private static MemorySegment fp32(Tensor t, Arena arena) {
