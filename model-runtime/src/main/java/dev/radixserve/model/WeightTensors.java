@@ -1,6 +1,7 @@
 package dev.radixserve.model;
 
 import dev.radixserve.model.graph.ExternalInitializer;
+import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.WeightSource;
 import dev.radixserve.model.ort.ElementType;
 import dev.radixserve.model.ort.MemoryInfo;
@@ -19,9 +20,10 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One {@link OrtValue} per external initializer the graph declares, in its order: the data the
- * session gets for them ({@code AddExternalInitializers}). A dense weight in F32, native and
- * 4-byte aligned, is wrapped as it is; others (F16, BF16, heap or misaligned data) are converted
- * into fp32 memory owned here. A quantized weight is quantized here, once for its three parts
+ * session gets for them ({@code AddExternalInitializers}), in the type the graph declares (fp32,
+ * or its fp16/bf16, rounded to nearest even). A dense F32 weight wanted as fp32, native and
+ * 4-byte aligned, is wrapped as it is; others (F16, BF16, heap or misaligned data, another
+ * type) are converted into memory owned here. A quantized weight is quantized here, once for its three parts
  * ({@link BlockQuantizer}), from whatever dtype the checkpoint has. ONNX Runtime copies the data
  * while it creates the session, so these values (and the memory made here) are closed right
  * after.
@@ -54,9 +56,11 @@ final class WeightTensors implements AutoCloseable {
       Map<String, QuantizedWeight> quantized = quantizeAll(tensors, initializers);
       for (ExternalInitializer init : initializers) {
         Tensor t = tensor(tensors, init.source().tensor());
+        GraphDtype type = floatType(init.elemType());
         MemorySegment data = switch (init.source()) {
-          case WeightSource.Dense d -> fp32(t, arena);
-          case WeightSource.Quantized q -> part(quantized.get(q.tensor()), q.part(), arena);
+          case WeightSource.Dense d -> type == GraphDtype.FLOAT32 ? fp32(t, arena)
+              : convert(t, type, arena);
+          case WeightSource.Quantized q -> part(quantized.get(q.tensor()), q.part(), type, arena);
         };
         values[i++] = OrtValue.wrap(info, data, ElementType.ofCode(init.elemType()), init.dims());
       }
@@ -112,12 +116,40 @@ final class WeightTensors implements AutoCloseable {
     return copy;
   }
 
-  private static MemorySegment part(QuantizedWeight w, WeightSource.Part part, Arena arena) {
+  private static MemorySegment convert(Tensor t, GraphDtype dtype, Arena arena) {
+    long n = t.elementCount();
+    MemorySegment copy = arena.allocate(n * dtype.bytes(), 64);
+    for (long k = 0; k < n; k++) {
+      dtype.store(copy, k, t.get(k));
+    }
+    return copy;
+  }
+
+  /** @param scaleType the scales' type: A's, the graph's float type */
+  private static MemorySegment part(QuantizedWeight w, WeightSource.Part part,
+      GraphDtype scaleType, Arena arena) {
     return switch (part) {
       case WEIGHT -> arena.allocateFrom(ValueLayout.JAVA_BYTE, w.packed());
-      case SCALES -> arena.allocateFrom(ValueLayout.JAVA_FLOAT, w.scales());
       case ZERO_POINTS -> arena.allocateFrom(ValueLayout.JAVA_BYTE, w.zeroPoints());
+      case SCALES -> {
+        float[] scales = w.scales();
+        MemorySegment out = arena.allocate((long) scales.length * scaleType.bytes(), 64);
+        for (int i = 0; i < scales.length; i++) {
+          scaleType.store(out, i, scales[i]);
+        }
+        yield out;
+      }
     };
+  }
+
+  /** The float type of ONNX code {@code elemType}; fp32 for the quantized bytes (unused). */
+  private static GraphDtype floatType(int elemType) {
+    for (GraphDtype t : GraphDtype.values()) {
+      if (t.onnxType() == elemType) {
+        return t;
+      }
+    }
+    return GraphDtype.FLOAT32;
   }
 
   OrtValue[] values() {

@@ -5,10 +5,14 @@ import dev.radixserve.cache.CacheListener;
 import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.cache.EvictionPolicy;
+import dev.radixserve.model.BoundModelRunner;
+import dev.radixserve.model.Device;
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.ModelRunner;
 import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.RunnerWarmup;
 import dev.radixserve.model.attention.PagedAttentionOp;
+import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
@@ -53,13 +57,34 @@ import java.util.logging.Logger;
  */
 public final class RadixServer {
 
+  /**
+   * The CPU in fp32 keeps the plain runner (host pool, no IOBinding: as fast as ever); CUDA, and
+   * fp16 on the CPU, take the IOBinding runner with its pool in the device's memory.
+   */
+  private static ModelRunner createRunner(GptWeights weights, ServerConfig config) {
+    Device device = config.device();
+    if (device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32) {
+      return config.numBlocks() != null
+          ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(),
+              config.threads(), java.util.Map.of(), config.quantization())
+          : OnnxModelRunner.createForBudget(weights, config.blockSize(),
+              config.kvCacheMemoryBytes(), config.threads(), config.quantization());
+    }
+    LOG.info("running on " + device.kind().settingName() + " in " + device.dtype().settingName());
+    return config.numBlocks() != null
+        ? BoundModelRunner.create(weights, device, config.blockSize(), config.numBlocks(),
+            config.threads(), config.quantization())
+        : BoundModelRunner.createForBudget(weights, device, config.blockSize(),
+            config.kvCacheMemoryBytes(), config.threads(), config.quantization());
+  }
+
   private static final Logger LOG = Logger.getLogger(RadixServer.class.getName());
   /** Enough steps for the JIT to compile the attention kernel's loops; time-capped for big models. */
   private static final int WARMUP_STEPS = 40;
   private static final java.time.Duration WARMUP_BUDGET = java.time.Duration.ofSeconds(3);
   private static final long START_STACK_BYTES = 16L << 20;
 
-  private final OnnxModelRunner runner;
+  private final ModelRunner runner;
   private final Engine engine;
   private final CacheViewService cacheView;
   private final ServerMetrics metrics;
@@ -96,11 +121,7 @@ public final class RadixServer {
     // session holds the weights: a quantized model then costs its quantized size, not both
     long params;
     try (weights) {
-      runner = config.numBlocks() != null
-          ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(),
-              config.threads(), java.util.Map.of(), config.quantization())
-          : OnnxModelRunner.createForBudget(weights, config.blockSize(),
-              config.kvCacheMemoryBytes(), config.threads(), config.quantization());
+      runner = createRunner(weights, config);
       params = weights.tensors().values().stream()
           .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
     }
@@ -154,8 +175,10 @@ public final class RadixServer {
         + " %s; listening on http://%s:%d", config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
         mc.nHead(), mc.nEmbd(), params, config.quantization().quantized()
-            ? "quantized " + config.quantization().key() : "fp32", eos.ids(), eos.source(), runner.numBlocks(), config.blockSize(),
-        runner.kvPool().bytesPerBlock() * runner.numBlocks(),
+            ? "quantized " + config.quantization().key() : "unquantized", eos.ids(), eos.source(),
+        runner.numBlocks(), config.blockSize(),
+        dev.radixserve.model.DeviceKvPool.bytesPerBlock(mc, config.blockSize(),
+            config.device().dtype()) * runner.numBlocks(),
         config.prefixCaching() ? "on" : "off", config.host(), port()));
     ready = true;
   }
@@ -178,15 +201,17 @@ public final class RadixServer {
   }
 
   /**
-   * The model as the block hashes name it: the served name, and with quantized weights the
-   * quantization too ({@code gpt2@int4/b32/sym/acc4}), since an int4 model's KV blocks are not an
-   * fp32 model's. Unquantized it is the plain name, so llm-d's own hash of a prefix still equals
-   * the published one.
+   * The model as the block hashes name it: the served name, then the dtype when it is not fp32
+   * and the quantization when there is one ({@code gpt2@int4/b32/sym/acc4},
+   * {@code gpt2@float16}), since an int4 or fp16 model's KV blocks are not the fp32 model's. For
+   * fp32 unquantized it is the plain name, so llm-d's own hash of a prefix still equals ours.
    */
   static String cacheModelKey(ServerConfig config) {
-    return config.quantization().quantized()
-        ? config.servedModelName() + "@" + config.quantization().key()
-        : config.servedModelName();
+    String key = config.servedModelName();
+    if (config.device().dtype() != GraphDtype.FLOAT32) {
+      key += "@" + config.device().dtype().settingName();
+    }
+    return config.quantization().quantized() ? key + "@" + config.quantization().key() : key;
   }
 
   /** Loads the model, starts the engine and the HTTP endpoint. */

@@ -10,6 +10,7 @@ import ai.onnx.proto.OnnxMl.TensorProto;
 import ai.onnx.proto.OnnxMl.TensorShapeProto;
 import ai.onnx.proto.OnnxMl.TypeProto;
 import ai.onnx.proto.OnnxMl.ValueInfoProto;
+import dev.radixserve.model.ort.ElementType;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,7 +28,10 @@ final class GraphBuilder {
 
   private final GraphProto.Builder graph;
   private final Map<String, ExternalInitializer> externals = new LinkedHashMap<>();
-  private final Map<String, long[]> offered = new LinkedHashMap<>();
+  private final Map<String, Offered> offered = new LinkedHashMap<>();
+
+  /** A checkpoint tensor the graph may read, in the graph's float type. */
+  private record Offered(long[] dims, int elemType) {}
   private int counter;
 
   GraphBuilder(String name) {
@@ -55,13 +59,13 @@ final class GraphBuilder {
    * offers all its weights up front; a linear layer that is quantized reads its weight in
    * another form, so the fp32 one is never declared, converted or handed to the session.
    */
-  void offer(Map<String, long[]> weights) {
-    weights.forEach(offered::putIfAbsent);
+  void offer(Map<String, long[]> weights, int elemType) {
+    weights.forEach((name, dims) -> offered.putIfAbsent(name, new Offered(dims.clone(), elemType)));
   }
 
-  /** Offers one checkpoint tensor (see {@link #offer}) and returns its name. */
+  /** Offers one checkpoint tensor as fp32 unless already offered (see {@link #offer}). */
   String weight(String name, long... dims) {
-    offered.putIfAbsent(name, dims.clone());
+    offered.putIfAbsent(name, new Offered(dims.clone(), FLOAT));
     return name;
   }
 
@@ -74,7 +78,7 @@ final class GraphBuilder {
     if (externals.putIfAbsent(name, new ExternalInitializer(name, elemType, dims, source)) != null) {
       throw new IllegalStateException("initializer " + name + " declared twice");
     }
-    long bytes = (elemType == UINT8 ? 1 : 4);
+    long bytes = ElementType.ofCode(elemType).bytes();
     for (long d : dims) {
       bytes *= d;
     }
@@ -184,9 +188,22 @@ final class GraphBuilder {
 
   /** A scalar float constant. */
   String scalar(float value) {
+    return scalar(value, GraphDtype.FLOAT32);
+  }
+
+  /** A scalar constant of {@code dtype} ({@code value} rounded to it). */
+  String scalar(float value, GraphDtype dtype) {
     String name = "c" + (counter++);
-    graph.addInitializer(TensorProto.newBuilder().setName(name).setDataType(FLOAT)
-        .addFloatData(value));
+    TensorProto.Builder t = TensorProto.newBuilder().setName(name).setDataType(dtype.onnxType());
+    if (dtype == GraphDtype.FLOAT32) {
+      t.addFloatData(value);
+    } else {
+      // 16-bit floats travel as their bit patterns in int32_data (ONNX's rule for them)
+      java.lang.foreign.MemorySegment bits = java.lang.foreign.MemorySegment.ofArray(new short[1]);
+      dtype.store(bits, 0, value);
+      t.addInt32Data(bits.get(java.lang.foreign.ValueLayout.JAVA_SHORT, 0) & 0xFFFF);
+    }
+    graph.addInitializer(t);
     return name;
   }
 
@@ -209,15 +226,16 @@ final class GraphBuilder {
     for (NodeProto n : graph.getNodeList()) {
       read.addAll(n.getInputList());
     }
-    offered.forEach((name, dims) -> {
+    offered.forEach((name, w) -> {
       if (read.contains(name) && !externals.containsKey(name)) {
-        externalInitializer(name, FLOAT, dims, new WeightSource.Dense(name));
+        externalInitializer(name, w.elemType(), w.dims(), new WeightSource.Dense(name));
       }
     });
     return new OnnxGraph(model(opset, producer).toByteArray(), List.copyOf(externals.values()));
   }
 
-  private ModelProto model(int opset, String producer) {
+  /** The model alone, for graphs with no external initializers. */
+  ModelProto model(int opset, String producer) {
     return ModelProto.newBuilder()
         .setIrVersion(8)
         .setProducerName(producer)

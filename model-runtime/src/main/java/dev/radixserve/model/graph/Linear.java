@@ -1,6 +1,5 @@
 package dev.radixserve.model.graph;
 
-import static dev.radixserve.model.graph.GraphBuilder.FLOAT;
 import static dev.radixserve.model.graph.GraphBuilder.UINT8;
 import static dev.radixserve.model.graph.GraphBuilder.attr;
 
@@ -35,10 +34,15 @@ final class Linear {
 
   private final GraphBuilder g;
   private final QuantSpec spec;
+  private final int floatType;
 
-  Linear(GraphBuilder g, QuantSpec spec) {
+  /**
+   * @param floatType the graph's float type (ONNX code): MatMulNBits' scales are of A's type
+   */
+  Linear(GraphBuilder g, QuantSpec spec, int floatType) {
     this.g = g;
     this.spec = spec;
+    this.floatType = floatType;
   }
 
   /**
@@ -90,7 +94,7 @@ final class Linear {
     long blob = (long) spec.blockSize() * bits / 8;
     List<String> inputs = new ArrayList<>(List.of(x,
         quantized(weight, layout, Part.WEIGHT, QWEIGHT, UINT8, n, blocks, blob),
-        quantized(weight, layout, Part.SCALES, SCALES, FLOAT, n, blocks)));
+        quantized(weight, layout, Part.SCALES, SCALES, floatType, n, blocks)));
     if (spec.zeroPoints()) {
       inputs.add(quantized(weight, layout, Part.ZERO_POINTS, ZERO_POINTS, UINT8, n,
           (blocks * bits + 7) / 8));

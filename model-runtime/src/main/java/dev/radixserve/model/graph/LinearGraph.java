@@ -25,7 +25,7 @@ public final class LinearGraph {
     GraphBuilder g = new GraphBuilder("linear");
     long[] kn = layout.kn(shape);
     g.input(X, FLOAT, "T", kn[0]);
-    new Linear(g, quant).emitInto(Y, X, weight, layout, shape, bias, true);
+    new Linear(g, quant, FLOAT).emitInto(Y, X, weight, layout, shape, bias, true);
     g.declareOutput(Y, FLOAT, "T", kn[1]);
     return g.finish(PagedGpt2Graph.OPSET, "radixserve");
   }

@@ -199,25 +199,45 @@ final class ServeCommand implements Callable<Integer> {
           + " pay for compiling the attention kernel (about 1 s). Env RADIXSERVE_WARMUP.")
   String warmup;
 
-  @Option(names = "--quantization", paramLabel = "none|int8|int4", order = 38,
+  @Option(names = "--device", paramLabel = "cpu|cuda", order = 38,
+      description = "Where the model runs: ONNX Runtime's CPU provider, or CUDA (needs the -Pcuda"
+          + " jar, the CUDA 12 libraries and a driver). Env RADIXSERVE_DEVICE.")
+  String device;
+
+  @Option(names = "--dtype", paramLabel = "auto|float32|float16|bfloat16", order = 39,
+      description = "Precision of the graph and the KV pool; auto: float32 on cpu, float16 on"
+          + " cuda. Env RADIXSERVE_DTYPE.")
+  String dtype;
+
+  @Option(names = "--cuda-device-id", paramLabel = "N", order = 40,
+      description = "CUDA device to run on. Env RADIXSERVE_CUDA_DEVICE_ID.")
+  String cudaDeviceId;
+
+  @Option(names = "--cuda-tf32", paramLabel = "true|false", order = 41, arity = "0..1",
+      fallbackValue = "true",
+      description = "Let fp32 matrix products on CUDA use TF32 (faster, less exact; off for parity"
+          + " with the CPU). Env RADIXSERVE_CUDA_TF32.")
+  String cudaTf32;
+
+  @Option(names = "--quantization", paramLabel = "none|int8|int4", order = 42,
       description = "Store the linear layers' weights block-quantized (ONNX Runtime's "
           + "MatMulNBits), quantized at load from the checkpoint; embeddings stay as they are. "
           + "Env RADIXSERVE_QUANTIZATION.")
   String quantization;
 
-  @Option(names = "--quantization-block-size", paramLabel = "N", order = 39,
+  @Option(names = "--quantization-block-size", paramLabel = "N", order = 43,
       description = "Weights per quantization block along the input dimension (16..256, a power"
           + " of two that divides every layer's input width). Env "
           + "RADIXSERVE_QUANTIZATION_BLOCK_SIZE.")
   String quantizationBlockSize;
 
-  @Option(names = "--quantization-zero-points", paramLabel = "true|false", order = 40,
+  @Option(names = "--quantization-zero-points", paramLabel = "true|false", order = 44,
       arity = "0..1", fallbackValue = "true",
       description = "Asymmetric blocks (a zero point per block) instead of symmetric ones. Env "
           + "RADIXSERVE_QUANTIZATION_ZERO_POINTS.")
   String quantizationZeroPoints;
 
-  @Option(names = "--quantization-lm-head", paramLabel = "true|false|auto", order = 41,
+  @Option(names = "--quantization-lm-head", paramLabel = "true|false|auto", order = 45,
       arity = "0..1", fallbackValue = "true",
       description = "Quantize the LM head too. auto (the default): true with int8, false with "
           + "int4. Env RADIXSERVE_QUANTIZATION_LM_HEAD.")

@@ -1,5 +1,8 @@
 package dev.radixserve.server.config;
 
+import dev.radixserve.model.Device;
+import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.ort.CudaProvider;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
 import java.nio.file.Path;
@@ -37,6 +40,7 @@ import java.time.Duration;
  * @param bodyTimeout a request's body must arrive within this after its head (else 408)
  * @param warmup run a few forward steps before listening, so the first requests do not pay for
  *     compiling the attention kernel
+ * @param device where the model runs (CPU or CUDA), its dtype and CUDA provider settings
  * @param quantization how the linear layers' weights are stored ({@code --quantization} and its
  *     block size, zero points and LM-head keys; the accuracy level is the device's)
  */
@@ -67,6 +71,7 @@ public record ServerConfig(
     Duration headerTimeout,
     Duration bodyTimeout,
     boolean warmup,
+    Device device,
     QuantSpec quantization) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
@@ -93,6 +98,9 @@ public record ServerConfig(
     require(idleTimeout.toMillis() >= 1, "idle-timeout", idleTimeout, ">= 1ms");
     require(headerTimeout.toMillis() >= 1, "header-timeout", headerTimeout, ">= 1ms");
     require(bodyTimeout.toMillis() >= 1, "body-timeout", bodyTimeout, ">= 1ms");
+    if (device == null) {
+      device = Device.cpu();
+    }
     if (quantization == null) {
       quantization = QuantSpec.none();
     }
@@ -149,6 +157,10 @@ public record ServerConfig(
     b.headerTimeout = headerTimeout;
     b.bodyTimeout = bodyTimeout;
     b.warmup = warmup;
+    b.device = device.kind();
+    b.dtype = device.dtype();
+    b.cudaDeviceId = device.cuda().deviceId();
+    b.cudaTf32 = device.cuda().tf32();
     b.quantization = quantization.mode();
     b.quantizationBlockSize = quantization.blockSize();
     b.quantizationZeroPoints = quantization.zeroPoints();
@@ -195,7 +207,19 @@ public record ServerConfig(
     /** null: the mode's default ({@link QuantSpec#defaultLmHead}). */
     public Boolean quantizationLmHead;
 
+    public Device.Kind device = Device.Kind.CPU;
+    /** null: float32 on the CPU, float16 on CUDA. */
+    public GraphDtype dtype;
+    public int cudaDeviceId;
+    public boolean cudaTf32;
+
     public ServerConfig build() {
+      GraphDtype resolved = dtype != null ? dtype
+          : device == Device.Kind.CUDA ? GraphDtype.FLOAT16 : GraphDtype.FLOAT32;
+      if (cudaDeviceId < 0) {
+        throw new IllegalArgumentException("invalid value for cuda-device-id: " + cudaDeviceId
+            + " (allowed: >= 0)");
+      }
       require(quantizationBlockSize >= 16 && quantizationBlockSize <= 256
           && Integer.bitCount(quantizationBlockSize) == 1, "quantization-block-size",
           quantizationBlockSize, "16, 32, 64, 128 or 256");
@@ -205,14 +229,22 @@ public record ServerConfig(
           new KvEventsConfig(kvEvents, kvEventsEndpoint, kvEventsReplayEndpoint, kvEventsTopic,
               kvEventsQueueSize, kvEventsEncoding),
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
-          headerTimeout, bodyTimeout, warmup, quantization());
+          headerTimeout, bodyTimeout, warmup,
+          new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)),
+          quantization());
     }
 
+    /**
+     * The quantization as the device runs it: on the CPU, {@code accuracy_level} 4 (int8 dot
+     * products, measured faster; ONNX Runtime has no fp32-compute kernel for 8-bit weights on
+     * x86); CUDA's MatMulNBits computes in the activations' type and takes no level (0).
+     */
     private QuantSpec quantization() {
       return quantization == QuantMode.NONE ? QuantSpec.none()
           : QuantSpec.of(quantization).withBlockSize(quantizationBlockSize)
               .withZeroPoints(quantizationZeroPoints).withLmHead(quantizationLmHead == null
-                  ? QuantSpec.defaultLmHead(quantization) : quantizationLmHead);
+                  ? QuantSpec.defaultLmHead(quantization) : quantizationLmHead)
+              .withAccuracyLevel(device == Device.Kind.CUDA ? 0 : QuantSpec.CPU_ACCURACY_LEVEL);
     }
   }
 }

@@ -101,6 +101,10 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.HEADER_TIMEOUT, "3s");
     values.put(ConfigKey.BODY_TIMEOUT, "250ms");
     values.put(ConfigKey.WARMUP, "false");
+    values.put(ConfigKey.DEVICE, "cuda");
+    values.put(ConfigKey.DTYPE, "bfloat16");
+    values.put(ConfigKey.CUDA_DEVICE_ID, "3");
+    values.put(ConfigKey.CUDA_TF32, "true");
     values.put(ConfigKey.QUANTIZATION, "int4");
     values.put(ConfigKey.QUANTIZATION_BLOCK_SIZE, "64");
     values.put(ConfigKey.QUANTIZATION_ZERO_POINTS, "true");
@@ -112,7 +116,10 @@ class ConfigPrecedenceTest {
         new KvEventsConfig(true, "tcp://router:5557", "tcp://*:5558", "kv@10.0.0.7:8000@gpt2", 512,
             KvEventEncoding.MAP),
         12, 40, 128, 77, Duration.ofMinutes(2), Duration.ofSeconds(3), Duration.ofMillis(250), false,
-        new QuantSpec(QuantMode.INT4, 64, true, true, QuantSpec.CPU_ACCURACY_LEVEL));
+        new dev.radixserve.model.Device(dev.radixserve.model.Device.Kind.CUDA,
+            dev.radixserve.model.graph.GraphDtype.BFLOAT16,
+            new dev.radixserve.model.ort.CudaProvider.Settings(3, true)),
+        new QuantSpec(QuantMode.INT4, 64, true, true, 0)); // on CUDA: no accuracy_level
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
@@ -124,6 +131,15 @@ class ConfigPrecedenceTest {
     });
     assertEquals(expected, ConfigResolver.resolve(Map.of(), env, null));
     assertEquals(expected, ConfigResolver.resolve(Map.of(), Map.of(), file(yaml.toString())));
+  }
+
+  @Test
+  void dtypeAutoFollowsTheDevice() {
+    assertEquals(dev.radixserve.model.graph.GraphDtype.FLOAT32,
+        ConfigResolver.resolve(Map.of(), Map.of(), null).device().dtype());
+    assertEquals(dev.radixserve.model.graph.GraphDtype.FLOAT16, ConfigResolver.resolve(
+        Map.of(ConfigKey.DEVICE, "cuda", ConfigKey.DTYPE, "auto"), Map.of(), null)
+        .device().dtype());
   }
 
   @Test
@@ -143,7 +159,8 @@ class ConfigPrecedenceTest {
         + "max-queued-requests, threads, max-request-body, shutdown-timeout, kv-events, "
         + "kv-events-endpoint, kv-events-replay-endpoint, kv-events-topic, kv-events-queue-size, "
         + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
-        + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, quantization, quantization-block-size, "
+        + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, "
+        + "cuda-device-id, cuda-tf32, quantization, quantization-block-size, "
         + "quantization-zero-points, quantization-lm-head)",
         e.getMessage());
   }
