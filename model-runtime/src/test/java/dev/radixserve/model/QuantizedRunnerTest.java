@@ -3,6 +3,7 @@ package dev.radixserve.model;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.weights.DType;
@@ -73,6 +74,32 @@ class QuantizedRunnerTest {
       float[] last = quant.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
           java.util.Arrays.copyOfRange(prompt, b, prompt.length), b, table2))))[0];
       assertArrayEquals(whole[prompt.length - 1], last, 0f, "chunked prefill, bit for bit");
+    }
+  }
+
+  /**
+   * The IOBinding runner (the one CUDA uses) in fp16, here on the CPU: MatMulNBits with fp16
+   * activations and fp16 scales (the graph's type) stays near the same runner unquantized.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"INT8, 0.04", "INT4, 0.35"})
+  void fp16GraphsQuantizeWithScalesInTheirOwnType(QuantMode mode, double bound) {
+    Device half = Device.cpu().withDtype(GraphDtype.FLOAT16);
+    try (GptWeights w = RandomGpt2.create(C, 32);
+        BoundModelRunner plain = BoundModelRunner.create(w, half, 4, 16, 1);
+        BoundModelRunner quant = BoundModelRunner.create(w, half, 4, 16, 1,
+            QuantSpec.of(mode).withAccuracyLevel(0))) {
+      int[] prompt = {17, 3, 99, 250, 4, 61, 8, 120, 33};
+      int[] table = {2, 7, 11};
+      ForwardBatch batch = new ForwardBatch(List.of(new ForwardBatch.Seq(prompt, 0, table)));
+      float[] expected = plain.forward(batch)[0];
+      float[] actual = quant.forward(batch)[0];
+      double[] ref = new double[expected.length];
+      for (int i = 0; i < ref.length; i++) {
+        ref[i] = expected[i];
+      }
+      double err = OnnxModelRunnerTest.relativeError(actual, ref);
+      assertTrue(err > 0 && err <= bound, mode + " in fp16: relative error " + err);
     }
   }
 }
