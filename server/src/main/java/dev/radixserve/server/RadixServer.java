@@ -31,6 +31,8 @@ import dev.radixserve.server.engine.EngineObserver;
 import dev.radixserve.server.engine.EngineSnapshot;
 import dev.radixserve.server.engine.PoolBlocks;
 import dev.radixserve.server.http.CacheViewHandler;
+import dev.radixserve.server.http.ConnectionLimit;
+import dev.radixserve.server.http.DescriptorLimit;
 import dev.radixserve.server.http.HttpHandler;
 import dev.radixserve.server.kvevents.KvEventPublisher;
 import dev.radixserve.server.http.ServerInitializer;
@@ -147,7 +149,8 @@ public final class RadixServer {
     engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer, eos.ids(),
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
-            config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests()),
+            config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests(),
+            new Engine.FairShareSettings(config.fairShare(), config.effectiveMaxSeqsPerRequest())),
         EngineObserver.both(metrics, cacheRecorder));
     metrics.bindEngine(engine);
     if (kvEvents != null) {
@@ -162,13 +165,18 @@ public final class RadixServer {
         config.maxStopLength(), config.blockSize(), runner.numBlocks());
     handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
         config.servedModelName(), limits, config.apiKey(), () -> ready,
-        config.model() == null ? config.servedModelName() : config.model().toString()));
+        config.model() == null ? config.servedModelName() : config.model().toString(),
+        config.clientIdHeader()));
     group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
+    ServerInitializer initializer = new ServerInitializer(handler,
+        new CacheViewHandler(cacheView, config.apiKey(), metrics), new ServerInitializer.Limits(
+        config.maxRequestBodyBytes(), DescriptorLimit.capConnections(config.maxConnections()),
+        config.idleTimeout(), config.headerTimeout(), config.bodyTimeout()));
+    ConnectionLimit connections = initializer.connections();
+    metrics.bindConnections(connections::openConnections, connections.max(),
+        connections::refusedAtAccept, connections::idleEvicted);
     channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
-        .childHandler(new ServerInitializer(handler,
-            new CacheViewHandler(cacheView, config.apiKey(), metrics), new ServerInitializer.Limits(
-            config.maxRequestBodyBytes(), config.maxConnections(), config.idleTimeout(),
-            config.headerTimeout(), config.bodyTimeout())))
+        .childHandler(initializer)
         .bind(config.host(), config.port()).sync().channel();
     LOG.info(() -> String.format("model %s (%s): %d layers, %d heads, width %d, %,d parameters;"
         + " weights %s; EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching"
@@ -237,6 +245,11 @@ public final class RadixServer {
 
   public int port() {
     return ((InetSocketAddress) channel.localAddress()).getPort();
+  }
+
+  /** The Prometheus text of /metrics, without a connection (tests, diagnostics). */
+  public String scrapeMetrics() {
+    return metrics.scrape();
   }
 
   public boolean isReady() {

@@ -10,6 +10,7 @@ import java.util.List;
  * @param maxTokens null: up to the model length
  * @param logprobs completions: top alternatives to report (null: none); chat: top_logprobs when
  *     logprobs is true
+ * @param priority vLLM's {@code priority}: lower runs first, within the client's fair share
  */
 public record GenerationRequest(
     boolean chat,
@@ -24,4 +25,5 @@ public record GenerationRequest(
     boolean echo,
     Integer logprobs,
     String namespace,
-    String user) {}
+    String user,
+    int priority) {}

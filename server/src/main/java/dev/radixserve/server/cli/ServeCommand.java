@@ -219,25 +219,41 @@ final class ServeCommand implements Callable<Integer> {
           + " with the CPU). Env RADIXSERVE_CUDA_TF32.")
   String cudaTf32;
 
-  @Option(names = "--quantization", paramLabel = "none|int8|int4", order = 42,
+  @Option(names = "--fair-share", paramLabel = "true|false", order = 42, arity = "0..1",
+      fallbackValue = "true",
+      description = "Share sequence slots fairly between clients: a client below its share "
+          + "goes first and may preempt a client over its share. Env RADIXSERVE_FAIR_SHARE.")
+  String fairShare;
+
+  @Option(names = "--max-seqs-per-request", paramLabel = "N", order = 43,
+      description = "Sequences one request runs at most while another request of its client "
+          + "waits (default: a quarter of --max-num-seqs). Env RADIXSERVE_MAX_SEQS_PER_REQUEST.")
+  String maxSeqsPerRequest;
+
+  @Option(names = "--client-id-header", paramLabel = "NAME", order = 44,
+      description = "Request header naming the client for fair shares (e.g. a gateway's user "
+          + "header); without it the connection is the client. Env RADIXSERVE_CLIENT_ID_HEADER.")
+  String clientIdHeader;
+
+  @Option(names = "--quantization", paramLabel = "none|int8|int4", order = 45,
       description = "Store the linear layers' weights block-quantized (ONNX Runtime's "
           + "MatMulNBits), quantized at load from the checkpoint; embeddings stay as they are. "
           + "Env RADIXSERVE_QUANTIZATION.")
   String quantization;
 
-  @Option(names = "--quantization-block-size", paramLabel = "N", order = 43,
+  @Option(names = "--quantization-block-size", paramLabel = "N", order = 46,
       description = "Weights per quantization block along the input dimension (16..256, a power"
           + " of two that divides every layer's input width). Env "
           + "RADIXSERVE_QUANTIZATION_BLOCK_SIZE.")
   String quantizationBlockSize;
 
-  @Option(names = "--quantization-zero-points", paramLabel = "true|false", order = 44,
+  @Option(names = "--quantization-zero-points", paramLabel = "true|false", order = 47,
       arity = "0..1", fallbackValue = "true",
       description = "Asymmetric blocks (a zero point per block) instead of symmetric ones. Env "
           + "RADIXSERVE_QUANTIZATION_ZERO_POINTS.")
   String quantizationZeroPoints;
 
-  @Option(names = "--quantization-lm-head", paramLabel = "true|false|auto", order = 45,
+  @Option(names = "--quantization-lm-head", paramLabel = "true|false|auto", order = 48,
       arity = "0..1", fallbackValue = "true",
       description = "Quantize the LM head too. auto (the default): true with int8, false with "
           + "int4. Env RADIXSERVE_QUANTIZATION_LM_HEAD.")

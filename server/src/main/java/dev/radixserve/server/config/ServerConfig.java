@@ -41,6 +41,11 @@ import java.time.Duration;
  * @param warmup run a few forward steps before listening, so the first requests do not pay for
  *     compiling the attention kernel
  * @param device where the model runs (CPU or CUDA), its dtype and CUDA provider settings
+ * @param fairShare share sequence slots fairly between clients (off only for comparisons)
+ * @param maxSeqsPerRequest sequences one request runs at most while another request of its
+ *     client waits; null: a quarter of maxNumSeqs (at least 1)
+ * @param clientIdHeader request header naming the client for fair shares (a gateway's user
+ *     header); null, or a request without it: the connection is the client
  * @param quantization how the linear layers' weights are stored ({@code --quantization} and its
  *     block size, zero points and LM-head keys; the accuracy level is the device's)
  */
@@ -72,6 +77,9 @@ public record ServerConfig(
     Duration bodyTimeout,
     boolean warmup,
     Device device,
+    boolean fairShare,
+    Integer maxSeqsPerRequest,
+    String clientIdHeader,
     QuantSpec quantization) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
@@ -101,12 +109,21 @@ public record ServerConfig(
     if (device == null) {
       device = Device.cpu();
     }
+    require(maxSeqsPerRequest == null || maxSeqsPerRequest >= 1, "max-seqs-per-request",
+        maxSeqsPerRequest, ">= 1");
+    require(clientIdHeader == null || clientIdHeader.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+"),
+        "client-id-header", clientIdHeader, "an HTTP header name");
     if (quantization == null) {
       quantization = QuantSpec.none();
     }
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
+  }
+
+  /** The per-request cap in effect: {@code maxSeqsPerRequest}, else a quarter of the slots. */
+  public int effectiveMaxSeqsPerRequest() {
+    return maxSeqsPerRequest != null ? maxSeqsPerRequest : Math.max(1, maxNumSeqs / 4);
   }
 
   private static void require(boolean ok, String key, Object value, String allowed) {
@@ -161,6 +178,9 @@ public record ServerConfig(
     b.dtype = device.dtype();
     b.cudaDeviceId = device.cuda().deviceId();
     b.cudaTf32 = device.cuda().tf32();
+    b.fairShare = fairShare;
+    b.maxSeqsPerRequest = maxSeqsPerRequest;
+    b.clientIdHeader = clientIdHeader;
     b.quantization = quantization.mode();
     b.quantizationBlockSize = quantization.blockSize();
     b.quantizationZeroPoints = quantization.zeroPoints();
@@ -212,6 +232,9 @@ public record ServerConfig(
     public GraphDtype dtype;
     public int cudaDeviceId;
     public boolean cudaTf32;
+    public boolean fairShare = true;
+    public Integer maxSeqsPerRequest;
+    public String clientIdHeader;
 
     public ServerConfig build() {
       GraphDtype resolved = dtype != null ? dtype
@@ -231,7 +254,7 @@ public record ServerConfig(
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
           headerTimeout, bodyTimeout, warmup,
           new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)),
-          quantization());
+          fairShare, maxSeqsPerRequest, clientIdHeader, quantization());
     }
 
     /**

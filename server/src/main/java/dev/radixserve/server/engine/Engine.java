@@ -29,9 +29,42 @@ public final class Engine {
 
   private static final Logger LOG = Logger.getLogger(Engine.class.getName());
 
-  /** Engine settings (from ServerConfig). */
+  /**
+   * Engine settings (from ServerConfig).
+   *
+   * @param fairShare off, or on with the per-request cap; null: on, with a quarter of
+   *     {@code maxNumSeqs} per request
+   */
   public record Settings(SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
-      int prefillChunkSize, int maxQueuedRequests) {}
+      int prefillChunkSize, int maxQueuedRequests, FairShareSettings fairShare) {
+
+    public Settings {
+      if (fairShare == null) {
+        fairShare = new FairShareSettings(true, Math.max(1, maxNumSeqs / 4));
+      }
+    }
+
+    /** Fair shares on, with the default per-request cap. */
+    public Settings(SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
+        int prefillChunkSize, int maxQueuedRequests) {
+      this(policy, maxNumSeqs, maxBatchedTokens, prefillChunkSize, maxQueuedRequests, null);
+    }
+  }
+
+  /**
+   * @param enabled share sequence slots fairly between clients ({@link FairShare}); off: the
+   *     order is priority, then the policy's, and nothing is preempted for a share
+   * @param maxSeqsPerRequest sequences one request runs at most while another request of its
+   *     client waits for a slot
+   */
+  public record FairShareSettings(boolean enabled, int maxSeqsPerRequest) {
+    public FairShareSettings {
+      if (maxSeqsPerRequest < 1) {
+        throw new IllegalArgumentException("max-seqs-per-request must be >= 1, got "
+            + maxSeqsPerRequest);
+      }
+    }
+  }
 
   private final ModelRunner runner;
   private final BlockSource pool;
@@ -68,7 +101,7 @@ public final class Engine {
     EngineObserver counting = new QueueCountingObserver(observer, queued, live);
     SequenceBlocks blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
-        settings.maxBatchedTokens(), settings.prefillChunkSize(), counting);
+        settings.maxBatchedTokens(), settings.prefillChunkSize(), settings.fairShare(), counting);
     this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, eosTokenIds,
         counting, requests);
     publishGauges();
@@ -268,7 +301,8 @@ public final class Engine {
       }
     }
     gauges = new EngineGauges(requests.size() - waitingRequests, waitingRequests,
-        pool.totalBlocks(), pool.freeBlocks(), cache.map(PrefixCache::cachedBlocks).orElse(0));
+        pool.totalBlocks(), pool.freeBlocks(), cache.map(PrefixCache::cachedBlocks).orElse(0),
+        ClientLoads.top(scheduler.running(), scheduler.waiting(), EngineGauges.TOP_CLIENTS));
   }
 
   /**
@@ -353,6 +387,16 @@ public final class Engine {
     @Override
     public void preempted() {
       delegate.preempted();
+    }
+
+    @Override
+    public void fairSharePreempted() {
+      delegate.fairSharePreempted();
+    }
+
+    @Override
+    public void fairShareDeferred() {
+      delegate.fairShareDeferred();
     }
 
     @Override

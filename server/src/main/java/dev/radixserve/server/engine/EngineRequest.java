@@ -20,6 +20,9 @@ import dev.radixserve.model.sampling.SamplingParams;
  * @param promptLogprobs score every prompt token too ({@link TokenSink#onPromptLogprobs}), with
  *     {@code params.topLogprobs()} alternatives; such a request computes its whole prompt (it
  *     reuses no cached prefix, whose logits are gone)
+ * @param client who sent it (the operator's client-id header, else the connection): admission
+ *     shares sequence slots fairly between clients ({@link FairShare})
+ * @param priority lower runs first (vLLM's {@code priority}), within its client's fair share
  */
 public record EngineRequest(
     String id,
@@ -31,7 +34,9 @@ public record EngineRequest(
     boolean ignoreEos,
     String namespace,
     TokenSink sink,
-    boolean promptLogprobs) {
+    boolean promptLogprobs,
+    String client,
+    int priority) {
 
   public EngineRequest {
     if (promptTokens.length == 0) {
@@ -40,9 +45,19 @@ public record EngineRequest(
     if (n < 1) {
       throw new IllegalArgumentException("n must be >= 1, got " + n);
     }
+    if (client == null) {
+      throw new IllegalArgumentException("client must not be null");
+    }
     if (maxTokens < 0) {
       throw new IllegalArgumentException("max_tokens must be >= 0, got " + maxTokens);
     }
+  }
+
+  /** A request of its own client ({@code group}) at the default priority 0. */
+  public EngineRequest(String id, String group, int[] promptTokens, SamplingParams params, int n,
+      int maxTokens, boolean ignoreEos, String namespace, TokenSink sink, boolean promptLogprobs) {
+    this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, promptLogprobs,
+        group, 0);
   }
 
   /** A request without prompt logprobs. */

@@ -105,6 +105,9 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.DTYPE, "bfloat16");
     values.put(ConfigKey.CUDA_DEVICE_ID, "3");
     values.put(ConfigKey.CUDA_TF32, "true");
+    values.put(ConfigKey.FAIR_SHARE, "false");
+    values.put(ConfigKey.MAX_SEQS_PER_REQUEST, "3");
+    values.put(ConfigKey.CLIENT_ID_HEADER, "X-User");
     values.put(ConfigKey.QUANTIZATION, "int4");
     values.put(ConfigKey.QUANTIZATION_BLOCK_SIZE, "64");
     values.put(ConfigKey.QUANTIZATION_ZERO_POINTS, "true");
@@ -119,6 +122,7 @@ class ConfigPrecedenceTest {
         new dev.radixserve.model.Device(dev.radixserve.model.Device.Kind.CUDA,
             dev.radixserve.model.graph.GraphDtype.BFLOAT16,
             new dev.radixserve.model.ort.CudaProvider.Settings(3, true)),
+        false, 3, "X-User",
         new QuantSpec(QuantMode.INT4, 64, true, true, 0)); // on CUDA: no accuracy_level
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
@@ -160,8 +164,9 @@ class ConfigPrecedenceTest {
         + "kv-events-endpoint, kv-events-replay-endpoint, kv-events-topic, kv-events-queue-size, "
         + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
         + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, "
-        + "cuda-device-id, cuda-tf32, quantization, quantization-block-size, "
-        + "quantization-zero-points, quantization-lm-head)",
+        + "cuda-device-id, cuda-tf32, fair-share, max-seqs-per-request, client-id-header, "
+        + "quantization, quantization-block-size, quantization-zero-points, "
+        + "quantization-lm-head)",
         e.getMessage());
   }
 

@@ -80,6 +80,9 @@ class ServeCommandTest {
         dtype: float32
         cuda-device-id: 0
         cuda-tf32: false
+        fair-share: true
+        max-seqs-per-request: null
+        client-id-header: null
         quantization: none
         quantization-block-size: 32
         quantization-zero-points: false

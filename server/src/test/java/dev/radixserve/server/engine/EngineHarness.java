@@ -67,7 +67,13 @@ class EngineHarness {
   final List<Integer> sampled = new ArrayList<>();
   /** Prompt logprobs by request id. */
   final Map<String, List<SampledToken>> scored = new HashMap<>();
+  /** Request ids in the order their sequences were admitted (again after a preemption too). */
+  final List<String> admissions = new ArrayList<>();
+  /** Runs between a step's schedule and its forward (to check what was scheduled). */
+  Runnable afterSchedule = () -> {};
   int preemptions;
+  int fairSharePreemptions;
+  int deferrals;
   /** The batch and logits of the last step. */
   ForwardBatch lastBatch;
   float[][] lastLogits;
@@ -86,6 +92,17 @@ class EngineHarness {
    */
   EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
       int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward) {
+    this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, prefillChunk, forward,
+        8, new Engine.FairShareSettings(true, 2));
+  }
+
+  /**
+   * @param maxNumSeqs sequence slots
+   * @param fairShare fair shares between clients, on or off
+   */
+  EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
+      int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward, int maxNumSeqs,
+      Engine.FairShareSettings fairShare) {
     this.blockSize = blockSize;
     this.forward = forward;
     this.caching = caching;
@@ -96,10 +113,27 @@ class EngineHarness {
       public void preempted() {
         preemptions++;
       }
+
+      @Override
+      public void prefixMatched(String requestId, int choice, String namespace, long nodeId,
+          int matchedTokens, int queriedTokens) {
+        admissions.add(requestId);
+      }
+
+      @Override
+      public void fairSharePreempted() {
+        fairSharePreemptions++;
+      }
+
+      @Override
+      public void fairShareDeferred() {
+        deferrals++;
+      }
     };
     SequenceBlocks sb = new SequenceBlocks(new PoolBlocks(pool),
         caching ? Optional.<PrefixCache>of(cache) : Optional.empty(), blockSize, observer);
-    scheduler = new Scheduler(sb, policy, 8, maxBatchedTokens, prefillChunk, observer);
+    scheduler = new Scheduler(sb, policy, maxNumSeqs, maxBatchedTokens, prefillChunk, fairShare,
+        observer);
     outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, vocabSize), TOKENIZER,
         Set.of(TOKENIZER.eosTokenId()), observer, requests);
   }
@@ -118,6 +152,12 @@ class EngineHarness {
 
   Sequence submit(String id, String group, int[] prompt, int n, int maxTokens,
       boolean promptLogprobs) {
+    return submit(id, group, group, 0, prompt, n, maxTokens, promptLogprobs);
+  }
+
+  /** A prompt of request {@code group} from {@code client} at {@code priority}. */
+  Sequence submit(String id, String group, String client, int priority, int[] prompt, int n,
+      int maxTokens, boolean promptLogprobs) {
     EngineRequest r = new EngineRequest(id, group, prompt, SamplingParams.greedy(), n, maxTokens,
         true, "", new TokenSink() {
           @Override
@@ -142,7 +182,7 @@ class EngineHarness {
 
           @Override
           public void onError(int httpStatus, String message) {}
-        }, promptLogprobs);
+        }, promptLogprobs, client, priority);
     Sequence s = outputs.newRequest(r, 0);
     scheduler.enqueue(s);
     return s;
@@ -150,6 +190,7 @@ class EngineHarness {
 
   ScheduledStep step() {
     ScheduledStep step = scheduler.schedule();
+    afterSchedule.run();
     if (!step.isEmpty()) {
       lastBatch = step.toBatch();
       lastLogits = forward.run(step, lastBatch);
