@@ -7,6 +7,7 @@ import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.config.ServerConfig;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
@@ -90,6 +91,13 @@ enum ConfigKey {
       (b, v) -> b.maxSeqsPerRequest = ConfigValues.integer(v), ServerConfig::maxSeqsPerRequest),
   CLIENT_ID_HEADER("client-id-header", (b, v) -> b.clientIdHeader = ConfigValues.text(v),
       ServerConfig::clientIdHeader),
+  KV_OFFLOAD_MEMORY("kv-offload-memory", (b, v) -> b.kvOffloadMemoryBytes = ConfigValues.bytes(v),
+      c -> ConfigValues.formatBytes(c.kvOffloadMemoryBytes())),
+  KV_OFFLOAD_DIR("kv-offload-dir", (b, v) -> b.kvOffloadDir = Path.of(ConfigValues.text(v)),
+      c -> c.kvOffloadDir() == null ? null : c.kvOffloadDir().toString()),
+  KV_OFFLOAD_DISK_SIZE("kv-offload-disk-size",
+      (b, v) -> b.kvOffloadDiskBytes = ConfigValues.bytes(v),
+      c -> ConfigValues.formatBytes(c.kvOffloadDiskBytes())),
   QUANTIZATION("quantization",
       (b, v) -> b.quantization = ConfigValues.choice(v, QuantMode.class),
       c -> ConfigValues.formatChoice(c.quantization().mode())),

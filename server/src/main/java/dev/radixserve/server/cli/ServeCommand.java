@@ -235,6 +235,21 @@ final class ServeCommand implements Callable<Integer> {
           + "header); without it the connection is the client. Env RADIXSERVE_CLIENT_ID_HEADER.")
   String clientIdHeader;
 
+  @Option(names = "--kv-offload-memory", paramLabel = "SIZE", order = 50,
+      description = "Host-memory tier below the KV pool: evicted blocks are kept here (e.g. 4g)"
+          + " and loaded instead of recomputed. Default: 0 (off). Env RADIXSERVE_KV_OFFLOAD_MEMORY.")
+  String kvOffloadMemory;
+
+  @Option(names = "--kv-offload-dir", paramLabel = "DIR", order = 51,
+      description = "Disk tier below the KV pool: evicted blocks (and, at shutdown, the cached"
+          + " ones) are written here; a restart with the same model reuses them. Default: none."
+          + " Env RADIXSERVE_KV_OFFLOAD_DIR.")
+  String kvOffloadDir;
+
+  @Option(names = "--kv-offload-disk-size", paramLabel = "SIZE", order = 52,
+      description = "Budget of the disk tier. Default: 16g. Env RADIXSERVE_KV_OFFLOAD_DISK_SIZE.")
+  String kvOffloadDiskSize;
+
   @Option(names = "--quantization", paramLabel = "none|int8|int4", order = 45,
       description = "Store the linear layers' weights block-quantized (ONNX Runtime's "
           + "MatMulNBits), quantized at load from the checkpoint; embeddings stay as they are. "

@@ -46,6 +46,10 @@ import java.time.Duration;
  *     client waits; null: a quarter of maxNumSeqs (at least 1)
  * @param clientIdHeader request header naming the client for fair shares (a gateway's user
  *     header); null, or a request without it: the connection is the client
+ * @param kvOffloadMemoryBytes budget of the host-memory tier below the KV pool; 0: none
+ * @param kvOffloadDir directory of the disk tier below the KV pool (kept across restarts); null:
+ *     none
+ * @param kvOffloadDiskBytes the disk tier's budget
  * @param quantization how the linear layers' weights are stored ({@code --quantization} and its
  *     block size, zero points and LM-head keys; the accuracy level is the device's)
  */
@@ -80,6 +84,9 @@ public record ServerConfig(
     boolean fairShare,
     Integer maxSeqsPerRequest,
     String clientIdHeader,
+    long kvOffloadMemoryBytes,
+    Path kvOffloadDir,
+    long kvOffloadDiskBytes,
     QuantSpec quantization) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
@@ -113,6 +120,8 @@ public record ServerConfig(
         maxSeqsPerRequest, ">= 1");
     require(clientIdHeader == null || clientIdHeader.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+"),
         "client-id-header", clientIdHeader, "an HTTP header name");
+    require(kvOffloadMemoryBytes >= 0, "kv-offload-memory", kvOffloadMemoryBytes, ">= 0 bytes");
+    require(kvOffloadDiskBytes > 0, "kv-offload-disk-size", kvOffloadDiskBytes, "> 0 bytes");
     if (quantization == null) {
       quantization = QuantSpec.none();
     }
@@ -181,6 +190,9 @@ public record ServerConfig(
     b.fairShare = fairShare;
     b.maxSeqsPerRequest = maxSeqsPerRequest;
     b.clientIdHeader = clientIdHeader;
+    b.kvOffloadMemoryBytes = kvOffloadMemoryBytes;
+    b.kvOffloadDir = kvOffloadDir;
+    b.kvOffloadDiskBytes = kvOffloadDiskBytes;
     b.quantization = quantization.mode();
     b.quantizationBlockSize = quantization.blockSize();
     b.quantizationZeroPoints = quantization.zeroPoints();
@@ -235,6 +247,9 @@ public record ServerConfig(
     public boolean fairShare = true;
     public Integer maxSeqsPerRequest;
     public String clientIdHeader;
+    public long kvOffloadMemoryBytes;
+    public Path kvOffloadDir;
+    public long kvOffloadDiskBytes = 16L << 30;
 
     public ServerConfig build() {
       GraphDtype resolved = dtype != null ? dtype
@@ -254,7 +269,9 @@ public record ServerConfig(
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
           headerTimeout, bodyTimeout, warmup,
           new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)),
-          fairShare, maxSeqsPerRequest, clientIdHeader, quantization());
+          fairShare, maxSeqsPerRequest, clientIdHeader,
+          kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes,
+          quantization());
     }
 
     /**

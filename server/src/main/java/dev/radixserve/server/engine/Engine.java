@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -70,6 +72,8 @@ public final class Engine {
   private final BlockSource pool;
   private final Optional<PrefixCache> cache;
   private final Scheduler scheduler;
+  private final SequenceBlocks blocks;
+  private final ExecutorService loader;
   private final OutputProcessor outputs;
   private final Map<String, RequestState> requests = new HashMap<>();
   private final LinkedBlockingQueue<EngineMessage> inbox = new LinkedBlockingQueue<>();
@@ -94,12 +98,32 @@ public final class Engine {
   public Engine(ModelRunner runner, BlockSource pool, Optional<PrefixCache> cache,
       Tokenizer tokenizer, Set<Integer> eosTokenIds, SamplerFactory samplers, Settings settings,
       EngineObserver observer) {
+    this(runner, pool, cache, Optional.empty(), tokenizer, eosTokenIds, samplers, settings,
+        observer);
+  }
+
+  /**
+   * @param tiers cache tiers below the pool (needs {@code cache}): a match loads the blocks they
+   *     hold on a loader thread of its own
+   */
+  public Engine(ModelRunner runner, BlockSource pool, Optional<PrefixCache> cache,
+      Optional<BlockTiers> tiers, Tokenizer tokenizer, Set<Integer> eosTokenIds,
+      SamplerFactory samplers, Settings settings, EngineObserver observer) {
     this.runner = runner;
     this.pool = pool;
     this.cache = cache;
     this.maxQueued = settings.maxQueuedRequests();
     EngineObserver counting = new QueueCountingObserver(observer, queued, live);
-    SequenceBlocks blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting);
+    TierLoads loads = null;
+    if (tiers.isPresent()) {
+      loader = Executors.newSingleThreadExecutor(
+          Thread.ofPlatform().name("radixserve-kv-loader").daemon().factory());
+      // a finished load wakes an engine that waits for nothing else
+      loads = new TierLoads(loader, () -> inbox.add(new EngineMessage.Run(() -> { })));
+    } else {
+      loader = null;
+    }
+    blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting, tiers, loads);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
         settings.maxBatchedTokens(), settings.prefillChunkSize(), settings.fairShare(), counting);
     this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, eosTokenIds,
@@ -200,17 +224,19 @@ public final class Engine {
   private void run() {
     while (!stopped) {
       try {
-        EngineMessage m = scheduler.hasWork() ? inbox.poll() : inbox.poll(50, TimeUnit.MILLISECONDS);
+        EngineMessage m = scheduler.canStep() ? inbox.poll() : inbox.poll(50, TimeUnit.MILLISECONDS);
         while (m != null) {
           handle(m);
           m = inbox.poll();
         }
+        blocks.finishLoads();
         if (scheduler.hasWork()) {
           step();
         }
         publishGauges();
         boolean wasIdle = idle;
-        idle = !scheduler.hasWork() && inbox.isEmpty() && requests.isEmpty();
+        idle = !scheduler.hasWork() && inbox.isEmpty() && requests.isEmpty()
+            && !blocks.loadsInFlight();
         if (idle && !wasIdle) {
           checkWhenIdle();
         }
@@ -241,10 +267,21 @@ public final class Engine {
         }
       }
       case EngineMessage.AbortAll a -> failAll(a.httpStatus(), a.message());
-      case EngineMessage.ResetPrefixCache r -> r.freedBlocks().complete(cache.map(PrefixCache::evictAll).orElse(0));
+      case EngineMessage.ResetPrefixCache r -> r.freedBlocks().complete(blocks.resetCache());
       case EngineMessage.Inspect i -> i.snapshot().complete(snapshot());
       case EngineMessage.Run r -> r.task().run();
-      case EngineMessage.Stop s -> stopped = true;
+      case EngineMessage.Stop s -> {
+        stopped = true;
+        if (loader != null) { // a load in flight reads a few MB: let it finish, then take it back
+          loader.shutdown();
+          try {
+            loader.awaitTermination(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          blocks.finishLoads();
+        }
+      }
     }
   }
 
@@ -331,6 +368,7 @@ public final class Engine {
         }
       }
     }
+    inUse.addAll(blocks.loadingBlocks());
     int cached = cache.map(PrefixCache::cachedBlocks).orElse(0);
     int evictable = cache.map(PrefixCache::evictableBlocks).orElse(0);
     String error = null;

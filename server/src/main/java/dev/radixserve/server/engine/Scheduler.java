@@ -95,7 +95,21 @@ final class Scheduler {
     return Math.min(s.length() - s.numComputed, Math.min(budget, prefillChunkSize));
   }
 
+  /** True when a step could do something: a sequence runs or one waits for no load. */
+  boolean canStep() {
+    if (!running.isEmpty()) {
+      return true;
+    }
+    for (Sequence s : waiting) {
+      if (!blocks.loading(s)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   ScheduledStep schedule() {
+    blocks.finishLoads();
     List<ScheduledStep.Chunk> chunks = new ArrayList<>();
     int budget = maxBatchedTokens;
     boolean preempted = false;
@@ -191,6 +205,9 @@ final class Scheduler {
     List<Sequence> admittedNow = new ArrayList<>();
     for (Sequence s : order.sequences()) {
       int slots = slots(s);
+      if (blocks.loading(s)) {
+        continue; // it waits for its blocks; nothing behind it does
+      }
       if (slots > maxNumSeqs) {
         neverAdmissible.add(s);
         continue;
@@ -201,11 +218,17 @@ final class Scheduler {
       if (policy == SchedulePolicy.LPM && sharesUncachedPrefix(s, admittedNow)) {
         continue;
       }
+      if (blocks.startLoad(s)) {
+        continue;
+      }
       int needed = SequenceBlocks.blocksFor(s.length() + 1, blocks.blockSize());
       int cachedTokens = blocks.admit(s);
       if (needed - s.tableSize() > blocks.available()) {
         blocks.release(s);
         if (running.isEmpty()) {
+          if (blocks.loadsInFlight() || blocks.unpinLoaded(waiting)) {
+            return; // blocks held for other waiting sequences' loads come back first
+          }
           neverAdmissible.add(s); // nothing holds blocks: the whole pool is too small for it
           continue;
         }

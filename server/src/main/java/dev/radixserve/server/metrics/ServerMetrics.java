@@ -5,6 +5,8 @@ import dev.radixserve.server.engine.EngineGauges;
 import dev.radixserve.server.engine.EngineObserver;
 import dev.radixserve.server.engine.FinishReason;
 import dev.radixserve.server.kvevents.KvEventPublisher;
+import dev.radixserve.server.kvtier.KvTiers;
+import dev.radixserve.server.kvtier.TierStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -20,6 +22,7 @@ import io.micrometer.prometheus.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleSupplier;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -132,6 +135,35 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
         EngineGauges::cachedBlocks);
     gauge("radixserve.kv.cache.usage.ratio", "KV blocks in use or cached / all KV blocks",
         engine::gauges, g -> (g.totalBlocks() - g.freeBlocks()) / (double) g.totalBlocks());
+  }
+
+  /** Binds each cache tier's gauges and counters, tagged {@code tier} (only with tiers). */
+  public void bindTiers(KvTiers tiers) {
+    List<TierStats> initial = tiers.stats();
+    for (int i = 0; i < initial.size(); i++) {
+      int index = i;
+      String tier = initial.get(i).tier();
+      Supplier<TierStats> stats = () -> tiers.stats().get(index);
+      Gauge.builder("radixserve.kv.tier.entries", () -> stats.get().entries()).tag("tier", tier)
+          .register(registry);
+      Gauge.builder("radixserve.kv.tier.bytes", () -> stats.get().bytes()).tag("tier", tier)
+          .baseUnit("bytes").register(registry);
+      tierCounter("radixserve.kv.tier.hit.blocks", tier, tiers, () -> stats.get().hits());
+      tierCounter("radixserve.kv.tier.loaded.blocks", tier, tiers, () -> stats.get().loads());
+      tierCounter("radixserve.kv.tier.load.seconds", tier, tiers,
+          () -> stats.get().loadNanos() / 1e9);
+      tierCounter("radixserve.kv.tier.stored.blocks", tier, tiers, () -> stats.get().stores());
+      tierCounter("radixserve.kv.tier.evicted.blocks", tier, tiers,
+          () -> stats.get().evictions());
+      tierCounter("radixserve.kv.tier.corrupt.blocks", tier, tiers, () -> stats.get().corrupt());
+      tierCounter("radixserve.kv.tier.dropped.blocks", tier, tiers, () -> stats.get().dropped());
+    }
+  }
+
+  private void tierCounter(String name, String tier, KvTiers tiers, DoubleSupplier value) {
+    // the registry holds the object weakly; the server holds the tiers for its whole life
+    FunctionCounter.builder(name, tiers, t -> value.getAsDouble()).tag("tier", tier)
+        .register(registry);
   }
 
   /** Binds the KV event counters (only when events are published). */

@@ -108,6 +108,9 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.FAIR_SHARE, "false");
     values.put(ConfigKey.MAX_SEQS_PER_REQUEST, "3");
     values.put(ConfigKey.CLIENT_ID_HEADER, "X-User");
+    values.put(ConfigKey.KV_OFFLOAD_MEMORY, "3g");
+    values.put(ConfigKey.KV_OFFLOAD_DIR, "/var/cache/radixserve-kv");
+    values.put(ConfigKey.KV_OFFLOAD_DISK_SIZE, "100g");
     values.put(ConfigKey.QUANTIZATION, "int4");
     values.put(ConfigKey.QUANTIZATION_BLOCK_SIZE, "64");
     values.put(ConfigKey.QUANTIZATION_ZERO_POINTS, "true");
@@ -123,6 +126,7 @@ class ConfigPrecedenceTest {
             dev.radixserve.model.graph.GraphDtype.BFLOAT16,
             new dev.radixserve.model.ort.CudaProvider.Settings(3, true)),
         false, 3, "X-User",
+        3L << 30, Path.of("/var/cache/radixserve-kv"), 100L << 30,
         new QuantSpec(QuantMode.INT4, 64, true, true, 0)); // on CUDA: no accuracy_level
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
@@ -165,8 +169,8 @@ class ConfigPrecedenceTest {
         + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
         + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, "
         + "cuda-device-id, cuda-tf32, fair-share, max-seqs-per-request, client-id-header, "
-        + "quantization, quantization-block-size, quantization-zero-points, "
-        + "quantization-lm-head)",
+        + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size, quantization, "
+        + "quantization-block-size, quantization-zero-points, quantization-lm-head)",
         e.getMessage());
   }
 

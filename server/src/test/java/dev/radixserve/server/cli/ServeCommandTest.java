@@ -83,6 +83,9 @@ class ServeCommandTest {
         fair-share: true
         max-seqs-per-request: null
         client-id-header: null
+        kv-offload-memory: 0
+        kv-offload-dir: null
+        kv-offload-disk-size: 16g
         quantization: none
         quantization-block-size: 32
         quantization-zero-points: false

@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
 
 /**
  * Scheduler, blocks and output processing driven one step at a time, as the engine thread does,
@@ -59,6 +61,7 @@ class EngineHarness {
   final boolean caching;
   final Scheduler scheduler;
   final OutputProcessor outputs;
+  final SequenceBlocks sb;
   final List<String> finished = new ArrayList<>();
   final Map<String, RequestUsage> usage = new HashMap<>();
   /** Sampled tokens by {@code id#choice}. */
@@ -93,7 +96,7 @@ class EngineHarness {
   EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
       int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward) {
     this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, prefillChunk, forward,
-        8, new Engine.FairShareSettings(true, 2));
+        8, new Engine.FairShareSettings(true, 2), null, Runnable::run);
   }
 
   /**
@@ -103,6 +106,26 @@ class EngineHarness {
   EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
       int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward, int maxNumSeqs,
       Engine.FairShareSettings fairShare) {
+    this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, prefillChunk, forward,
+        maxNumSeqs, fairShare, null, Runnable::run);
+  }
+
+  /**
+   * @param tiers the cache tiers below the pool, listening to {@link #cache} once the harness
+   *     is built (null: none)
+   * @param loader runs their loads ({@code Runnable::run}: within the step that starts them)
+   */
+  EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
+      int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward,
+      Function<RadixCache, BlockTiers> tiers, Executor loader) {
+    this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, prefillChunk, forward,
+        8, new Engine.FairShareSettings(true, 2), tiers, loader);
+  }
+
+  private EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
+      int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward, int maxNumSeqs,
+      Engine.FairShareSettings fairShare, Function<RadixCache, BlockTiers> tiers,
+      Executor loader) {
     this.blockSize = blockSize;
     this.forward = forward;
     this.caching = caching;
@@ -130,8 +153,10 @@ class EngineHarness {
         deferrals++;
       }
     };
-    SequenceBlocks sb = new SequenceBlocks(new PoolBlocks(pool),
-        caching ? Optional.<PrefixCache>of(cache) : Optional.empty(), blockSize, observer);
+    BlockTiers below = tiers == null ? null : tiers.apply(cache);
+    sb = new SequenceBlocks(new PoolBlocks(pool),
+        caching ? Optional.<PrefixCache>of(cache) : Optional.empty(), blockSize, observer,
+        Optional.ofNullable(below), below == null ? null : new TierLoads(loader, () -> { }));
     scheduler = new Scheduler(sb, policy, maxNumSeqs, maxBatchedTokens, prefillChunk, fairShare,
         observer);
     outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, vocabSize), TOKENIZER,
@@ -207,6 +232,11 @@ class EngineHarness {
     assertEquals(false, scheduler.hasWork(), "still working after 10,000 steps");
   }
 
+  /** Live request ids, in no particular order. */
+  List<String> liveRequests() {
+    return new ArrayList<>(requests.keySet());
+  }
+
   /** Drops a request as the engine does on abort ({@code ABORT}) or failure ({@code ERROR}). */
   void drop(String id, FinishReason reason) {
     outputs.drop(requests.get(id), reason);
@@ -227,11 +257,14 @@ class EngineHarness {
         }
       }
     }
+    for (int b : sb.loadingBlocks()) {
+      assertEquals(true, inUse.add(b), "block " + b + " loading and owned");
+    }
     int cached = cache.cachedBlocks();
     assertEquals(pool.total(), pool.freeCount() + cached + inUse.size(),
         "free + cached + in use");
     cache.checkIntegrity(inUse.size());
-    if (requests.isEmpty()) {
+    if (requests.isEmpty() && !sb.loadsInFlight()) { // a cancelled load keeps its lock till done
       assertEquals(0, cache.protectedBlocks(), "locks left when idle");
       assertEquals(pool.total(), pool.freeCount() + cached, "blocks left in use when idle");
     }
