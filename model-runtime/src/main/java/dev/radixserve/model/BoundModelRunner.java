@@ -3,7 +3,7 @@ package dev.radixserve.model;
 import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.OnnxGraph;
-import dev.radixserve.model.graph.PagedGpt2Graph;
+import dev.radixserve.model.graph.PagedGraph;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.ort.Allocator;
 import dev.radixserve.model.ort.CudaProvider;
@@ -14,7 +14,6 @@ import dev.radixserve.model.ort.OrtEnv;
 import dev.radixserve.model.ort.OrtSession;
 import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.ort.SessionOptions;
-import dev.radixserve.model.weights.GptWeights;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -43,7 +42,7 @@ public final class BoundModelRunner implements ModelRunner {
   /** Bytes a step bound from host memory: step inputs up, logits down. */
   public record Traffic(long upBytes, long downBytes) {}
 
-  private final ModelConfig config;
+  private final ModelShape config;
   private final Device device;
   private final OrtEnv env;
   private final MemoryInfo host;
@@ -58,8 +57,8 @@ public final class BoundModelRunner implements ModelRunner {
   private Traffic lastTraffic = new Traffic(0, 0);
   private boolean closed;
 
-  private BoundModelRunner(GptWeights weights, Device device, int blockSize,
-      Function<ModelConfig, Integer> blocks, int intraOpThreads, QuantSpec quant) {
+  private BoundModelRunner(ModelWeights weights, Device device, int blockSize,
+      Function<ModelShape, Integer> blocks, int intraOpThreads, QuantSpec quant) {
     this.config = weights.config();
     this.device = device;
     List<AutoCloseable> opened = new ArrayList<>();
@@ -67,7 +66,7 @@ public final class BoundModelRunner implements ModelRunner {
       host = Resources.track(opened, MemoryInfo.cpu());
       env = Resources.track(opened, OrtEnv.create("radixserve"));
       GraphDtype dtype = device.dtype();
-      OnnxGraph decoder = PagedGpt2Graph.build(config, blockSize, dtype, quant);
+      OnnxGraph decoder = weights.graph().build(blockSize, dtype, quant);
       try (SessionOptions options = options(intraOpThreads);
           WeightTensors initializers = WeightTensors.of(weights.tensors(), decoder.initializers(),
               host)) {
@@ -86,10 +85,10 @@ public final class BoundModelRunner implements ModelRunner {
           }));
       binding = Resources.track(opened, IoBinding.create(session));
       for (int i = 0; i < config.nLayer(); i++) {
-        binding.bindInput(PagedGpt2Graph.keyCache(i), pool.keys(i));
-        binding.bindInput(PagedGpt2Graph.valueCache(i), pool.values(i));
-        binding.bindOutput(PagedGpt2Graph.keyCacheOut(i), pool.keys(i)); // updated in place
-        binding.bindOutput(PagedGpt2Graph.valueCacheOut(i), pool.values(i));
+        binding.bindInput(PagedGraph.keyCache(i), pool.keys(i));
+        binding.bindInput(PagedGraph.valueCache(i), pool.values(i));
+        binding.bindOutput(PagedGraph.keyCacheOut(i), pool.keys(i)); // updated in place
+        binding.bindOutput(PagedGraph.valueCacheOut(i), pool.values(i));
       }
     } catch (RuntimeException e) {
       Resources.closeAll(opened.reversed(), e);
@@ -99,27 +98,27 @@ public final class BoundModelRunner implements ModelRunner {
   }
 
   /** A runner with a pool of exactly {@code numBlocks} blocks. */
-  public static BoundModelRunner create(GptWeights weights, Device device, int blockSize,
+  public static BoundModelRunner create(ModelWeights weights, Device device, int blockSize,
       int numBlocks, int intraOpThreads) {
     return create(weights, device, blockSize, numBlocks, intraOpThreads, QuantSpec.none());
   }
 
   /** As above, the linear layers quantized as {@code quant} says (MatMulNBits). */
-  public static BoundModelRunner create(GptWeights weights, Device device, int blockSize,
+  public static BoundModelRunner create(ModelWeights weights, Device device, int blockSize,
       int numBlocks, int intraOpThreads, QuantSpec quant) {
     return new BoundModelRunner(weights, device, blockSize, c -> numBlocks, intraOpThreads,
         quant);
   }
 
   /** A runner whose pool takes as many blocks as fit in {@code kvBudgetBytes}. */
-  public static BoundModelRunner createForBudget(GptWeights weights, Device device, int blockSize,
+  public static BoundModelRunner createForBudget(ModelWeights weights, Device device, int blockSize,
       long kvBudgetBytes, int intraOpThreads) {
     return createForBudget(weights, device, blockSize, kvBudgetBytes, intraOpThreads,
         QuantSpec.none());
   }
 
   /** As above, the linear layers quantized as {@code quant} says (MatMulNBits). */
-  public static BoundModelRunner createForBudget(GptWeights weights, Device device, int blockSize,
+  public static BoundModelRunner createForBudget(ModelWeights weights, Device device, int blockSize,
       long kvBudgetBytes, int intraOpThreads, QuantSpec quant) {
     return new BoundModelRunner(weights, device, blockSize,
         c -> DeviceKvPool.blocksFor(c, blockSize, device.dtype(), kvBudgetBytes), intraOpThreads,
@@ -146,7 +145,7 @@ public final class BoundModelRunner implements ModelRunner {
   }
 
   @Override
-  public ModelConfig config() {
+  public ModelShape config() {
     return config;
   }
 
@@ -193,14 +192,14 @@ public final class BoundModelRunner implements ModelRunner {
     int rows = batch.logitRows();
     long logitsBytes = (long) rows * config.vocabSize() * Float.BYTES;
     OrtValue[] stepValues = step.values(host);
-    List<String> names = PagedGpt2Graph.stepInputNames();
+    List<String> names = PagedGraph.stepInputNames();
     long boundBefore = binding.boundBytes();
     try (OrtValue logits = OrtValue.wrap(host, logitsBuffer(logitsBytes), ElementType.FLOAT,
         rows, config.vocabSize())) {
       for (int i = 0; i < stepValues.length; i++) {
         binding.bindInput(names.get(i), stepValues[i]);
       }
-      binding.bindOutput(PagedGpt2Graph.LOGITS, logits);
+      binding.bindOutput(PagedGraph.LOGITS, logits);
       binding.run();
       binding.synchronizeOutputs();
       long up = binding.boundBytes() - boundBefore - logitsBytes

@@ -45,7 +45,7 @@ final class WeightTensors implements AutoCloseable {
   }
 
   /**
-   * @param tensors the checkpoint's tensors by name ({@code GptWeights.tensors()})
+   * @param tensors the checkpoint's tensors by name ({@code ModelWeights.tensors()})
    */
   static WeightTensors of(Map<String, Tensor> tensors, List<ExternalInitializer> initializers,
       MemoryInfo info) {

@@ -119,7 +119,7 @@ public final class QuantBench {
         }
         HfModelWriter.writeByteLevelTokenizer(dir);
         LoadedModel m = HfModelLoader.load(dir);
-        yield m.weights();
+        yield (GptWeights) m.weights(); // a GPT-2 checkpoint
       }
       default -> throw new IllegalArgumentException("model: embedded, gpt2-small, bf16-checkpoint");
     };

@@ -21,7 +21,7 @@ class QuantizedGraphTest {
   private static final ModelConfig C = new ModelConfig(2, 2, 64, 32, 300, 1e-5, "gelu_new");
 
   private static Set<String> names(QuantSpec q) {
-    return PagedGpt2Graph.build(C, 4, q).initializers().stream()
+    return new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32, q).initializers().stream()
         .map(ExternalInitializer::name).collect(Collectors.toSet());
   }
 
@@ -51,7 +51,7 @@ class QuantizedGraphTest {
 
   @Test
   void shapesAreMatMulNBitsShapes() {
-    ExternalInitializer q = PagedGpt2Graph.build(C, 4, QuantSpec.of(QuantMode.INT4)
+    ExternalInitializer q = new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32, QuantSpec.of(QuantMode.INT4)
             .withZeroPoints(true)).initializers().stream()
         .filter(i -> i.name().equals("h.0.mlp.c_proj.weight.q")).findFirst().orElseThrow();
     // K = n_inner = 256, N = 64: [N, K / 32, 32 * 4 / 8]
@@ -61,7 +61,8 @@ class QuantizedGraphTest {
   @Test
   void aBlockThatDoesNotDivideKIsRefusedNamingTheLayer() {
     QuantizationException e = assertThrows(QuantizationException.class,
-        () -> PagedGpt2Graph.build(C, 4, QuantSpec.of(QuantMode.INT8).withBlockSize(128)));
+        () -> new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32,
+            QuantSpec.of(QuantMode.INT8).withBlockSize(128)));
     assertTrue(e.getMessage().startsWith("cannot quantize h.0.attn.c_attn.weight: its input "
         + "dimension K = 64 is not a multiple of the quantization block size 128"), e.getMessage());
   }

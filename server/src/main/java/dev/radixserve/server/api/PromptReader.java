@@ -2,6 +2,8 @@ package dev.radixserve.server.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.chat.ChatTemplate;
+import dev.radixserve.model.chat.ChatTemplateException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -19,10 +21,12 @@ final class PromptReader {
   private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name");
 
   private final Tokenizer tokenizer;
+  private final ChatTemplate template;
   private final RequestLimits limits;
 
-  PromptReader(Tokenizer tokenizer, RequestLimits limits) {
+  PromptReader(Tokenizer tokenizer, ChatTemplate template, RequestLimits limits) {
     this.tokenizer = tokenizer;
+    this.template = template;
     this.limits = limits;
   }
 
@@ -83,7 +87,16 @@ final class PromptReader {
       }
       out.add(new ChatTemplate.Message(role, content(m.get("content"))));
     }
-    return encode(ChatTemplate.render(out), "messages", maxTokens);
+    String rendered;
+    try {
+      rendered = template.render(out);
+    } catch (ChatTemplateException e) {
+      throw ApiException.badRequest("messages", e.getMessage());
+    }
+    // the template wrote the special tokens (BOS and all): none added, as transformers does
+    int most = Math.max(0, limits.maxPromptTokens(maxTokens));
+    return tokenizer.encodeTemplatedAtMost(rendered, most).orElseThrow(() ->
+        limits.promptTooLong("messages", "more than " + most + " tokens", maxTokens));
   }
 
   private int[] one(JsonNode p, int most, Integer maxTokens) {

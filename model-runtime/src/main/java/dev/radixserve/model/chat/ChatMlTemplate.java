@@ -1,32 +1,34 @@
-package dev.radixserve.server.api;
+package dev.radixserve.model.chat;
 
 import java.util.List;
 
 /**
- * The default chat template (GPT-2 has none), ChatML-like:
+ * The default chat template for a model without one (GPT-2), ChatML-like:
  *
  * <pre>
  * &lt;|im_start|&gt;{role}\n{content}&lt;|im_end|&gt;\n     (for every message, in order)
  * &lt;|im_start|&gt;assistant\n                        (the generation prompt)
  * </pre>
  *
- * Roles: system, developer, user, assistant. The markers are plain text to the GPT-2 tokenizer.
- * {@value #END} is added to the stop strings of every chat request.
+ * The markers are plain text to the GPT-2 tokenizer, so {@value #END} is a stop string of every
+ * chat request.
  */
-public final class ChatTemplate {
+public final class ChatMlTemplate implements ChatTemplate {
 
   public static final String END = "<|im_end|>";
 
-  public record Message(String role, String content) {}
-
-  private ChatTemplate() {}
-
-  public static String render(List<Message> messages) {
+  @Override
+  public String render(List<Message> messages) {
     StringBuilder sb = new StringBuilder();
     for (Message m : messages) {
       sb.append("<|im_start|>").append(m.role()).append('\n').append(m.content()).append(END)
           .append('\n');
     }
     return sb.append("<|im_start|>assistant\n").toString();
+  }
+
+  @Override
+  public List<String> stops() {
+    return List.of(END);
   }
 }

@@ -1,0 +1,125 @@
+package dev.radixserve.model.graph;
+
+import static dev.radixserve.model.graph.GraphBuilder.FLOAT;
+import static dev.radixserve.model.graph.GraphBuilder.INT32;
+import static dev.radixserve.model.graph.GraphBuilder.INT64;
+import static dev.radixserve.model.graph.GraphBuilder.attr;
+
+import dev.radixserve.model.ModelShape;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.quant.WeightLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What every family's paged graph shares: the {@link PagedGraph} inputs and outputs, the weights
+ * as external initializers, and one {@code com.microsoft.PagedAttention} node per layer.
+ */
+final class PagedIo {
+
+  final String ids;
+  final String positions;
+  final String tables;
+  final String cuSeqlens;
+  final String pastLens;
+  final String logitsIndex;
+  final String bounds;
+  final GraphDtype dt;
+  private final GraphBuilder g;
+  private final ModelShape shape;
+  private final int blockSize;
+  private final Map<String, long[]> weights;
+  private final Linear linear;
+  private final boolean quantizeHead;
+
+  /** Declares the step inputs, the caches and the weights on {@code g}. */
+  PagedIo(GraphBuilder g, ModelShape shape, int blockSize, GraphDtype dtype,
+      Map<String, long[]> weights, QuantSpec quant) {
+    if (blockSize <= 0) {
+      throw new IllegalArgumentException("block size must be positive, got " + blockSize);
+    }
+    this.g = g;
+    this.shape = shape;
+    this.blockSize = blockSize;
+    this.dt = dtype;
+    ids = g.input(PagedGraph.INPUT_IDS, INT64, "T");
+    positions = g.input(PagedGraph.POSITIONS, INT64, "T");
+    tables = g.input(PagedGraph.BLOCK_TABLES, INT32, "S", "M");
+    cuSeqlens = g.input(PagedGraph.CU_SEQLENS, INT32, "S_plus_1");
+    pastLens = g.input(PagedGraph.PAST_LENS, INT32, "S");
+    logitsIndex = g.input(PagedGraph.LOGITS_INDEX, INT64, "R");
+    bounds = g.input(PagedGraph.ATTENTION_METADATA, INT32, 2);
+    for (int i = 0; i < shape.nLayer(); i++) {
+      g.input(PagedGraph.keyCache(i), dt.onnxType(), cacheDims());
+      g.input(PagedGraph.valueCache(i), dt.onnxType(), cacheDims());
+    }
+    // only the weights a node reads become initializers: a quantized layer reads its own
+    g.offer(weights, dt.onnxType());
+    this.weights = weights;
+    this.linear = new Linear(g, quant, dt.onnxType());
+    this.quantizeHead = quant.lmHead();
+  }
+
+  /**
+   * {@code x · W (+ b)} for the checkpoint weight {@code weight} stored in {@code layout}, through
+   * {@link Linear}: MatMul/Gemm, or MatMulNBits when the quantization covers it.
+   *
+   * @param bias the bias tensor's name; null for none
+   */
+  String linear(String x, String weight, WeightLayout layout, String bias) {
+    return linear.emit(x, weight, layout, weights.get(weight), bias, true);
+  }
+
+  private Object[] cacheDims() {
+    return new Object[] {"num_blocks", blockSize, shape.kvHeads(), shape.headDim()};
+  }
+
+  /**
+   * Layer {@code layer}'s attention over the pool: q [T, H*D], k and v [T, KVH*D] (positions
+   * already applied); writes k and v into the caches in place and returns the output [T, H*D].
+   */
+  String attention(int layer, String q, String k, String v, int queryHeads) {
+    String out = "L" + layer + "_attn";
+    List<String> inputs = new ArrayList<>(List.of(q, k, v, PagedGraph.keyCache(layer),
+        PagedGraph.valueCache(layer), cuSeqlens, pastLens, tables));
+    while (inputs.size() < PagedGraph.ATTENTION_METADATA_SLOT) {
+      inputs.add(""); // cos/sin caches, slot_mapping, head_sink, q/k norms, k/v scales: absent
+    }
+    inputs.add(bounds);
+    g.node("PagedAttention", "com.microsoft", "L" + layer + "/PagedAttention", inputs,
+        List.of(out, PagedGraph.keyCacheOut(layer), PagedGraph.valueCacheOut(layer)),
+        attr("num_heads", (long) queryHeads), attr("kv_num_heads", (long) shape.kvHeads()),
+        attr("scale", (float) (1.0 / Math.sqrt(shape.headDim()))));
+    return out;
+  }
+
+  /**
+   * The LM head over the final hidden rows: {@code normed · headᵀ} as the graph's fp32
+   * {@link PagedGraph#LOGITS} (cast up from a 16-bit graph: sampling reads them on the host); then
+   * every output is declared.
+   */
+  void logitsAndOutputs(String normed, String head) {
+    // the head is [vocab, hidden] (nn.Linear's layout, or the tied embedding): quantized only
+    // with QuantSpec.lmHead
+    if (dt == GraphDtype.FLOAT32) {
+      linear.emitInto(PagedGraph.LOGITS, normed, head, WeightLayout.OUT_IN, weights.get(head),
+          null, quantizeHead);
+    } else {
+      String low = linear.emit(normed, head, WeightLayout.OUT_IN, weights.get(head), null,
+          quantizeHead);
+      g.node("Cast", "", "logits_to_fp32", List.of(low), List.of(PagedGraph.LOGITS),
+          attr("to", (long) FLOAT));
+    }
+    g.declareOutput(PagedGraph.LOGITS, FLOAT, "R", shape.vocabSize());
+    for (int i = 0; i < shape.nLayer(); i++) {
+      g.declareOutput(PagedGraph.keyCacheOut(i), dt.onnxType(), cacheDims());
+      g.declareOutput(PagedGraph.valueCacheOut(i), dt.onnxType(), cacheDims());
+    }
+  }
+
+  /** Rows {@code indices} of {@code data} (axis 0). */
+  String gather(String data, String indices) {
+    return g.op("Gather", "gather", List.of(data, indices), attr("axis", 0L));
+  }
+}
