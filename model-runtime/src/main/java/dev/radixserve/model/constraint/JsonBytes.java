@@ -102,20 +102,30 @@ final class JsonBytes {
         items = items.optional();
       }
     }
-    Automaton a = BasicOperations.concatenate(List.of(literal(open), items, literal(close)));
-    a.minimize();
-    return a;
+    return BasicOperations.concatenate(List.of(literal(open), items, literal(close)));
   }
 
-  /** Any JSON value with at most {@code depth} levels of arrays and objects. */
+  /** anyValue(d), built once (levels 3 and 4 take a second or two). */
+  private static final Automaton[] ANY = new Automaton[8];
+
+  /**
+   * Any JSON value with at most {@code depth} levels of arrays and objects. Not thread-safe:
+   * callers hold the compiler's lock ({@link ConstraintCompiler}).
+   */
   static Automaton anyValue(int depth) {
-    Automaton scalar = string(0, -1).union(NUMBER).union(BOOLEAN).union(NULL);
-    Automaton v = scalar;
-    for (int d = 0; d < depth; d++) {
-      v = scalar.union(list("[", v, 0, -1, "]")).union(anyObject(v));
+    if (ANY[depth] == null) {
+      Automaton v;
+      if (depth == 0) {
+        v = string(0, -1).union(NUMBER).union(BOOLEAN).union(NULL);
+      } else {
+        // one minimization per level: minimizing the pieces too costs several times more
+        Automaton inner = anyValue(depth - 1);
+        v = anyValue(0).union(list("[", inner, 0, -1, "]")).union(anyObject(inner));
+      }
       v.minimize();
+      ANY[depth] = v;
     }
-    return v;
+    return ANY[depth];
   }
 
   /** An object of any keys whose values are words of {@code value}. */

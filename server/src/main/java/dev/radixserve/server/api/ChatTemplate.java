@@ -10,7 +10,10 @@ import java.util.List;
  * &lt;|im_start|&gt;assistant\n                        (the generation prompt)
  * </pre>
  *
- * Roles: system, developer, user, assistant. The markers are plain text to the GPT-2 tokenizer.
+ * Roles: system, developer, user, assistant, tool. The markers are plain text to the GPT-2
+ * tokenizer. Tools ({@link Tools}) are described in the system message, first in the
+ * conversation (one is added when there is none); an assistant's earlier tool calls are its
+ * content in the generic call format.
  * {@value #END} is added to the stop strings of every chat request.
  */
 public final class ChatTemplate {
@@ -20,6 +23,17 @@ public final class ChatTemplate {
   public record Message(String role, String content) {}
 
   private ChatTemplate() {}
+
+  /** {@code messages} with {@code text} appended to the leading system message (or one added). */
+  static List<Message> withSystemText(List<Message> messages, String text) {
+    List<Message> out = new java.util.ArrayList<>(messages);
+    if (!out.isEmpty() && out.getFirst().role().equals("system")) {
+      out.set(0, new Message("system", out.getFirst().content() + "\n\n" + text));
+    } else {
+      out.addFirst(new Message("system", text));
+    }
+    return out;
+  }
 
   public static String render(List<Message> messages) {
     StringBuilder sb = new StringBuilder();

@@ -1,5 +1,6 @@
 package dev.radixserve.server.api;
 
+import dev.radixserve.model.constraint.TokenConstraint;
 import dev.radixserve.model.sampling.SamplingParams;
 import java.util.List;
 
@@ -10,6 +11,9 @@ import java.util.List;
  * @param maxTokens null: up to the model length
  * @param logprobs completions: top alternatives to report (null: none); chat: top_logprobs when
  *     logprobs is true
+ * @param constraint structured output (response_format, guided_*, a forced tool call); null for
+ *     free text
+ * @param tools chat tools when calls may be made (tool_choice other than none); null otherwise
  */
 public record GenerationRequest(
     boolean chat,
@@ -24,4 +28,6 @@ public record GenerationRequest(
     boolean echo,
     Integer logprobs,
     String namespace,
-    String user) {}
+    String user,
+    TokenConstraint constraint,
+    Tools tools) {}

@@ -15,8 +15,10 @@ import java.util.Set;
  */
 final class PromptReader {
 
-  private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
-  private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name");
+  private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant",
+      "tool");
+  private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name",
+      "tool_calls", "tool_call_id", "refusal");
 
   private final Tokenizer tokenizer;
   private final RequestLimits limits;
@@ -61,7 +63,8 @@ final class PromptReader {
     return out;
   }
 
-  int[] chat(JsonNode body, Integer maxTokens) {
+  /** @param tools their definitions go into the prompt; null for none */
+  int[] chat(JsonNode body, Integer maxTokens, Tools tools) {
     JsonNode msgs = body.get("messages");
     if (msgs == null || !msgs.isArray() || msgs.isEmpty()) {
       throw ApiException.badRequest("messages", "messages must be a non-empty list");
@@ -81,7 +84,18 @@ final class PromptReader {
       if (role == null || !ROLES.contains(role)) {
         throw ApiException.badRequest("messages", "message role must be one of " + ROLES);
       }
-      out.add(new ChatTemplate.Message(role, content(m.get("content"))));
+      JsonNode calls = m.get("tool_calls");
+      boolean hasCalls = role.equals("assistant") && calls != null && calls.isArray()
+          && !calls.isEmpty();
+      JsonNode c = m.get("content");
+      String text = hasCalls && (c == null || c.isNull()) ? "" : content(c);
+      if (hasCalls) {
+        text = text + ToolCallText.render(calls);
+      }
+      out.add(new ChatTemplate.Message(role, text));
+    }
+    if (tools != null) {
+      out = ChatTemplate.withSystemText(out, tools.systemText());
     }
     return encode(ChatTemplate.render(out), "messages", maxTokens);
   }

@@ -21,11 +21,13 @@ public final class RequestParser {
   private final String modelName;
   private final RequestLimits limits;
   private final PromptReader prompts;
+  private final ConstraintReader constraints;
 
   public RequestParser(Tokenizer tokenizer, String modelName, RequestLimits limits) {
     this.modelName = modelName;
     this.limits = limits;
     this.prompts = new PromptReader(tokenizer, limits);
+    this.constraints = new ConstraintReader(tokenizer);
   }
 
   public GenerationRequest parse(JsonNode body, boolean chat) {
@@ -43,7 +45,8 @@ public final class RequestParser {
     // echo with max_tokens 0 returns the prompt (scored, with logprobs) and generates nothing
     Integer maxTokens = optInt(body, maxTokensParam, echo ? 0 : 1);
     limits.checkMaxTokens(maxTokens, maxTokensParam);
-    List<int[]> ids = chat ? List.of(prompts.chat(body, maxTokens))
+    Tools tools = chat ? Tools.read(body) : null;
+    List<int[]> ids = chat ? List.of(prompts.chat(body, maxTokens, tools))
         : prompts.completion(body, maxTokens);
     for (int[] prompt : ids) {
       limits.maxTokensFor(prompt.length, maxTokens, chat ? "messages" : "prompt");
@@ -85,7 +88,8 @@ public final class RequestParser {
     }
     return new GenerationRequest(chat, ids, params, n, maxTokens, stop,
         boolField(body, "ignore_eos", false), stream, includeUsage, echo, logprobs,
-        CacheNamespace.ofSalt(str(body, "cache_salt")), str(body, "user"));
+        CacheNamespace.ofSalt(str(body, "cache_salt")), str(body, "user"),
+        constraints.read(body, tools), tools);
   }
 
   /** {@code model} is required, as OpenAI requires it; another model is 404. */

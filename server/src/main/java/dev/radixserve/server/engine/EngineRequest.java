@@ -1,5 +1,6 @@
 package dev.radixserve.server.engine;
 
+import dev.radixserve.model.constraint.TokenConstraint;
 import dev.radixserve.model.sampling.SamplingParams;
 
 /**
@@ -20,6 +21,9 @@ import dev.radixserve.model.sampling.SamplingParams;
  * @param promptLogprobs score every prompt token too ({@link TokenSink#onPromptLogprobs}), with
  *     {@code params.topLogprobs()} alternatives; such a request computes its whole prompt (it
  *     reuses no cached prefix, whose logits are gone)
+ * @param constraint structured output: each choice's tokens are sampled under its mask, and a
+ *     choice ends ({@link FinishReason#COMPLETE}) once its output is complete and nothing may
+ *     follow; null for free text. The prompt and the prefix cache do not depend on it.
  */
 public record EngineRequest(
     String id,
@@ -31,7 +35,8 @@ public record EngineRequest(
     boolean ignoreEos,
     String namespace,
     TokenSink sink,
-    boolean promptLogprobs) {
+    boolean promptLogprobs,
+    TokenConstraint constraint) {
 
   public EngineRequest {
     if (promptTokens.length == 0) {
@@ -48,6 +53,13 @@ public record EngineRequest(
   /** A request without prompt logprobs. */
   public EngineRequest(String id, String group, int[] promptTokens, SamplingParams params, int n,
       int maxTokens, boolean ignoreEos, String namespace, TokenSink sink) {
-    this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, false);
+    this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, false, null);
+  }
+
+  /** A request without a constraint. */
+  public EngineRequest(String id, String group, int[] promptTokens, SamplingParams params, int n,
+      int maxTokens, boolean ignoreEos, String namespace, TokenSink sink, boolean promptLogprobs) {
+    this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, promptLogprobs,
+        null);
   }
 }

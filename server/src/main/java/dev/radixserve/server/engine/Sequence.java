@@ -2,6 +2,7 @@ package dev.radixserve.server.engine;
 
 import dev.radixserve.model.ForwardBatch;
 import dev.radixserve.cache.NodeHandle;
+import dev.radixserve.model.constraint.ConstraintState;
 import dev.radixserve.model.sampling.Sampler;
 import java.util.Arrays;
 
@@ -27,6 +28,8 @@ final class Sequence {
   final int choice;
   final Sampler sampler;
   final int promptLen;
+  /** Where the output stands in the request's constraint; null without one. */
+  final ConstraintState guide;
 
   private int[] tokens;
   private int length;
@@ -56,6 +59,7 @@ final class Sequence {
     this.choice = choice;
     this.sampler = sampler;
     this.promptLen = request.promptTokens().length;
+    this.guide = request.constraint() == null ? null : request.constraint().start();
     this.tokens = Arrays.copyOf(request.promptTokens(), promptLen + 16);
     this.length = promptLen;
   }

@@ -92,7 +92,8 @@ final class GenerationEndpoint {
       int[] prompt = g.prompts().get(i);
       int maxTokens = limits.maxTokensFor(prompt.length, g.maxTokens(), chat ? "messages" : "prompt");
       engineRequests.add(new EngineRequest(call.engineId(i), id, prompt, g.params(), g.n(),
-          maxTokens, g.ignoreEos(), g.namespace(), call.sink(i), g.echo() && g.logprobs() != null));
+          maxTokens, g.ignoreEos(), g.namespace(), call.sink(i), g.echo() && g.logprobs() != null,
+          g.constraint()));
     }
     ctx.executor().execute(() -> enqueue(ctx, g, call, engineRequests));
   }
