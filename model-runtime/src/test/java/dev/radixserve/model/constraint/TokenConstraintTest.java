@@ -112,4 +112,29 @@ class TokenConstraintTest {
     assertTrue(feed(c, tokenizer.encode("{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}"))
         .isComplete());
   }
+
+  @Test
+  void maskEqualsStepByStepCheckOfEveryToken() {
+    TokenConstraint c = compiler.jsonSchema(SchemaCompilerTest.schema(
+        "{'type':'object','properties':{'mail':{'type':'string','format':'email'},"
+            + "'n':{'type':'number'}},'required':['mail','n']}"));
+    java.util.SplittableRandom rnd = new java.util.SplittableRandom(1);
+    ConstraintState s = c.start();
+    int state = c.initial;
+    for (int step = 0; step < 30 && !s.isComplete(); step++) {
+      float[] logits = new float[tokenizer.vocabSize()];
+      s.mask(logits, eos);
+      List<Integer> allowed = new java.util.ArrayList<>();
+      for (int t = 0; t < logits.length; t++) {
+        boolean byWalk = c.step(state, t) >= 0 || (eos.contains(t) && c.accepting(state));
+        assertEquals(byWalk, logits[t] == 0f, "token " + t + " at step " + step);
+        if (byWalk) {
+          allowed.add(t);
+        }
+      }
+      int t = allowed.get(rnd.nextInt(allowed.size()));
+      s.advance(t, eos);
+      state = eos.contains(t) ? state : c.step(state, t);
+    }
+  }
 }
