@@ -33,12 +33,12 @@ stop
 serve_pair evict --num-blocks 256
 bench evict --workload eviction-pressure --max-tokens 32 --block-size 16
 stop
-# 3. the published scenarios at their own block size (4); eviction_pressure with 8 blocks of 4
+# 3. the published scenarios at their own block size (4); group-eviction with 8 blocks of 4
 serve_pair published --block-size 4
-for w in shared_prefix_basic high_reuse_many_requests branching_conversation multi_prefix_groups low_reuse_control; do
+for w in shared-prefix-basic high-reuse-many-requests branching-conversation multi-prefix-groups low-reuse-control; do
   bench "published-$w" --workload "$w" --max-tokens 4 --block-size 4
 done
 stop
 serve_pair published-evict --block-size 4 --num-blocks 8 --max-num-seqs 1
-bench published-eviction_pressure --workload eviction_pressure --max-tokens 4 --block-size 4
+bench published-group-eviction --workload group-eviction --max-tokens 4 --block-size 4
 stop

@@ -25,7 +25,7 @@ done
 for i in $(seq 0 $((N - 1))); do
   for _ in $(seq 240); do curl -sf "http://127.0.0.1:$((8200 + i))/health" >/dev/null && break; sleep 0.5; done
 done
-for w in multi-turn agent-loop multi_prefix_groups shared-system-prompt; do
+for w in multi-turn agent-loop multi-prefix-groups shared-system-prompt; do
   java --add-modules jdk.incubator.vector -jar "$JAR" bench "${args[@]}" --workload "$w" --seed 0 --concurrency 8 --max-tokens 16 \
     --block-size 16 --quiet --output "$OUT/$w.json" | tee "$OUT/$w.txt"
 done

@@ -22,9 +22,9 @@ import picocli.CommandLine.Option;
     description = {
         "Benchmark prefix caching: seeded token-id workloads streamed to /v1/completions.",
         "Workloads: shared-system-prompt, multi-turn, few-shot, agent-loop, unique,"
-            + " eviction-pressure, shared_prefix_basic, high_reuse_many_requests,"
-            + " branching_conversation, multi_prefix_groups, low_reuse_control,"
-            + " eviction_pressure."})
+            + " eviction-pressure, shared-prefix-basic, high-reuse-many-requests,"
+            + " branching-conversation, multi-prefix-groups, low-reuse-control,"
+            + " group-eviction (the published scenario eviction_pressure)."})
 public final class BenchCommand implements Callable<Integer> {
 
   private static final int DEFAULT_CONCURRENCY = 8;
@@ -95,6 +95,14 @@ public final class BenchCommand implements Callable<Integer> {
           + " (default ${DEFAULT-VALUE}; 0 disables).")
   int warmup;
 
+  @Option(names = "--reset-cache", negatable = true, defaultValue = "true",
+      fallbackValue = "true",
+      description = "POST /reset_prefix_cache to each server before each workload, so that the"
+          + " cache starts empty as the theoretical maximum assumes (default on). A server"
+          + " that refuses is measured as it is, with a warning. --no-reset-cache keeps a warm"
+          + " cache: cached tokens may then exceed the maximum.")
+  boolean resetCache;
+
   @Option(names = "--quiet", description = "No progress bar.")
   boolean quiet;
 
@@ -164,6 +172,30 @@ public final class BenchCommand implements Callable<Integer> {
     return 0;
   }
 
+  /**
+   * Empties the server's cache when {@code --reset-cache} asks for it (the theoretical maximum
+   * assumes an empty cache) and says what the run starts from, as the report records it.
+   */
+  private String cacheAtStart(HttpClient http, URI server) throws InterruptedException {
+    if (!resetCache) {
+      return "as found (--no-reset-cache)";
+    }
+    String why;
+    try {
+      int status = CompletionClient.resetPrefixCache(http, server, apiKey);
+      if (status == 200) {
+        return "emptied (POST /reset_prefix_cache)";
+      }
+      why = "answered " + status;
+    } catch (IOException e) {
+      why = "failed: " + e.getMessage();
+    }
+    err.println("bench: POST " + server.resolve("/reset_prefix_cache") + " " + why + "; measuring"
+        + " the cache as found: cached tokens may exceed the theoretical maximum, which assumes"
+        + " an empty cache");
+    return "as found (POST /reset_prefix_cache " + why + ")";
+  }
+
   @Override
   public Integer call() throws Exception {
     List<Workload> workloads;
@@ -209,9 +241,9 @@ public final class BenchCommand implements Callable<Integer> {
       // A different seed than the measured workloads: warm-up prompts share nothing with them.
       Workload warm = Workloads.create("unique",
           new WorkloadParams(~seed, warmup, maxTokens, maxModelLen));
-      runner.run(warm, url, primaryModel, "warmup");
+      runner.run(warm, url, primaryModel, "warmup", "as found");
       if (compareUrl != null) {
-        runner.run(warm, compareUrl, compareModel, "warmup");
+        runner.run(warm, compareUrl, compareModel, "warmup", "as found");
       }
     }
 
@@ -220,15 +252,16 @@ public final class BenchCommand implements Callable<Integer> {
     List<RunSummary> compared = new ArrayList<>();
     List<Comparison> comparisons = new ArrayList<>();
     for (Workload w : workloads) {
-      BenchReport.Run run = runner.run(w, url, primaryModel, "primary");
+      BenchReport.Run run = runner.run(w, url, primaryModel, "primary", cacheAtStart(http, url));
       runs.add(run);
       primary.add(run.summary());
-      SummaryTable.print(out, run.summary(), w.description());
+      SummaryTable.print(out, run.summary(), w.description(), run.cacheAtStart());
       if (compareUrl != null) {
-        BenchReport.Run other = runner.run(w, compareUrl, compareModel, "compare");
+        BenchReport.Run other = runner.run(w, compareUrl, compareModel, "compare",
+            cacheAtStart(http, compareUrl));
         runs.add(other);
         compared.add(other.summary());
-        SummaryTable.print(out, other.summary(), w.description());
+        SummaryTable.print(out, other.summary(), w.description(), other.cacheAtStart());
         Comparison c = Comparison.of(run.summary(), other.summary());
         comparisons.add(c);
         SummaryTable.print(out, c);
@@ -237,7 +270,7 @@ public final class BenchCommand implements Callable<Integer> {
     BenchReport report = new BenchReport(new BenchReport.Settings(url.toString(),
         compareUrl == null ? null : compareUrl.toString(), primaryModel, seed, numRequests,
         maxTokens, maxModelLen, maxConcurrency == Integer.MAX_VALUE ? null : maxConcurrency,
-        requestRate, blockSize), runs, comparisons);
+        requestRate, blockSize, resetCache), runs, comparisons);
     if (output != null) {
       report.write(output);
       out.println("wrote " + output);

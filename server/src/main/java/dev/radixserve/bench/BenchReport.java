@@ -15,11 +15,15 @@ public record BenchReport(Settings settings, List<Run> runs, List<Comparison> co
   /** The flags that shaped the run; a null concurrency means no limit. */
   public record Settings(String url, String compareUrl, String model, long seed,
       Integer numRequests, int maxTokens, int maxModelLen, Integer concurrency, Double requestRate,
-      int blockSize) {}
+      int blockSize, boolean resetCache) {}
 
-  /** One workload against one server. */
-  public record Run(String workload, String description, String role, RunSummary summary,
-      List<RequestRecord> requests) {}
+  /**
+   * One workload against one server.
+   *
+   * @param cacheAtStart "emptied (POST /reset_prefix_cache)", or "as found (why)"
+   */
+  public record Run(String workload, String description, String role, String cacheAtStart,
+      RunSummary summary, List<RequestRecord> requests) {}
 
   public BenchReport {
     runs = List.copyOf(runs);

@@ -45,10 +45,12 @@ final class BenchRunner {
     return modelOverride != null ? modelOverride : CompletionClient.firstModelId(http, url, apiKey);
   }
 
-  BenchReport.Run run(Workload workload, URI url, String model, String role)
+  /** @param cacheAtStart what the server's cache held when the run began, for the report */
+  BenchReport.Run run(Workload workload, URI url, String model, String role, String cacheAtStart)
       throws InterruptedException {
     long start = System.nanoTime();
-    return run(workload, client(url, model, start), url.toString(), model, role, start);
+    return run(workload, client(url, model, start), url.toString(), model, role, cacheAtStart,
+        start);
   }
 
   /** A client of one server for a run that started at {@code runStartNanos}. */
@@ -62,7 +64,7 @@ final class BenchRunner {
    * @param target what the summary names as the server
    */
   BenchReport.Run run(Workload workload, RequestSender sender, String target, String model,
-      String role, long start) throws InterruptedException {
+      String role, String cacheAtStart, long start) throws InterruptedException {
     IntConsumer onDone = progress == null ? done -> {}
         : new ProgressBar(progress, workload.name() + " @ " + target, workload.size());
     List<RequestRecord> records =
@@ -71,6 +73,7 @@ final class BenchRunner {
     RunSummary summary = RunSummary.of(workload.name(), target, model, records, durationS,
         TheoreticalMaximum.perRequest(workload, blockSize),
         TheoreticalMaximum.perRequestTokens(workload), blockSize);
-    return new BenchReport.Run(workload.name(), workload.description(), role, summary, records);
+    return new BenchReport.Run(workload.name(), workload.description(), role, cacheAtStart,
+        summary, records);
   }
 }

@@ -66,6 +66,20 @@ final class CompletionClient implements RequestSender {
   }
 
   /** The JSON body of one streamed completion with a token-id prompt. */
+  /**
+   * {@code POST /reset_prefix_cache} (vLLM's and SGLang's route, ours too): frees every cached
+   * block no request holds.
+   *
+   * @return the HTTP status: 200 when the server emptied its cache
+   */
+  static int resetPrefixCache(HttpClient http, URI baseUrl, String apiKey)
+      throws IOException, InterruptedException {
+    HttpRequest.Builder b = HttpRequest.newBuilder(baseUrl.resolve("/reset_prefix_cache"))
+        .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.noBody());
+    authorize(b, apiKey);
+    return http.send(b.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+  }
+
   static String requestBody(String model, int[] prompt, int maxTokens) {
     ObjectNode body = JSON.createObjectNode();
     body.put("model", model);

@@ -26,6 +26,10 @@ final class HitRateChart {
   private static final int HEIGHT = 860;
   private static final int LEFT = 70;
   private static final int RIGHT = 20;
+  /** Top of the throughput-ratio panel; its title sits just above. */
+  static final int RATIO_TOP = 500;
+  /** Pixels kept free above the tallest ratio bar for its value. */
+  private static final int LABEL_ROOM = 20;
   private static final Color MEASURED = new Color(0x1f77b4);
   private static final Color TOKEN_MAX = new Color(0xff7f0e);
   private static final Color THEORETICAL = new Color(0xffbb78);
@@ -79,15 +83,17 @@ final class HitRateChart {
           new String[] {"measured hit rate", "max to the token", "max in whole blocks",
               "compare server hit rate"});
 
-      int rTop = 500;
+      int rTop = RATIO_TOP;
       int rBottom = HEIGHT - 100;
       double maxRatio = 2;
       for (Comparison c : comparisons) {
         if (c.outputThroughputRatio() != null) {
-          maxRatio = Math.max(maxRatio, Math.ceil(c.outputThroughputRatio()));
+          // room above the tallest bar for its value, below the panel's title
+          maxRatio = Math.max(maxRatio, Math.ceil(c.outputThroughputRatio() * (rBottom - rTop)
+              / (rBottom - rTop - LABEL_ROOM)));
         }
       }
-      axis(g, "output throughput ratio (primary / compare)", rTop, rBottom, maxRatio, "%.1f");
+      axis(g, "output throughput ratio (primary / compare)", rTop, rBottom, maxRatio, "%.2f");
       int one = (int) (rBottom - (rBottom - rTop) / maxRatio);
       g.setColor(Color.RED);
       g.setStroke(new BasicStroke(1, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10,
@@ -99,9 +105,14 @@ final class HitRateChart {
         if (c != null && c.outputThroughputRatio() != null) {
           double x = LEFT + i * slot + slot * 0.3;
           bar(g, RATIO, x, slot * 0.4, rTop, rBottom, c.outputThroughputRatio() / maxRatio);
+          String value = String.format(Locale.ROOT, "%.2fx", c.outputThroughputRatio());
+          int vy = (int) (rBottom - (rBottom - rTop) * c.outputThroughputRatio() / maxRatio) - 3;
+          // on white, so the 1.0 line does not cross it
+          g.setColor(Color.WHITE);
+          g.fillRect((int) x, vy - g.getFontMetrics().getAscent(),
+              g.getFontMetrics().stringWidth(value), g.getFontMetrics().getAscent());
           g.setColor(Color.BLACK);
-          g.drawString(String.format(Locale.ROOT, "%.2fx", c.outputThroughputRatio()),
-              (int) x, (int) (rBottom - (rBottom - rTop) * c.outputThroughputRatio() / maxRatio) - 3);
+          g.drawString(value, (int) x, vy);
         }
         label(g, primary.get(i).workload(), LEFT + i * slot, slot, rBottom + 16);
       }

@@ -17,32 +17,32 @@ final class PublishedScenarios {
 
   /** 8 requests × (16 shared + 8 distinct) = 192 tokens. */
   static Workload sharedPrefixBasic(WorkloadParams p) {
-    return groups("shared_prefix_basic", p, 1, 8, 16, 8, false,
+    return groups("shared-prefix-basic", p, 1, 8, 16, 8, false,
         "8 requests: one shared 16-token prefix + a distinct 8-token suffix (192 tokens)");
   }
 
   /** 24 requests × (24 shared + 4 distinct) = 672 tokens. */
   static Workload highReuseManyRequests(WorkloadParams p) {
-    return groups("high_reuse_many_requests", p, 1, 24, 24, 4, false,
+    return groups("high-reuse-many-requests", p, 1, 24, 24, 4, false,
         "24 requests: one shared 24-token prefix + a distinct 4-token suffix (672 tokens)");
   }
 
   /** 8 requests × (24-token trunk + 8-token branch) = 256 tokens. */
   static Workload branchingConversation(WorkloadParams p) {
-    return groups("branching_conversation", p, 1, 8, 24, 8, false,
+    return groups("branching-conversation", p, 1, 8, 24, 8, false,
         "8 requests: one 24-token conversation trunk + a distinct 8-token branch (256 tokens)");
   }
 
   /** 4 groups × 6 requests × (16 group prefix + 8 distinct) = 576 tokens, groups interleaved. */
   static Workload multiPrefixGroups(WorkloadParams p) {
-    return groups("multi_prefix_groups", p, 4, 6, 16, 8, true,
+    return groups("multi-prefix-groups", p, 4, 6, 16, 8, true,
         "24 requests: 4 groups of 6 sharing a 16-token group prefix + a distinct 8-token suffix,"
             + " groups interleaved (576 tokens)");
   }
 
   /** 8 distinct 24-token prompts = 192 tokens. */
   static Workload lowReuseControl(WorkloadParams p) {
-    return groups("low_reuse_control", p, 8, 1, 0, 24, false,
+    return groups("low-reuse-control", p, 8, 1, 0, 24, false,
         "8 requests: distinct 24-token prompts, nothing shared (192 tokens)");
   }
 
@@ -52,7 +52,7 @@ final class PublishedScenarios {
    * blocks, so each new group evicts the previous one's prefix.
    */
   static Workload evictionPressure(WorkloadParams p) {
-    return groups("eviction_pressure", p, 6, 4, 16, 8, false,
+    return groups("group-eviction", p, 6, 4, 16, 8, false,
         "24 requests: 6 groups of 4 sharing a 16-token group prefix + a distinct 8-token suffix,"
             + " groups in sequence; published with a cache of 8 blocks of 4 tokens (576 tokens)");
   }

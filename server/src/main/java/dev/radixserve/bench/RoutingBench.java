@@ -5,10 +5,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -20,6 +17,9 @@ import java.util.Locale;
  * cold caches; reports the cached-token ratio of both. Shows what a cache-aware router gains.
  */
 final class RoutingBench {
+
+  /** Both policies start from emptied caches. */
+  private static final String RESET = "emptied (POST /reset_prefix_cache)";
 
   /** One policy's run of one workload. */
   record Result(String workload, String policy, RunSummary summary, int[] requestsPerReplica,
@@ -80,12 +80,12 @@ final class RoutingBench {
               urls.stream().map(u -> runner.client(u, model, start)).toList();
           RoutedSender sender = new RoutedSender(clients, followers, hasher, policy);
           RunSummary summary = runner.run(w, sender, policy.label + " over " + urls, model,
-              policy.label, start).summary();
+              policy.label, RESET, start).summary();
           List<String> anomalies = followers.stream()
               .flatMap(f -> f.anomalies().stream()).toList();
           pair.add(new Result(w.name(), policy.label, summary, sender.sentPerReplica(),
               anomalies));
-          SummaryTable.print(out, summary, w.description());
+          SummaryTable.print(out, summary, w.description(), RESET);
         }
         print(pair);
         results.addAll(pair);
@@ -100,15 +100,9 @@ final class RoutingBench {
   private void resetCaches(List<KvEventFollower> followers)
       throws IOException, InterruptedException {
     for (URI u : urls) {
-      HttpRequest.Builder b = HttpRequest.newBuilder(u.resolve("/reset_prefix_cache"))
-          .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.noBody());
-      if (apiKey != null && !apiKey.isBlank()) {
-        b.header("Authorization", "Bearer " + apiKey);
-      }
-      HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-      if (r.statusCode() != 200) {
-        throw new IOException("POST " + u.resolve("/reset_prefix_cache") + " answered "
-            + r.statusCode() + ": " + r.body());
+      int status = CompletionClient.resetPrefixCache(http, u, apiKey);
+      if (status != 200) {
+        throw new IOException("POST " + u.resolve("/reset_prefix_cache") + " answered " + status);
       }
     }
     for (int i = 0; i < 500 && followers.stream().anyMatch(f -> !f.blocks().isEmpty()); i++) {

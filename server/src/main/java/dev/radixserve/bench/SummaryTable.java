@@ -10,7 +10,8 @@ final class SummaryTable {
 
   private SummaryTable() {}
 
-  static void print(PrintStream out, RunSummary s, String description) {
+  /** @param cacheAtStart what the server's cache held when the run began */
+  static void print(PrintStream out, RunSummary s, String description, String cacheAtStart) {
     out.println(title(" bench: " + s.workload() + " "));
     out.println(description);
     out.println("server: " + s.url() + "   model: " + s.model());
@@ -26,6 +27,7 @@ final class SummaryTable {
     latency(out, "Inter-token Latency", "ITL", s.itlMs());
     latency(out, "End-to-end Latency", "E2E", s.e2eMs());
     out.println(title(" Prefix cache (block size " + s.blockSize() + ") "));
+    out.println("Cache at start: " + cacheAtStart);
     row(out, "Cached prompt tokens", Long.toString(s.cachedTokens())
         + (s.cachedTokensReported() ? "" : " (server reported none)"));
     row(out, "Hit rate (cached / prompt)", pct(s.hitRate()));
@@ -37,8 +39,8 @@ final class SummaryTable {
     row(out, "Token-granular max cached tokens", Long.toString(s.tokenGranularMaxCachedTokens()));
     row(out, "Token-granular max hit rate", pct(s.tokenGranularMaxHitRate()));
     row(out, "Cached / token-granular max", pct(s.cachedOfTokenGranularMax()));
-    out.println("(theoretical: prompts only, planned order, never the last token; in whole blocks,"
-        + " or to the token)");
+    out.println("(theoretical: from an empty cache, prompts only, planned order, never the last"
+        + " token; in whole blocks, or to the token)");
     out.println("=".repeat(WIDTH));
   }
 

@@ -6,7 +6,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
-/** The catalogue of workloads by {@code --workload} name; {@code all} runs them in this order. */
+/**
+ * The catalogue of workloads by {@code --workload} name; {@code all} runs them in this order.
+ * One spelling per name, kebab-case like every other option value; another is refused with the
+ * list of names (no aliases: {@code eviction_pressure} once named a different workload than
+ * {@code eviction-pressure}; the published one is {@code group-eviction} now).
+ */
 public final class Workloads {
 
   public static final String ALL = "all";
@@ -23,12 +28,12 @@ public final class Workloads {
     m.put("agent-loop", ChatWorkloads::agentLoop);
     m.put("unique", ChatWorkloads::unique);
     m.put("eviction-pressure", ChatWorkloads::evictionPressure);
-    m.put("shared_prefix_basic", PublishedScenarios::sharedPrefixBasic);
-    m.put("high_reuse_many_requests", PublishedScenarios::highReuseManyRequests);
-    m.put("branching_conversation", PublishedScenarios::branchingConversation);
-    m.put("multi_prefix_groups", PublishedScenarios::multiPrefixGroups);
-    m.put("low_reuse_control", PublishedScenarios::lowReuseControl);
-    m.put("eviction_pressure", PublishedScenarios::evictionPressure);
+    m.put("shared-prefix-basic", PublishedScenarios::sharedPrefixBasic);
+    m.put("high-reuse-many-requests", PublishedScenarios::highReuseManyRequests);
+    m.put("branching-conversation", PublishedScenarios::branchingConversation);
+    m.put("multi-prefix-groups", PublishedScenarios::multiPrefixGroups);
+    m.put("low-reuse-control", PublishedScenarios::lowReuseControl);
+    m.put("group-eviction", PublishedScenarios::evictionPressure);
     return Collections.unmodifiableMap(m);
   }
 
@@ -40,7 +45,8 @@ public final class Workloads {
     Function<WorkloadParams, Workload> generator = BY_NAME.get(name);
     if (generator == null) {
       throw new IllegalArgumentException(
-          "unknown workload '" + name + "'; choose one of " + names() + " or " + ALL);
+          "unknown workload '" + name + "'; choose one of " + String.join(", ", names())
+              + " or " + ALL + " (spelled with hyphens)");
     }
     return generator.apply(params);
   }

@@ -94,7 +94,7 @@ class BenchCommandTest {
     ByteArrayOutputStream text = new ByteArrayOutputStream();
     int exit = BenchCommand.commandLine(new BenchCommand(
             new PrintStream(text, true, StandardCharsets.UTF_8), System.err))
-        .execute("--url", url, "--compare-url", url, "--workload", "shared_prefix_basic",
+        .execute("--url", url, "--compare-url", url, "--workload", "shared-prefix-basic",
             "--max-tokens", "3", "--block-size", "4", "--concurrency", "2", "--quiet",
             "--warmup", "3", "--output", json.toString(), "--chart", png.toString());
     String printed = text.toString(StandardCharsets.UTF_8);
@@ -128,7 +128,7 @@ class BenchCommandTest {
     assertEquals(8, requests.get(0).path("cachedTokens").asInt());
     assertTrue(requests.get(0).path("success").asBoolean());
     JsonNode comparison = report.path("comparisons").get(0);
-    assertEquals("shared_prefix_basic", comparison.path("workload").asText());
+    assertEquals("shared-prefix-basic", comparison.path("workload").asText());
     assertEquals(1.0, comparison.path("hitRateRatio").asDouble(), 1e-12);
 
     var image = ImageIO.read(png.toFile());

@@ -42,6 +42,11 @@ class BenchEndToEndTest {
   }
 
   private static JsonNode bench(Path dir, String... workloadArgs) throws Exception {
+    return run(dir, workloadArgs).path("summary");
+  }
+
+  /** The first measured run of the report. */
+  private static JsonNode run(Path dir, String... workloadArgs) throws Exception {
     Path json = dir.resolve("bench-" + workloadArgs[1] + ".json");
     ByteArrayOutputStream text = new ByteArrayOutputStream();
     String[] args = new String[workloadArgs.length + 9];
@@ -54,12 +59,12 @@ class BenchEndToEndTest {
     System.out.print(text.toString(StandardCharsets.UTF_8)); // the tables, for the test report
     assertEquals(0, exit, text.toString(StandardCharsets.UTF_8));
     assertTrue(Files.size(json) > 0);
-    return JSON.readTree(json.toFile()).path("runs").get(0).path("summary");
+    return JSON.readTree(json.toFile()).path("runs").get(0);
   }
 
   @Test
   void sharingWorkloadGetsCachedTokens(@TempDir Path dir) throws Exception {
-    JsonNode s = bench(dir, "--workload", "shared_prefix_basic");
+    JsonNode s = bench(dir, "--workload", "shared-prefix-basic");
     assertEquals(8, s.path("completed").asInt());
     assertEquals(0, s.path("failed").asInt());
     assertEquals(192, s.path("promptTokens").asInt());
@@ -70,6 +75,24 @@ class BenchEndToEndTest {
     long cached = s.path("cachedTokens").asLong();
     assertTrue(cached > 0 && cached <= 112, "cached " + cached);
     assertTrue(s.path("ttftMs").path("p50").asDouble() > 0);
+  }
+
+  @Test
+  void aWarmServerIsEmptiedFirstSoTheMaximumHolds(@TempDir Path dir) throws Exception {
+    String[] args = {"--workload", "shared-prefix-basic", "--seed", "5"};
+    JsonNode first = run(dir, args);
+    JsonNode again = run(dir, args); // the same prompts: the server holds them all now
+    assertEquals("emptied (POST /reset_prefix_cache)", again.path("cacheAtStart").asText());
+    long max = again.path("summary").path("theoreticalMaxCachedTokens").asLong();
+    assertEquals(112, max);
+    long cached = again.path("summary").path("cachedTokens").asLong();
+    assertTrue(cached > 0 && cached <= max, "cached " + cached + " of at most " + max);
+    assertEquals(first.path("summary").path("cachedTokens").asLong(), cached);
+    // kept warm on request: every prompt is found whole but its last token, past the maximum
+    JsonNode warm = run(dir, "--workload", "shared-prefix-basic", "--seed", "5",
+        "--no-reset-cache");
+    assertEquals("as found (--no-reset-cache)", warm.path("cacheAtStart").asText());
+    assertEquals(8 * 23, warm.path("summary").path("cachedTokens").asLong());
   }
 
   @Test
@@ -85,12 +108,12 @@ class BenchEndToEndTest {
       int exit = BenchCommand.commandLine(
               new BenchCommand(new PrintStream(text, true, StandardCharsets.UTF_8), System.err))
           .execute("--url", url, "--compare-url", "http://127.0.0.1:" + off.port(),
-              "--workload", "branching_conversation", "--seed", "11", "--max-tokens", "2",
+              "--workload", "branching-conversation", "--seed", "11", "--max-tokens", "2",
               "--concurrency", "1", "--quiet", "--output", json.toString());
       System.out.print(text.toString(StandardCharsets.UTF_8));
       assertEquals(0, exit, text.toString(StandardCharsets.UTF_8));
       JsonNode c = JSON.readTree(json.toFile()).path("comparisons").get(0);
-      assertEquals("branching_conversation", c.path("workload").asText());
+      assertEquals("branching-conversation", c.path("workload").asText());
       assertTrue(c.path("primaryHitRate").asDouble() > 0, c.toString());
       assertEquals(0.0, c.path("compareHitRate").asDouble(), c.toString());
       assertTrue(c.path("hitRateRatio").isNull(), c.toString());

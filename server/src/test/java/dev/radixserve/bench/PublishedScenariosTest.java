@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Counts and theoretical maxima of the six published scenarios at their block size, 4. The
  * published radix hit rates were 87.5 / 95.8 / 87.5 / 83.3 / 0 / 79.2 %; these structures give
- * exactly those as the share of requests with a hit, except eviction_pressure (75.0 %: 6 groups
+ * exactly those as the share of requests with a hit, except group-eviction (75.0 %: 6 groups
  * can hit at most 18 of 24 even with an unlimited cache). As token hit rates (cached / prompt)
  * they give 58.3 / 82.1 / 65.6 / 55.6 / 0 / 50.0 %.
  */
@@ -34,37 +34,37 @@ class PublishedScenariosTest {
 
   @Test
   void sharedPrefixBasic() {
-    check("shared_prefix_basic", 8, 192, 7 * 16, 7); // 58.3 % of tokens, 7/8 = 87.5 % of requests
+    check("shared-prefix-basic", 8, 192, 7 * 16, 7); // 58.3 % of tokens, 7/8 = 87.5 % of requests
   }
 
   @Test
   void highReuseManyRequests() {
-    check("high_reuse_many_requests", 24, 672, 23 * 24, 23); // 82.1 %, 23/24 = 95.8 %
+    check("high-reuse-many-requests", 24, 672, 23 * 24, 23); // 82.1 %, 23/24 = 95.8 %
   }
 
   @Test
   void branchingConversation() {
-    check("branching_conversation", 8, 256, 7 * 24, 7); // 65.6 %, 7/8 = 87.5 %
+    check("branching-conversation", 8, 256, 7 * 24, 7); // 65.6 %, 7/8 = 87.5 %
   }
 
   @Test
   void multiPrefixGroups() {
-    check("multi_prefix_groups", 24, 576, 20 * 16, 20); // 55.6 %, 20/24 = 83.3 %
+    check("multi-prefix-groups", 24, 576, 20 * 16, 20); // 55.6 %, 20/24 = 83.3 %
   }
 
   @Test
   void lowReuseControl() {
-    check("low_reuse_control", 8, 192, 0, 0);
+    check("low-reuse-control", 8, 192, 0, 0);
   }
 
   @Test
   void evictionPressure() {
-    check("eviction_pressure", 24, 576, 18 * 16, 18); // 50.0 %, 18/24 = 75.0 % (published 79.2)
+    check("group-eviction", 24, 576, 18 * 16, 18); // 50.0 %, 18/24 = 75.0 % (published 79.2)
   }
 
   @Test
   void theoreticalHitRatesAsSummarized() {
-    Workload w = Workloads.create("high_reuse_many_requests", PARAMS);
+    Workload w = Workloads.create("high-reuse-many-requests", PARAMS);
     int[] max = TheoreticalMaximum.perRequest(w, 4);
     List<RequestRecord> notSent = w.requests().stream()
         .map(r -> RequestRecord.failed(r, r.index(), "not sent", 0, 0)).toList();

@@ -19,6 +19,21 @@ class WorkloadsTest {
   }
 
   @Test
+  void everyNameHasOneSpellingAndAnyOtherIsRefusedWithTheList() {
+    List<String> names = Workloads.names();
+    for (String n : names) {
+      assertTrue(n.matches("[a-z0-9]+(-[a-z0-9]+)*"), "kebab-case: " + n);
+    }
+    // no two names differ only in separators (eviction-pressure and eviction_pressure did)
+    assertEquals(names.size(), names.stream().map(n -> n.replace("-", "")).distinct().count());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> Workloads.create("shared_prefix_basic", DEFAULTS));
+    for (String n : names) {
+      assertTrue(e.getMessage().contains(n), e.getMessage());
+    }
+  }
+
+  @Test
   void sharedSystemPromptFitsTheSystemPromptIntoTheContext() {
     Workload w = Workloads.create("shared-system-prompt", DEFAULTS);
     assertEquals(32, w.size());
@@ -79,7 +94,7 @@ class WorkloadsTest {
   @Test
   void workloadsDoNotSharePrefixesWithEachOther() {
     TheoreticalMaximum max = new TheoreticalMaximum(4);
-    for (String name : List.of("unique", "low_reuse_control", "shared_prefix_basic")) {
+    for (String name : List.of("unique", "low-reuse-control", "shared-prefix-basic")) {
       for (BenchRequest r : Workloads.create(name, DEFAULTS).requests()) {
         if (r.index() == 0) {
           assertEquals(0, max.offer(r.prompt()), name + " shares with an earlier workload");

@@ -68,6 +68,7 @@ public final class CacheViewService implements AutoCloseable {
   private final RequestPaths requests = new RequestPaths();
   private final List<Viewer> viewers = new ArrayList<>();
   private final AtomicInteger viewerCount = new AtomicInteger();
+  /** Drained from the recorder, sent at the next tick (view thread only). */
   private final List<CacheEvent> events = new ArrayList<>();
   private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(
       Thread.ofPlatform().name("radixserve-cacheview").daemon().factory());
@@ -106,7 +107,7 @@ public final class CacheViewService implements AutoCloseable {
    */
   public CompletableFuture<byte[]> tree(Map<String, List<String>> params) {
     TreeQuery query = TreeQuery.parse(params);
-    return CompletableFuture.supplyAsync(this::sample, thread)
+    return CompletableFuture.supplyAsync(() -> snapshotFor(query), thread)
         .thenCompose(f -> f)
         .thenApplyAsync(tree -> bytes(render(tree, query)), thread);
   }
@@ -138,6 +139,42 @@ public final class CacheViewService implements AutoCloseable {
     thread.shutdownNow();
   }
 
+  /**
+   * View thread: the snapshot to answer {@code query} from. Admission matches queued since the
+   * last tick are indexed first, so a request whose response has arrived is always found: its
+   * match was queued on the engine thread before its first token went out. When the latest
+   * snapshot predates that match, one is taken at once, past the throttle, so the path is there
+   * too (only for such a request lookup: the engine copies at most one more tree per lookup).
+   */
+  private CompletableFuture<CacheTree> snapshotFor(TreeQuery query) {
+    drainRecorder();
+    long needed = query.request() == null ? 0 : requests.find(query.request()).stream()
+        .mapToLong(CacheEvent.Matched::seq).max().orElse(0);
+    if (!prefixCaching || latest.sample().eventSeq() >= needed) {
+      return sample();
+    }
+    CompletableFuture<CacheTree> pending = inFlight != null ? inFlight
+        : CompletableFuture.completedFuture(latest);
+    return pending.thenComposeAsync(t -> {
+      if (t.sample().eventSeq() >= needed) {
+        return CompletableFuture.completedFuture(t);
+      }
+      nextSampleAt = 0; // asked for after the match was recorded: the copy includes it
+      return sample();
+    }, thread);
+  }
+
+  /** View thread: moves the engine's queued events into {@link #events}, indexing matches. */
+  private void drainRecorder() {
+    int from = events.size();
+    recorder.drainTo(events);
+    for (CacheEvent e : events.subList(from, events.size())) {
+      if (e instanceof CacheEvent.Matched m) {
+        requests.add(m);
+      }
+    }
+  }
+
   private ObjectNode render(CacheTree tree, TreeQuery query) {
     if (query.node() != null && tree.node(query.node()) == null) {
       throw new ApiException(404, "invalid_request_error", "node", "not_found",
@@ -163,13 +200,7 @@ public final class CacheViewService implements AutoCloseable {
 
   private void tick() {
     try {
-      events.clear();
-      recorder.drainTo(events);
-      for (CacheEvent e : events) {
-        if (e instanceof CacheEvent.Matched m) {
-          requests.add(m);
-        }
-      }
+      drainRecorder();
       viewers.removeIf(v -> {
         boolean closed = !v.isOpen();
         if (closed) {
@@ -196,6 +227,8 @@ public final class CacheViewService implements AutoCloseable {
       }
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "cache view tick failed", e);
+    } finally {
+      events.clear(); // sent, or nobody watches
     }
   }
 

@@ -39,22 +39,31 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
   private final Timer queue;
 
   public ServerMetrics() {
-    queried = Counter.builder("radixserve.prefix.cache.queried.tokens").register(registry);
-    hit = Counter.builder("radixserve.prefix.cache.hit.tokens").register(registry);
-    computed = Counter.builder("radixserve.prompt.tokens.computed").register(registry);
-    cached = Counter.builder("radixserve.prompt.tokens.cached").register(registry);
-    generated = Counter.builder("radixserve.generation.tokens").register(registry);
-    preemptions = Counter.builder("radixserve.preemptions").register(registry);
-    evicted = Counter.builder("radixserve.evicted.blocks").register(registry);
-    ttft = latency("radixserve.time.to.first.token");
-    itl = latency("radixserve.inter.token.latency");
-    e2e = latency("radixserve.e2e.request.latency");
-    queue = latency("radixserve.request.queue.time");
+    queried = counter("radixserve.prefix.cache.queried.tokens",
+        "Prompt tokens looked up in the prefix cache at admission (prompt length - 1)");
+    hit = counter("radixserve.prefix.cache.hit.tokens",
+        "Of the looked-up prompt tokens, those found in the prefix cache (to the token)");
+    computed = counter("radixserve.prompt.tokens.computed",
+        "Prompt tokens the model computed (prefill, recomputation after preemption included)");
+    cached = counter("radixserve.prompt.tokens.cached",
+        "Prompt tokens reused from the prefix cache at first admission");
+    generated = counter("radixserve.generation.tokens", "Tokens sampled (generated)");
+    preemptions = counter("radixserve.preemptions",
+        "Sequences preempted: their blocks freed, their tokens recomputed later");
+    evicted = counter("radixserve.evicted.blocks", "Prefix cache blocks evicted to make room");
+    ttft = latency("radixserve.time.to.first.token",
+        "Request arrival to the first token of the request");
+    itl = latency("radixserve.inter.token.latency",
+        "Time between two consecutive tokens of one choice");
+    e2e = latency("radixserve.e2e.request.latency",
+        "Request arrival to its last choice finished, aborted or failed");
+    queue = latency("radixserve.request.queue.time", "Request arrival to its first admission");
     Gauge.builder("radixserve.prefix.cache.hit.rate", this,
-        m -> m.queried.count() == 0 ? 0 : m.hit.count() / m.queried.count()).register(registry);
+            m -> m.queried.count() == 0 ? 0 : m.hit.count() / m.queried.count())
+        .description("Prompt tokens found in the prefix cache / looked up, since start")
+        .register(registry);
     for (FinishReason r : FinishReason.values()) {
-      Counter.builder("radixserve.requests.finished").tag("finish_reason", r.wireName())
-          .register(registry);
+      finishedCounter(r);
     }
     new JvmMemoryMetrics().bindTo(registry);
     gc.bindTo(registry);
@@ -62,8 +71,19 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
     new ProcessorMetrics().bindTo(registry);
   }
 
-  private Timer latency(String name) {
-    return Timer.builder(name)
+  private Counter counter(String name, String help) {
+    return Counter.builder(name).description(help).register(registry);
+  }
+
+  private Counter finishedCounter(FinishReason r) {
+    return Counter.builder("radixserve.requests.finished").tag("finish_reason", r.wireName())
+        .description("Requests ended, by finish reason: stop, length, abort (client gone,"
+            + " shutdown) or error")
+        .register(registry);
+  }
+
+  private Timer latency(String name, String help) {
+    return Timer.builder(name).description(help)
         .serviceLevelObjectives(ms(5), ms(10), ms(25), ms(50), ms(100), ms(250), ms(500),
             ms(1000), ms(2500), ms(5000), ms(10000), ms(30000), ms(60000))
         .register(registry);
@@ -75,30 +95,42 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
 
   /** Binds the engine-state gauges. */
   public void bindEngine(Engine engine) {
-    gauge("radixserve.requests.running", engine::gauges, EngineGauges::runningRequests);
-    gauge("radixserve.requests.waiting", engine::gauges, EngineGauges::waitingRequests);
-    gauge("radixserve.kv.cache.blocks.total", engine::gauges, EngineGauges::totalBlocks);
-    gauge("radixserve.kv.cache.blocks.free", engine::gauges, EngineGauges::freeBlocks);
-    gauge("radixserve.kv.cache.blocks.cached", engine::gauges, EngineGauges::cachedBlocks);
-    gauge("radixserve.kv.cache.usage.ratio", engine::gauges,
-        g -> (g.totalBlocks() - g.freeBlocks()) / (double) g.totalBlocks());
+    gauge("radixserve.requests.running", "Requests admitted (at least one choice running)",
+        engine::gauges, EngineGauges::runningRequests);
+    gauge("radixserve.requests.waiting", "Requests queued, not yet admitted", engine::gauges,
+        EngineGauges::waitingRequests);
+    gauge("radixserve.kv.cache.blocks.total", "Blocks in the KV pool", engine::gauges,
+        EngineGauges::totalBlocks);
+    gauge("radixserve.kv.cache.blocks.free", "KV blocks on the free list", engine::gauges,
+        EngineGauges::freeBlocks);
+    gauge("radixserve.kv.cache.blocks.cached",
+        "KV blocks held by the radix prefix cache (locked or not)", engine::gauges,
+        EngineGauges::cachedBlocks);
+    gauge("radixserve.kv.cache.usage.ratio", "KV blocks in use or cached / all KV blocks",
+        engine::gauges, g -> (g.totalBlocks() - g.freeBlocks()) / (double) g.totalBlocks());
   }
 
   /** Binds the KV event counters (only when events are published). */
   public void bindKvEvents(KvEventPublisher publisher) {
     // the registry holds the publisher weakly; the server holds it for its whole life
     FunctionCounter.builder("radixserve.kv.events.published", publisher,
-        KvEventPublisher::publishedEvents).register(registry);
+            KvEventPublisher::publishedEvents)
+        .description("KV cache events published to routers (--kv-events)").register(registry);
     FunctionCounter.builder("radixserve.kv.events.dropped", publisher,
-        KvEventPublisher::droppedEvents).register(registry);
+            KvEventPublisher::droppedEvents)
+        .description("Cache changes dropped because the KV event publisher's queue was full")
+        .register(registry);
   }
 
-  private void gauge(String name, Supplier<EngineGauges> source, ToDoubleFunction<EngineGauges> f) {
-    Gauge.builder(name, () -> f.applyAsDouble(source.get())).register(registry);
+  private void gauge(String name, String help, Supplier<EngineGauges> source,
+      ToDoubleFunction<EngineGauges> f) {
+    Gauge.builder(name, () -> f.applyAsDouble(source.get())).description(help)
+        .register(registry);
   }
 
   public void httpResponse(int status) {
-    registry.counter("radixserve.http.responses", "status", Integer.toString(status)).increment();
+    Counter.builder("radixserve.http.responses").tag("status", Integer.toString(status))
+        .description("HTTP responses sent, by status code").register(registry).increment();
   }
 
   public String scrape() {
@@ -136,7 +168,7 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
   @Override
   public void finished(FinishReason reason, long sinceArrivalNanos) {
     e2e.record(sinceArrivalNanos, TimeUnit.NANOSECONDS);
-    registry.counter("radixserve.requests.finished", "finish_reason", reason.wireName()).increment();
+    finishedCounter(reason).increment();
   }
 
   @Override

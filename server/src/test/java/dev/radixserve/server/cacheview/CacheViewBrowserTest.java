@@ -16,6 +16,8 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -78,12 +80,37 @@ class CacheViewBrowserTest {
     page.eval("document.getElementById('key').value = 'wrong'; "
         + "document.getElementById('login').submit()");
     page.waitFor("document.getElementById('login-error')", WAIT, () -> "no error for a bad key");
+    // until its first snapshot arrives the page says "loading…", never "empty", even while
+    // events and diffs come in: snapshots are held back here until the cache holds nodes
+    page.command("Network.enable", Map.of());
+    page.command("Network.setBlockedURLs", Map.of("urls", List.of("*/cache/tree*")));
     page.eval("document.getElementById('key').value = '" + KEY + "'; "
         + "document.getElementById('login').submit()");
-    page.waitFor("window.cacheView && document.getElementById('status').textContent === 'live'"
-        + " && document.getElementById('total-nodes').textContent === '0'", WAIT,
-        () -> "page not live after login: " + text(page, "status"));
-    assertFalse(page.eval("document.getElementById('empty').hidden").asBoolean());
+    page.waitFor("window.cacheView && window.cacheView.streamLive", WAIT,
+        () -> "no event stream after login: " + text(page, "status"));
+    completion("Before the first snapshot: a prompt the page hears of but cannot draw yet.", 2,
+        false);
+    page.waitFor("document.querySelector('#events li.stored')", WAIT,
+        () -> "no stored event: " + text(page, "events"));
+    assertTrue(page.eval(LOADING_SHOWN).asBoolean(), "not loading: " + text(page, "tree-wrap"));
+    assertEquals("–", text(page, "total-nodes"));
+    page.command("Network.setBlockedURLs", Map.of("urls", List.of()));
+    page.waitFor("document.getElementById('loading').hidden"
+        + " && Number(document.getElementById('total-nodes').textContent) > 0"
+        + " && document.getElementById('status').textContent === 'live'", WAIT,
+        () -> "no snapshot after unblocking: " + text(page, "tree-wrap") + " / "
+            + text(page, "status"));
+    assertTrue(page.eval("document.getElementById('empty').hidden").asBoolean());
+    // emptied: now "empty" is the truth; the events the reset caused are cleared from the list
+    assertEquals(200, client.send(HttpRequest.newBuilder(URI.create(
+            "http://127.0.0.1:" + server.port() + "/reset_prefix_cache"))
+        .header("Authorization", "Bearer " + KEY).POST(HttpRequest.BodyPublishers.noBody())
+        .build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+    page.waitFor("document.getElementById('total-nodes').textContent === '0'"
+        + " && !document.getElementById('empty').hidden", WAIT,
+        () -> "not empty after the reset: " + text(page, "total-nodes"));
+    assertTrue(page.eval("document.getElementById('loading').hidden").asBoolean());
+    page.eval("document.getElementById('events').replaceChildren()");
 
     // two prompts sharing the system prompt and more: one node for the shared whole blocks; under
     // it the first prompt's next block (where the second one's match ends, token-granular, inside
@@ -129,6 +156,10 @@ class CacheViewBrowserTest {
         text(page, "request-result"));
     assertEquals(3, page.eval("document.querySelectorAll('#tree g.node.on-path').length")
         .asInt(), "root, shared node and copy source on the path");
+    // the toolbar keeps one row in a 1,400-px window, the long match note included
+    JsonNode bar = page.eval(TOOLBAR);
+    assertEquals(1, bar.path("rows").asInt(), bar.toString());
+    assertTrue(bar.path("right").asDouble() <= bar.path("width").asDouble(), bar.toString());
 
     // search by text finds the edges holding the question: the second request's prompt tail and
     // its prompt + output, both under the shared node
@@ -172,7 +203,65 @@ class CacheViewBrowserTest {
         + " server's " + tree.at("/totals/nodes") + ": " + text(page, "total-nodes"));
     assertTrue(tree.at("/stats/evicted_blocks").asInt() > 0, tree.at("/stats").toString());
     assertEquals(0, tree.at("/totals/locked").asInt());
+
+    // a deep tree: each prompt extends the previous one by a block or more, so every request
+    // branches one level deeper; highlighting the last one scrolls its column into view, and
+    // its label is drawn whole (the SVG is wide enough for the deepest column's text)
+    StringBuilder prompt = new StringBuilder("The keeper's log, one entry after another.");
+    String deepest = null;
+    for (int step = 0; step < 8; step++) {
+      prompt.append(" Entry ").append(step).append(": the keeper lit the lamp, wound the clock"
+          + " and wrote down the wind, the tide and the ships.");
+      deepest = completion(prompt.toString(), 2, false);
+    }
+    page.eval("document.getElementById('request').value = '" + deepest + "'; "
+        + "document.getElementById('highlight').click()");
+    page.waitFor("document.querySelector('#tree g.node.match-end')", WAIT,
+        () -> "no highlighted match for the deepest request: " + text(page, "request-result"));
+    page.waitFor(DEEP_LABEL_SHOWN, WAIT, () -> "deepest label not in view: "
+        + page.evalText("JSON.stringify(" + DEEP_LABEL + ")"));
+    JsonNode deep = page.eval(DEEP_LABEL);
+    assertTrue(deep.path("scrollWidth").asDouble() > deep.path("clientWidth").asDouble(),
+        "the tree should be wider than the window here: " + deep);
+    bar = page.eval(TOOLBAR);
+    assertEquals(1, bar.path("rows").asInt(), bar.toString());
   }
+
+  private static final String LOADING_SHOWN = "!document.getElementById('loading').hidden"
+      + " && document.getElementById('empty').hidden"
+      + " && document.getElementById('loading').textContent.startsWith('loading…')";
+
+  /** Rows the toolbar's controls take, and how far right the last one reaches. */
+  private static final String TOOLBAR = """
+      (() => {
+        const items = [...document.getElementById('controls').children]
+          .filter((e) => !e.classList.contains('note'));
+        const rects = items.map((e) => e.getBoundingClientRect());
+        // one row: every control overlaps every other vertically
+        const oneRow = Math.max(...rects.map((r) => r.top))
+          < Math.min(...rects.map((r) => r.bottom));
+        return { rows: oneRow ? 1 : 2,
+                 right: Math.max(...rects.map((r) => r.right)), width: window.innerWidth };
+      })()""";
+
+  /** Where the highlighted match's label lies against the scrolled tree and the SVG. */
+  private static final String DEEP_LABEL = """
+      (() => {
+        const wrap = document.getElementById('tree-wrap');
+        const g = document.querySelector('#tree g.node.match-end');
+        if (!g) return null;
+        const label = g.querySelector('.meta').getBoundingClientRect();
+        const name = g.querySelector('.label').getBoundingClientRect();
+        const w = wrap.getBoundingClientRect();
+        const svg = document.getElementById('tree').getBoundingClientRect();
+        return { left: Math.min(label.left, name.left), right: Math.max(label.right, name.right),
+                 wrapLeft: w.left, wrapRight: w.left + wrap.clientWidth, svgRight: svg.right,
+                 scrollWidth: wrap.scrollWidth, clientWidth: wrap.clientWidth };
+      })()""";
+
+  private static final String DEEP_LABEL_SHOWN = "(() => { const d = " + DEEP_LABEL + ";"
+      + " return d && d.left >= d.wrapLeft && d.right <= d.wrapRight && d.right <= d.svgRight;"
+      + " })()";
 
   private JsonNode settledTree() throws Exception {
     long deadline = System.nanoTime() + WAIT.toNanos();

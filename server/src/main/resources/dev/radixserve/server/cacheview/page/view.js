@@ -9,6 +9,7 @@
   const BEND = 48;          // px at the end of a level where an edge bends to its child
   const PAD = 24;
   const LABEL_CHARS = 26;
+  const LABEL_SPACE = 290;  // px right of a dot its label and numbers may take
   const MAX_EVENTS = 200;   // events kept in the list
   const REFETCH_MS = 1000;  // at most one tree refetch a second for diffs outside the view
   const FLASH_MS = 1200;    // a changed node's halo shrinks and fades over this time
@@ -41,6 +42,8 @@
     recentMs: [],           // the last 500 frame times (layout when needed + paint), for benchmarks
     pending: [],            // diffs that arrived while a tree fetch was under way
     fetching: false,
+    streamLive: false,
+    scrollToMatch: false,   // a request highlight arrived: bring its match into view once      // the event stream's hello arrived and it has not failed since
     again: false,
     refetchTimer: null,
     lastFetch: 0,
@@ -75,9 +78,14 @@
       const j = await r.json();
       if (!r.ok) throw new Error(j.error ? j.error.message : 'HTTP ' + r.status);
       view.stats.lastFetchMs = performance.now() - t0;
+      if (view.streamLive && !view.paused) setStatus('live', 'live');  // past an earlier error
       load(j);
     } catch (e) {
       setStatus('error: ' + e.message, 'bad');
+      if (!view.header) {
+        $('loading').textContent = 'loading… (' + e.message + '; retrying)';
+        refetchSoon(REFETCH_MS);  // no snapshot yet: nothing else would ask again
+      }
     } finally {
       view.fetching = false;
       view.lastFetch = performance.now();
@@ -96,10 +104,10 @@
     view.version = j.version;
     view.header = j;
     view.matches = new Set(j.matches || []);
-    $('search-result').textContent = view.search
+    setNote('search-result', view.search
       ? `${j.matches_total} ${j.matches_total === 1 ? 'edge matches' : 'edges match'}`
         + (j.matches_total > (j.matches || []).length ? ` (first ${j.matches.length} shown)` : '')
-      : '';
+      : '');
     showRequest(j.request);
     const pending = view.pending.filter((d) => d.version > view.version);
     view.pending = [];
@@ -111,12 +119,12 @@
     view.onPath = new Set();
     view.matchEnds = new Set();
     if (!r) {
-      $('request-result').textContent = '';
+      setNote('request-result', '');
       return;
     }
     if (!r.found) {
-      $('request-result').textContent = 'no admission seen for ' + r.id
-        + ' (the last 4096 are kept)';
+      setNote('request-result', 'no admission seen for ' + r.id
+        + ' (the last 4096 are kept)');
       return;
     }
     const parts = [];
@@ -126,7 +134,14 @@
       parts.push(`${m.request}: matched ${m.matched_tokens} of ${m.queried_tokens} tokens`
         + (m.in_cache ? ` (ends at #${m.node})` : ' (since evicted)'));
     }
-    $('request-result').textContent = parts.join('; ');
+    setNote('request-result', parts.join('; '));
+    view.scrollToMatch = view.matchEnds.size > 0;
+  }
+
+  // a toolbar note: cut to the room it has, in full as its tooltip
+  function setNote(id, text) {
+    $(id).textContent = text;
+    $(id).title = text;
   }
 
   function onDiff(d) {
@@ -262,6 +277,9 @@
         renderDetails();
       }
       paint(t0);
+      // after paint: the SVG has its new width, so the scroll can reach the deepest column
+      // (the scroll event then paints what came into view)
+      if (view.scrollToMatch) revealMatch();
     });
   }
 
@@ -318,10 +336,31 @@
     view.items = items;
     view.edges = edges;
     view.layout = layout;
-    view.width = PAD * 2 + (maxDepth + 1) * COL + 120;
+    // the deepest column's label and numbers run LABEL_SPACE px right of its dot: inside the
+    // SVG, so #tree-wrap scrolls to them instead of the SVG cutting them off
+    view.width = PAD * 2 + maxDepth * COL + LABEL_SPACE;
     view.height = PAD * 2 + row * ROW;
     view.stats.shown = layout.size;
-    $('empty').hidden = roots.length > 0;
+    // "empty" only once a snapshot has said so; until the first one arrives, "loading…"
+    $('loading').hidden = view.header !== null;
+    $('empty').hidden = view.header === null || roots.length > 0;
+  }
+
+  // Scrolls a highlighted match's end node (and its label) into view once, however deep it is.
+  function revealMatch() {
+    view.scrollToMatch = false;
+    const wrap = $('tree-wrap');
+    for (const id of view.matchEnds) {
+      const at = view.layout.get(id);
+      if (!at) continue;
+      if (at.x + LABEL_SPACE > wrap.scrollLeft + wrap.clientWidth || at.x < wrap.scrollLeft) {
+        wrap.scrollLeft = Math.max(0, at.x + LABEL_SPACE - wrap.clientWidth);
+      }
+      if (at.y + ROW > wrap.scrollTop + wrap.clientHeight || at.y - ROW < wrap.scrollTop) {
+        wrap.scrollTop = Math.max(0, at.y - wrap.clientHeight / 2);
+      }
+      return;
+    }
   }
 
   // Draws what lies in (or near) the scrolled viewport only, so the cost of a frame follows
@@ -538,6 +577,7 @@
   function connect() {
     const es = new EventSource('/cache/events');
     es.addEventListener('hello', () => {
+      view.streamLive = true;
       setStatus('live', 'live');
       fetchTree();
     });
@@ -548,6 +588,7 @@
       refetchSoon(0);
     });
     es.onerror = () => {
+      view.streamLive = false;
       if (!view.paused) setStatus('reconnecting…', 'bad');
     };
   }
