@@ -215,6 +215,28 @@ class StructuredOutputsEndToEndTest {
   }
 
   @Test
+  void logprobsListOnlyTokensTheMaskAllows() {
+    ObjectNode body = JSON.createObjectNode().put("model", MODEL).put("prompt", "Pick:")
+        .put("max_tokens", 5).put("logprobs", 5).put("temperature", 0.0);
+    body.putArray("guided_choice").add("yes").add("no");
+    JsonNode c = ok(server, "/v1/completions", body).at("/choices/0");
+    assertTrue(List.of("yes", "no").contains(c.get("text").asText()), c.toString());
+    JsonNode tops = c.at("/logprobs/top_logprobs");
+    assertTrue(tops.size() > 0, c.toString());
+    String text = c.get("text").asText();
+    int offset = 0;
+    for (int i = 0; i < tops.size(); i++) {
+      String before = text.substring(0, offset);
+      tops.get(i).fields().forEachRemaining(e -> {
+        assertTrue(e.getValue().isNumber(), e.toString());
+        String candidate = before + e.getKey();
+        assertTrue("yes".startsWith(candidate) || "no".startsWith(candidate), candidate);
+      });
+      offset += c.at("/logprobs/tokens/" + i).asText().length();
+    }
+  }
+
+  @Test
   void guidedJsonAndStreamingMatchNonStreaming() throws Exception {
     JsonNode schema = schema(SCHEMAS.get(1));
     ObjectNode body = JSON.createObjectNode().put("model", MODEL).put("prompt", "Person:")
