@@ -34,8 +34,9 @@ final class EcmaRegex {
     EcmaRegex r = new EcmaRegex(pattern, keyword);
     String brics = r.translate();
     try {
-      Automaton a = new RegExp(brics, RegExp.NONE).toAutomaton();
-      a.minimize();
+      // no minimization of the parts: dk.brics would determinize them without a budget
+      Automaton a = new RegExp(brics, RegExp.NONE).toAutomaton(false);
+      Dfa.minimize(a);
       return a;
     } catch (IllegalArgumentException e) {
       throw new ConstraintException(keyword, keyword + " is not a valid regular expression: "

@@ -56,7 +56,7 @@ final class JsonBytes {
         Automaton.makeCharSet("\"\\/bfnrt").union(Automaton.makeChar('u').concatenate(nonSurrogate)));
     Automaton chars = Utf8Automata.toBytes(SAFE_CHAR.union(escape));
     Automaton a = chars.union(Utf8Automata.supplementary());
-    a.minimize();
+    Dfa.minimize(a);
     return a;
   }
 
@@ -65,14 +65,14 @@ final class JsonBytes {
     Automaton integer = literal("-").optional().concatenate(literal("0")
         .union(Automaton.makeCharRange('1', '9').concatenate(digit.repeat(0, 15))));
     if (!fraction) {
-      integer.minimize();
+      Dfa.minimize(integer);
       return integer;
     }
     Automaton frac = literal(".").concatenate(digit.repeat(1, 16)).optional();
     Automaton exp = Automaton.makeCharSet("eE").concatenate(Automaton.makeCharSet("+-").optional())
         .concatenate(digit.repeat(1, 3)).optional();
     Automaton a = integer.concatenate(frac).concatenate(exp);
-    a.minimize();
+    Dfa.minimize(a);
     return a;
   }
 
@@ -122,7 +122,7 @@ final class JsonBytes {
         Automaton inner = anyValue(depth - 1);
         v = anyValue(0).union(list("[", inner, 0, -1, "]")).union(anyObject(inner));
       }
-      v.minimize();
+      Dfa.minimize(v);
       ANY[depth] = v;
     }
     return ANY[depth];

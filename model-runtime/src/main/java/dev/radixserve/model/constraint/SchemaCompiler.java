@@ -50,7 +50,7 @@ final class SchemaCompiler {
 
   static Automaton compile(JsonNode schema) {
     Automaton a = new SchemaCompiler(schema).value(schema, "#");
-    a.minimize();
+    Dfa.minimize(a);
     if (a.isEmpty()) {
       throw new ConstraintException("$ref", "the schema admits no JSON value within the bounds"
           + " of this server (recursive $ref expanded " + REF_DEPTH + " levels)");
@@ -294,8 +294,8 @@ final class SchemaCompiler {
         nextAfter = nextAfter.union(after);
         nextFirst = nextFirst.union(first);
       }
-      nextAfter.minimize();
-      nextFirst.minimize();
+      Dfa.minimize(nextAfter);
+      Dfa.minimize(nextFirst);
       after = nextAfter;
       first = nextFirst;
     }

@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 public final class TokenConstraint {
 
+  static final int MAX_STATES = 20_000;
+
   private final TokenVocabulary vocab;
   private final int[] next; // (state * 256 + byte) -> state, or -1: the bytes cannot lead to a match
   private final boolean[] accept;
@@ -28,13 +30,18 @@ public final class TokenConstraint {
 
   TokenConstraint(Automaton bytes, TokenVocabulary vocab) {
     this.vocab = vocab;
-    bytes.minimize();
+    Dfa.minimize(bytes);
     List<State> live = liveStates(bytes);
     Map<State, Integer> id = new HashMap<>();
     for (State s : live) {
       id.put(s, id.size());
     }
     int n = live.size();
+    if (n > MAX_STATES) {
+      // the table takes 1 KiB a state, and masks up to 6 KiB each: bound what one constraint holds
+      throw new ConstraintException("constraint", "the constraint is too complex: " + n
+          + " automaton states, at most " + MAX_STATES);
+    }
     next = new int[Math.max(1, n) * 256];
     Arrays.fill(next, -1);
     accept = new boolean[Math.max(1, n)];

@@ -48,8 +48,7 @@ final class Utf8Automata {
     }
     out.setInitialState(map.get(chars.getInitialState()));
     out.setDeterministic(false);
-    out.determinize();
-    out.minimize();
+    Dfa.minimize(out);
     return out;
   }
 

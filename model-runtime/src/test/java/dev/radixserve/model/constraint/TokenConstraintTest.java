@@ -137,4 +137,12 @@ class TokenConstraintTest {
       state = eos.contains(t) ? state : c.step(state, t);
     }
   }
+
+  @Test
+  void anExponentialRegexIsRefusedNotBuilt() {
+    // the subset construction of this regex has 2^21 states; the budget stops it early
+    ConstraintException e = assertThrows(ConstraintException.class,
+        () -> compiler.regex("(a|b)*a(a|b){20}"));
+    assertTrue(e.getMessage().contains("too complex"), e.getMessage());
+  }
 }
