@@ -299,6 +299,11 @@ class StructuredOutputsEndToEndTest {
     HttpResponse<String> g = post(server, "/v1/chat/completions", grammar);
     assertEquals(400, g.statusCode());
     assertTrue(g.body().contains("grammar"), g.body());
+    ObjectNode exponential = JSON.createObjectNode().put("model", MODEL).put("prompt", "x")
+        .put("max_tokens", 5).put("guided_regex", "(a|b)*a(a|b){20}");
+    HttpResponse<String> e = post(server, "/v1/completions", exponential);
+    assertEquals(400, e.statusCode(), e.body());
+    assertTrue(e.body().contains("too complex") && e.body().contains("guided_regex"), e.body());
     // the server still serves
     assertEquals("stop", ok(server, "/v1/completions", JSON.createObjectNode().put("model", MODEL)
         .put("prompt", "x").put("max_tokens", 5).put("guided_regex", "ok"))
