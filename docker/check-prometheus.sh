@@ -31,15 +31,7 @@ command -v curl >/dev/null || missing+=(curl ca-certificates)
 command -v python3 >/dev/null || missing+=(python3-minimal)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "check-prometheus: installing ${missing[*]} (Debian packages)"
-  # policy-rc.d exit 101 keeps the prometheus package's system service from starting.
-  created_policy=""
-  if [ ! -e /usr/sbin/policy-rc.d ]; then
-    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-    created_policy=1
-  fi
-  apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
-  if [ -n "$created_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
+  bash .ci/apt-install.sh "${missing[@]}"
 fi
 [ -f "$JAR" ] || fail "$JAR missing: run ./mvnw -B -ntp -DskipTests package first"
 
