@@ -58,7 +58,11 @@ final class OutputProcessor {
     for (int t : r.promptTokens()) {
       sampler.accept(t, true);
     }
-    return new Sequence(r, state, choice, sampler);
+    Sequence s = new Sequence(r, state, choice, sampler);
+    if (s.guide != null) {
+      s.guideEnds = endTokens(r);
+    }
+    return s;
   }
 
   static SamplingParams seededFor(SamplingParams p, int choice) {
@@ -158,7 +162,7 @@ final class OutputProcessor {
   }
 
   private void emit(Sequence s, float[] logits) {
-    Set<Integer> ends = s.guide == null ? Set.of() : endTokens(s.request);
+    Set<Integer> ends = s.guideEnds;
     if (s.guide != null && !s.guide.mask(logits, ends)) {
       // the vocabulary cannot continue the constrained output (never for byte-level BPE)
       LOG.warning(() -> s + ": no token continues its constrained output; ending it");
@@ -211,7 +215,7 @@ final class OutputProcessor {
     }
     Set<Integer> ends = new HashSet<>(eosTokenIds);
     ends.addAll(r.params().stopTokenIds());
-    return ends;
+    return Set.copyOf(ends);
   }
 
   /**

@@ -5,6 +5,7 @@ import dev.radixserve.cache.NodeHandle;
 import dev.radixserve.model.constraint.ConstraintState;
 import dev.radixserve.model.sampling.Sampler;
 import java.util.Arrays;
+import java.util.Set;
 
 /**
  * One choice of one request as the scheduler tracks it.
@@ -30,6 +31,8 @@ final class Sequence {
   final int promptLen;
   /** Where the output stands in the request's constraint; null without one. */
   final ConstraintState guide;
+  /** Tokens that may end the constrained output where it is complete (set with the guide). */
+  Set<Integer> guideEnds = Set.of();
 
   private int[] tokens;
   private int length;
