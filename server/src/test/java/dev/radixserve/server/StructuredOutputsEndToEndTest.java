@@ -334,4 +334,47 @@ class StructuredOutputsEndToEndTest {
       }
     }
   }
+
+  @Test
+  void preemptedConstrainedSequencesResumeWhereTheyWere() throws Exception {
+    JsonNode thirty = schema("{'type':'array','items':{'type':'integer','minimum':100,"
+        + "'maximum':999},'minItems':30,'maxItems':30}");
+    List<ObjectNode> bodies = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      ObjectNode b = JSON.createObjectNode().put("model", MODEL).put("max_tokens", 200)
+          .put("temperature", 0.0).put("prompt", ("Numbers, list " + i + ". ").repeat(12));
+      b.set("guided_json", thirty);
+      bodies.add(b);
+    }
+    List<String> expected = completeAll(uncached, bodies);
+    // 8 sequences of ~60 prompt + ~90 output tokens need ~80 blocks: a 24-block pool preempts
+    RadixServer tiny = RadixServer.start(LocalServers.builder(24).build());
+    try {
+      assertEquals(expected, completeAll(tiny, bodies));
+      HttpResponse<String> m = CLIENT.send(HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + tiny.port() + "/metrics")).GET().build(),
+          HttpResponse.BodyHandlers.ofString());
+      double preemptions = m.body().lines().filter(l -> l.startsWith("radixserve_preemptions_total "))
+          .mapToDouble(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1))).findFirst()
+          .orElseThrow();
+      assertTrue(preemptions > 0, "no preemption happened");
+    } finally {
+      tiny.shutdown(Duration.ofSeconds(5));
+    }
+    for (String text : expected) {
+      assertTrue(validate(thirty, JSON.readTree(text)).isEmpty(), text);
+    }
+  }
+
+  private static List<String> completeAll(RadixServer s, List<ObjectNode> bodies) {
+    List<CompletableFuture<String>> fs = new ArrayList<>();
+    for (ObjectNode b : bodies) {
+      fs.add(CompletableFuture.supplyAsync(() -> {
+        JsonNode c = ok(s, "/v1/completions", b).at("/choices/0");
+        assertEquals("stop", c.get("finish_reason").asText(), c.toString());
+        return c.get("text").asText();
+      }));
+    }
+    return fs.stream().map(CompletableFuture::join).toList();
+  }
 }
