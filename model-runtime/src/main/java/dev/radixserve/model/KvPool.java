@@ -59,7 +59,11 @@ public final class KvPool implements AutoCloseable {
 
   /** Blocks that fit in a budget; at least one must fit. */
   public static int blocksFor(ModelConfig config, int blockSize, long budgetBytes) {
-    long per = bytesPerBlock(config, blockSize);
+    return blocksOf(bytesPerBlock(config, blockSize), budgetBytes);
+  }
+
+  /** Blocks of {@code per} bytes that fit in {@code budgetBytes}; at least one must fit. */
+  static int blocksOf(long per, long budgetBytes) {
     long n = budgetBytes / per;
     if (n < 1) {
       throw new IllegalArgumentException("a KV budget of " + budgetBytes + " bytes holds no block of "

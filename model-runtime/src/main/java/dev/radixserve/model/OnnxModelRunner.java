@@ -49,8 +49,8 @@ public final class OnnxModelRunner implements ModelRunner {
     this.pool = pool;
     List<AutoCloseable> opened = new ArrayList<>();
     try {
-      this.cpu = track(opened, MemoryInfo.cpu());
-      this.env = track(opened, OrtEnv.create("radixserve"));
+      this.cpu = Resources.track(opened, MemoryInfo.cpu());
+      this.env = Resources.track(opened, OrtEnv.create("radixserve"));
       byte[] model = PagedGpt2Graph.build(config, pool.blockSize());
       try (SessionOptions options = SessionOptions.create();
           WeightTensors initializers = WeightTensors.of(weights, cpu)) {
@@ -60,20 +60,20 @@ public final class OnnxModelRunner implements ModelRunner {
             .addExternalInitializers(PagedGpt2Graph.initializerNames(config),
                 List.of(initializers.values()));
         sessionConfig.forEach(options::config);
-        this.session = track(opened, OrtSession.create(env, model, options));
+        this.session = Resources.track(opened, OrtSession.create(env, model, options));
       }
-      this.call = track(opened, session.call(PagedGpt2Graph.inputNames(config),
+      this.call = Resources.track(opened, session.call(PagedGpt2Graph.inputNames(config),
           PagedGpt2Graph.outputNames(config)));
       long[] cacheShape = {pool.numBlocks(), pool.blockSize(), config.nHead(), config.headDim()};
       cacheValues = new OrtValue[2 * config.nLayer()];
       for (int i = 0; i < config.nLayer(); i++) {
-        cacheValues[2 * i] = track(opened,
+        cacheValues[2 * i] = Resources.track(opened,
             OrtValue.wrap(cpu, pool.keys(i), ElementType.FLOAT, cacheShape));
-        cacheValues[2 * i + 1] = track(opened,
+        cacheValues[2 * i + 1] = Resources.track(opened,
             OrtValue.wrap(cpu, pool.values(i), ElementType.FLOAT, cacheShape));
       }
     } catch (RuntimeException e) {
-      closeAll(opened.reversed(), e);
+      Resources.closeAll(opened.reversed(), e);
       pool.close();
       throw e;
     }
@@ -189,29 +189,6 @@ public final class OnnxModelRunner implements ModelRunner {
     List<AutoCloseable> owned = new ArrayList<>(List.of(call, session));
     owned.addAll(List.of(cacheValues));
     owned.addAll(List.of(env, cpu, step, pool));
-    closeAll(owned, null);
-  }
-
-  private static <T extends AutoCloseable> T track(List<AutoCloseable> opened, T resource) {
-    opened.add(resource);
-    return resource;
-  }
-
-  private static void closeAll(List<AutoCloseable> resources, RuntimeException primary) {
-    RuntimeException failure = primary;
-    for (AutoCloseable r : resources) {
-      try {
-        r.close();
-      } catch (Exception e) {
-        if (failure == null) {
-          failure = new IllegalStateException("releasing " + r + " failed", e);
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (primary == null && failure != null) {
-      throw failure;
-    }
+    Resources.closeAll(owned, null);
   }
 }

@@ -9,13 +9,14 @@ import java.lang.foreign.ValueLayout;
 import java.util.List;
 
 /**
- * The six per-step graph inputs in native buffers reused across steps (grown, never shrunk).
+ * The seven per-step graph inputs in native buffers reused across steps (grown, never shrunk).
  *
  * <pre>
  *   input_ids    int64 [T]      positions   int64 [T]      (sequence after sequence)
  *   block_tables int32 [S, M]   M = the batch's longest sequence (past + new) in blocks, padded with 0
  *   cu_seqlens   int32 [S+1]    past_lens   int32 [S]
  *   logits_index int64 [R]      per sequence cu[s+1] - 1, or every token of an all-logits one
+ *   attention_metadata int32 [2]  the step's longest new-token run, its longest past + new
  * </pre>
  */
 final class StepInputs implements AutoCloseable {
@@ -27,6 +28,7 @@ final class StepInputs implements AutoCloseable {
   private MemorySegment cu = MemorySegment.NULL;
   private MemorySegment past = MemorySegment.NULL;
   private MemorySegment logitsIndex = MemorySegment.NULL;
+  private final MemorySegment bounds = Arena.ofAuto().allocate(8, 64);
   private int tokens;
   private int seqs;
   private int rows;
@@ -46,8 +48,12 @@ final class StepInputs implements AutoCloseable {
     ensureCapacity();
     int t = 0;
     int r = 0;
+    int maxQuery = 0;
+    int maxKv = 0;
     for (int i = 0; i < seqs; i++) {
       ForwardBatch.Seq s = list.get(i);
+      maxQuery = Math.max(maxQuery, s.newTokens().length);
+      maxKv = Math.max(maxKv, s.totalLen());
       cu.setAtIndex(ValueLayout.JAVA_INT, i, t);
       past.setAtIndex(ValueLayout.JAVA_INT, i, s.pastLen());
       int blocks = (s.totalLen() + blockSize - 1) / blockSize;
@@ -66,6 +72,14 @@ final class StepInputs implements AutoCloseable {
       t += newTokens.length;
     }
     cu.setAtIndex(ValueLayout.JAVA_INT, seqs, t);
+    bounds.setAtIndex(ValueLayout.JAVA_INT, 0, maxQuery);
+    bounds.setAtIndex(ValueLayout.JAVA_INT, 1, maxKv);
+  }
+
+  /** Bytes of the step inputs last filled (what goes up to a device per step). */
+  long bytes() {
+    return tokens * 16L + (long) seqs * maxBlocks * 4 + (seqs + 1) * 4L + seqs * 4L + rows * 8L
+        + bounds.byteSize();
   }
 
   /** Tensors over the filled buffers, in {@code PagedGpt2Graph.stepInputNames()} order. */
@@ -78,6 +92,7 @@ final class StepInputs implements AutoCloseable {
         OrtValue.wrap(info, cu.asSlice(0, (seqs + 1) * 4L), ElementType.INT32, seqs + 1),
         OrtValue.wrap(info, past.asSlice(0, seqs * 4L), ElementType.INT32, seqs),
         OrtValue.wrap(info, logitsIndex.asSlice(0, rows * 8L), ElementType.INT64, rows),
+        OrtValue.wrap(info, bounds, ElementType.INT32, 2),
     };
   }
 

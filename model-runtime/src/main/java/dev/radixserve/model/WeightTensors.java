@@ -1,5 +1,6 @@
 package dev.radixserve.model;
 
+import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.ort.ElementType;
 import dev.radixserve.model.ort.MemoryInfo;
 import dev.radixserve.model.ort.OrtValue;
@@ -12,7 +13,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.Map;
 
 /**
- * One fp32 {@link OrtValue} per weight, in {@code GptWeights.expectedShapes} order: the data the
+ * One {@link OrtValue} per weight (fp32, or the graph's fp16/bf16), in {@code GptWeights.expectedShapes} order: the data the
  * session gets for the graph's external initializers ({@code AddExternalInitializers}). F32
  * tensors in native, 4-byte aligned memory are wrapped as they are; others (F16, BF16, heap or
  * misaligned data) are converted into fp32 memory owned here. ONNX Runtime copies the data while
@@ -35,6 +36,11 @@ final class WeightTensors implements AutoCloseable {
   }
 
   static WeightTensors of(GptWeights weights, MemoryInfo info) {
+    return of(weights, info, GraphDtype.FLOAT32);
+  }
+
+  /** The weights in {@code dtype} (rounded to nearest even where it is narrower than theirs). */
+  static WeightTensors of(GptWeights weights, MemoryInfo info, GraphDtype dtype) {
     Map<String, long[]> shapes = GptWeights.expectedShapes(weights.config());
     Arena arena = Arena.ofShared();
     OrtValue[] values = new OrtValue[shapes.size()];
@@ -42,7 +48,8 @@ final class WeightTensors implements AutoCloseable {
     try {
       for (Map.Entry<String, long[]> e : shapes.entrySet()) {
         Tensor t = weights.tensor(e.getKey());
-        values[i++] = OrtValue.wrap(info, fp32(t, arena), ElementType.FLOAT, e.getValue());
+        MemorySegment data = dtype == GraphDtype.FLOAT32 ? fp32(t, arena) : convert(t, dtype, arena);
+        values[i++] = OrtValue.wrap(info, data, dtype.element(), e.getValue());
       }
     } catch (RuntimeException ex) {
       for (OrtValue v : values) {
@@ -65,6 +72,15 @@ final class WeightTensors implements AutoCloseable {
     MemorySegment copy = arena.allocate(n * Float.BYTES, 64);
     for (long k = 0; k < n; k++) {
       copy.setAtIndex(ValueLayout.JAVA_FLOAT, k, t.get(k));
+    }
+    return copy;
+  }
+
+  private static MemorySegment convert(Tensor t, GraphDtype dtype, Arena arena) {
+    long n = t.elementCount();
+    MemorySegment copy = arena.allocate(n * dtype.bytes(), 64);
+    for (long k = 0; k < n; k++) {
+      dtype.store(copy, k, t.get(k));
     }
     return copy;
   }

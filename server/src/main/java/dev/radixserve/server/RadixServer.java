@@ -5,10 +5,14 @@ import dev.radixserve.cache.CacheListener;
 import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.cache.EvictionPolicy;
+import dev.radixserve.model.BoundModelRunner;
+import dev.radixserve.model.Device;
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.ModelRunner;
 import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.RunnerWarmup;
 import dev.radixserve.model.attention.PagedAttentionOp;
+import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
@@ -53,6 +57,27 @@ import java.util.logging.Logger;
  */
 public final class RadixServer {
 
+  /**
+   * The CPU in fp32 keeps the plain runner (host pool, no IOBinding: as fast as ever); CUDA, and
+   * fp16 on the CPU, take the IOBinding runner with its pool in the device's memory.
+   */
+  private static ModelRunner createRunner(GptWeights weights, ServerConfig config) {
+    Device device = config.device();
+    if (device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32) {
+      return config.numBlocks() != null
+          ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(),
+              config.threads())
+          : OnnxModelRunner.createForBudget(weights, config.blockSize(),
+              config.kvCacheMemoryBytes(), config.threads());
+    }
+    LOG.info("running on " + device.kind().settingName() + " in " + device.dtype().settingName());
+    return config.numBlocks() != null
+        ? BoundModelRunner.create(weights, device, config.blockSize(), config.numBlocks(),
+            config.threads())
+        : BoundModelRunner.createForBudget(weights, device, config.blockSize(),
+            config.kvCacheMemoryBytes(), config.threads());
+  }
+
   private static final Logger LOG = Logger.getLogger(RadixServer.class.getName());
   /** Enough steps for the JIT to compile the attention kernel's loops; time-capped for big models. */
   private static final int WARMUP_STEPS = 40;
@@ -60,7 +85,7 @@ public final class RadixServer {
   private static final long START_STACK_BYTES = 16L << 20;
 
   private final GptWeights weights;
-  private final OnnxModelRunner runner;
+  private final ModelRunner runner;
   private final Engine engine;
   private final CacheViewService cacheView;
   private final ServerMetrics metrics;
@@ -91,10 +116,7 @@ public final class RadixServer {
       LOG.warning("the JVM was started without --add-modules jdk.incubator.vector: the CPU"
           + " attention kernel runs without the Vector API (about 4x slower attention)");
     }
-    runner = config.numBlocks() != null
-        ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(), config.threads())
-        : OnnxModelRunner.createForBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(),
-            config.threads());
+    runner = createRunner(weights, config);
     if (config.warmup()) {
       // before any block is handed out: the warm-up scribbles on the first few
       RunnerWarmup.Result warm = RunnerWarmup.run(runner, WARMUP_BUDGET, WARMUP_STEPS);
@@ -147,7 +169,8 @@ public final class RadixServer {
         + " listening on http://%s:%d", config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
         mc.nHead(), mc.nEmbd(), params, eos.ids(), eos.source(), runner.numBlocks(), config.blockSize(),
-        runner.kvPool().bytesPerBlock() * runner.numBlocks(),
+        dev.radixserve.model.DeviceKvPool.bytesPerBlock(mc, config.blockSize(),
+            config.device().dtype()) * runner.numBlocks(),
         config.prefixCaching() ? "on" : "off", config.host(), port()));
     ready = true;
   }

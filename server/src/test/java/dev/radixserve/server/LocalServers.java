@@ -1,11 +1,26 @@
 package dev.radixserve.server;
 
+import dev.radixserve.model.Device;
+import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.server.config.ServerConfig;
 
-/** Test servers: loopback, a free port, one ONNX Runtime thread, a small KV pool. */
+/**
+ * Test servers: loopback, a free port, one ONNX Runtime thread, a small KV pool, on the device
+ * the system properties {@value #DEVICE_PROPERTY} / {@value #DTYPE_PROPERTY} name (default: the
+ * CPU in fp32). The GPU run ({@code docker/gpu-payload.sh run}) sets them to run the whole
+ * end-to-end suite against {@code --device cuda}.
+ */
 public final class LocalServers {
 
+  public static final String DEVICE_PROPERTY = "radixserve.test.device";
+  public static final String DTYPE_PROPERTY = "radixserve.test.dtype";
+
   private LocalServers() {}
+
+  /** The device the test run targets: {@code cpu} unless the GPU run says {@code cuda}. */
+  public static Device.Kind testDevice() {
+    return Device.Kind.valueOf(System.getProperty(DEVICE_PROPERTY, "cpu").toUpperCase());
+  }
 
   /** A builder the caller may adjust further before {@code RadixServer.start(b.build())}. */
   public static ServerConfig.Builder builder(int numBlocks) {
@@ -14,6 +29,9 @@ public final class LocalServers {
     b.port = 0;
     b.numBlocks = numBlocks;
     b.threads = 1;
+    b.device = testDevice();
+    String dtype = System.getProperty(DTYPE_PROPERTY, "");
+    b.dtype = dtype.isEmpty() || dtype.equals("auto") ? null : GraphDtype.ofSetting(dtype);
     return b;
   }
 }

@@ -79,7 +79,8 @@ final class PagedAttentionKernel {
 
   // ---- 1 validate ----
 
-  private void validate(PagedAttentionStep s) {
+  /** Throws {@link IllegalArgumentException} unless every id, length and slot of the step is valid. */
+  void validate(PagedAttentionStep s) {
     int[] cu = s.cuSeqlens();
     int seqs = s.sequences();
     if (cu.length != seqs + 1) {
@@ -148,7 +149,7 @@ final class PagedAttentionKernel {
     }
   }
 
-  private static long slot(PagedAttentionStep s, int seq, int position) {
+  static long slot(PagedAttentionStep s, int seq, int position) {
     int b = s.blockSize();
     return (long) s.blockTables()[seq * s.maxBlocks() + position / b] * b + position % b;
   }

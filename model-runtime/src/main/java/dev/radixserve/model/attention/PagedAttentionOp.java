@@ -35,8 +35,9 @@ public final class PagedAttentionOp implements CustomOp.Definition {
   public static final String DOMAIN = "com.microsoft";
   public static final String NAME = "PagedAttention";
 
-  private static final CustomOpDomain PROCESS_DOMAIN =
-      CustomOpDomain.create(DOMAIN, List.of(CustomOp.of(new PagedAttentionOp(RowAttention.best()))));
+  private static final CustomOpDomain PROCESS_DOMAIN = CustomOpDomain.create(DOMAIN, List.of(
+      CustomOp.of(new PagedAttentionOp(RowAttention.best())),
+      CustomOp.of(new HalfPagedAttentionOp())));
 
   /** Nanoseconds spent in the kernel, every node of every session (a diagnostic counter). */
   private static final java.util.concurrent.atomic.LongAdder KERNEL_NANOS =
@@ -77,22 +78,43 @@ public final class PagedAttentionOp implements CustomOp.Definition {
 
   @Override
   public List<Port> inputs() {
-    Port f = Port.required(ElementType.FLOAT);
-    Port i = Port.required(ElementType.INT32);
-    return List.of(f, f, f, f, f, i, i, i, Port.optional(ElementType.FLOAT),
-        Port.optional(ElementType.FLOAT));
+    return ports(ElementType.FLOAT);
   }
 
   @Override
   public List<Port> outputs() {
-    Port f = Port.required(ElementType.FLOAT);
+    return outputPorts(ElementType.FLOAT);
+  }
+
+  /**
+   * The op's 17 inputs (ONNX Runtime 1.29) with activations and caches of type {@code t}: 0-7 as
+   * above; optional 8-9 cos/sin caches, 10 slot_mapping, 11 head_sink, 12-13 q/k norm weights,
+   * 14-15 k/v scales, 16 attention_metadata. Only 16 is used (and ignored: it only sizes CUDA
+   * launches); the others are refused when present.
+   */
+  static List<Port> ports(ElementType t) {
+    Port f = Port.required(t);
+    Port i = Port.required(ElementType.INT32);
+    Port of = Port.optional(t);
+    Port oi = Port.optional(ElementType.INT32);
+    Port scale = Port.optional(ElementType.FLOAT);
+    return List.of(f, f, f, f, f, i, i, i, of, of, oi, of, of, of, scale, scale, oi);
+  }
+
+  static List<Port> outputPorts(ElementType t) {
+    Port f = Port.required(t);
     return List.of(f, f, f);
   }
 
   @Override
   public CustomKernel createKernel(KernelInfo info) {
-    long heads = info.int64("num_heads", 0);
-    long kvHeads = info.int64("kv_num_heads", 0);
+    checkAttributes(info);
+    return new NodeKernel((int) info.int64("num_heads", 0), (int) info.int64("kv_num_heads", 0),
+        info.float32("scale", 0f));
+  }
+
+  /** Refuses the attributes the CPU kernels do not implement (GPT-2 needs none of them). */
+  static void checkAttributes(KernelInfo info) {
     if (info.int64("do_rotary", 0) != 0) {
       throw new IllegalArgumentException("do_rotary is not supported on the CPU");
     }
@@ -102,7 +124,6 @@ public final class PagedAttentionOp implements CustomOp.Definition {
     if (info.int64("local_window_size", -1) != -1) {
       throw new IllegalArgumentException("local_window_size is not supported on the CPU");
     }
-    return new NodeKernel((int) heads, (int) kvHeads, info.float32("scale", 0f));
   }
 
   /** One graph node's kernel; ONNX Runtime runs a node on one thread at a time. */
@@ -134,7 +155,7 @@ public final class PagedAttentionOp implements CustomOp.Definition {
   }
 
   /** Reads and checks the node's tensors; binds the output buffer. */
-  private static PagedAttentionStep step(KernelContext ctx, int heads, int kvHeads) {
+  static PagedAttentionStep step(KernelContext ctx, int heads, int kvHeads) {
     TensorView query = ctx.input(0);
     TensorView keyCache = ctx.input(3);
     TensorView valueCache = ctx.input(4);
@@ -154,6 +175,12 @@ public final class PagedAttentionOp implements CustomOp.Definition {
     TensorView value = requireShape("value", ctx.input(2), tokens, (long) kvHeads * headSize);
     if (ctx.hasInput(8) || ctx.hasInput(9)) {
       throw new IllegalArgumentException("cos_cache/sin_cache given, but rotary is not supported");
+    }
+    for (int unsupported = 10; unsupported <= 15; unsupported++) {
+      if (ctx.hasInput(unsupported)) {
+        throw new IllegalArgumentException("PagedAttention input " + unsupported
+            + " (slot_mapping, head_sink, q/k norm weights, k/v scales) is not supported on the CPU");
+      }
     }
     TensorView cu = ctx.input(5);
     TensorView past = ctx.input(6);

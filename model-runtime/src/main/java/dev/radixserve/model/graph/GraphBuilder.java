@@ -151,9 +151,22 @@ final class GraphBuilder {
 
   /** A scalar float constant. */
   String scalar(float value) {
+    return scalar(value, GraphDtype.FLOAT32);
+  }
+
+  /** A scalar constant of {@code dtype} ({@code value} rounded to it). */
+  String scalar(float value, GraphDtype dtype) {
     String name = "c" + (counter++);
-    graph.addInitializer(TensorProto.newBuilder().setName(name).setDataType(FLOAT)
-        .addFloatData(value));
+    TensorProto.Builder t = TensorProto.newBuilder().setName(name).setDataType(dtype.onnxType());
+    if (dtype == GraphDtype.FLOAT32) {
+      t.addFloatData(value);
+    } else {
+      // 16-bit floats travel as their bit patterns in int32_data (ONNX's rule for them)
+      java.lang.foreign.MemorySegment bits = java.lang.foreign.MemorySegment.ofArray(new short[1]);
+      dtype.store(bits, 0, value);
+      t.addInt32Data(bits.get(java.lang.foreign.ValueLayout.JAVA_SHORT, 0) & 0xFFFF);
+    }
+    graph.addInitializer(t);
     return name;
   }
 

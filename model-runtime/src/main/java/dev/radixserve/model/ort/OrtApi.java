@@ -66,6 +66,30 @@ public final class OrtApi {
   private static final int ADD_SESSION_CONFIG_ENTRY = 130;
   private static final int ADD_INITIALIZER = 150;
   private static final int ADD_EXTERNAL_INITIALIZERS = 210;
+  // IOBinding, allocators, providers (see IoBinding, Allocator, CudaProvider)
+  private static final int CREATE_TENSOR_AS_ORT_VALUE = 48;
+  private static final int ALLOCATOR_ALLOC = 75;
+  private static final int ALLOCATOR_FREE = 76;
+  private static final int GET_ALLOCATOR_WITH_DEFAULT_OPTIONS = 78;
+  private static final int GET_AVAILABLE_PROVIDERS = 125;
+  private static final int RELEASE_AVAILABLE_PROVIDERS = 126;
+  private static final int CREATE_ALLOCATOR = 131;
+  private static final int RELEASE_ALLOCATOR = 132;
+  private static final int RUN_WITH_BINDING = 133;
+  private static final int CREATE_IO_BINDING = 134;
+  private static final int RELEASE_IO_BINDING = 135;
+  private static final int BIND_INPUT = 136;
+  private static final int BIND_OUTPUT = 137;
+  private static final int BIND_OUTPUT_TO_DEVICE = 138;
+  private static final int GET_BOUND_OUTPUT_VALUES = 140;
+  private static final int CLEAR_BOUND_INPUTS = 141;
+  private static final int CLEAR_BOUND_OUTPUTS = 142;
+  private static final int SYNCHRONIZE_BOUND_INPUTS = 202;
+  private static final int SYNCHRONIZE_BOUND_OUTPUTS = 203;
+  private static final int APPEND_EXECUTION_PROVIDER_CUDA_V2 = 204;
+  private static final int CREATE_CUDA_PROVIDER_OPTIONS = 205;
+  private static final int UPDATE_CUDA_PROVIDER_OPTIONS = 206;
+  private static final int RELEASE_CUDA_PROVIDER_OPTIONS = 208;
 
   private static final FunctionDescriptor STATUS_OF_PTR = FunctionDescriptor.of(ADDRESS, ADDRESS);
   private static final FunctionDescriptor STATUS_OF_PTR_INT =
@@ -106,6 +130,29 @@ public final class OrtApi {
   private final MethodHandle addInitializer;
   private final MethodHandle addExternalInitializers;
   private final MethodHandle addSessionConfigEntry;
+  private final MethodHandle createTensorAsOrtValue;
+  private final MethodHandle allocatorAlloc;
+  private final MethodHandle allocatorFree;
+  private final MethodHandle getAllocatorWithDefaultOptions;
+  private final MethodHandle getAvailableProviders;
+  private final MethodHandle releaseAvailableProviders;
+  private final MethodHandle createAllocator;
+  private final MethodHandle releaseAllocator;
+  private final MethodHandle runWithBinding;
+  private final MethodHandle createIoBinding;
+  private final MethodHandle releaseIoBinding;
+  private final MethodHandle bindInput;
+  private final MethodHandle bindOutput;
+  private final MethodHandle bindOutputToDevice;
+  private final MethodHandle getBoundOutputValues;
+  private final MethodHandle clearBoundInputs;
+  private final MethodHandle clearBoundOutputs;
+  private final MethodHandle synchronizeBoundInputs;
+  private final MethodHandle synchronizeBoundOutputs;
+  private final MethodHandle appendCudaV2;
+  private final MethodHandle createCudaProviderOptions;
+  private final MethodHandle updateCudaProviderOptions;
+  private final MethodHandle releaseCudaProviderOptions;
   private final Binder binder;
 
   private OrtApi(OrtLibrary library) {
@@ -169,6 +216,38 @@ public final class OrtApi {
         FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG));
     addSessionConfigEntry = b.bind(ADD_SESSION_CONFIG_ENTRY,
         FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    createTensorAsOrtValue = b.bind(CREATE_TENSOR_AS_ORT_VALUE,
+        FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS));
+    allocatorAlloc = b.bind(ALLOCATOR_ALLOC,
+        FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+    allocatorFree = b.bind(ALLOCATOR_FREE, STATUS_OF_PTR_PTR);
+    getAllocatorWithDefaultOptions = b.bind(GET_ALLOCATOR_WITH_DEFAULT_OPTIONS, STATUS_OF_PTR);
+    getAvailableProviders = b.bind(GET_AVAILABLE_PROVIDERS,
+        FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+    releaseAvailableProviders = b.bind(RELEASE_AVAILABLE_PROVIDERS,
+        FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
+    createAllocator = b.bind(CREATE_ALLOCATOR,
+        FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    releaseAllocator = b.bind(RELEASE_ALLOCATOR, RELEASE);
+    runWithBinding = b.bind(RUN_WITH_BINDING,
+        FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    createIoBinding = b.bind(CREATE_IO_BINDING, STATUS_OF_PTR_PTR);
+    releaseIoBinding = b.bind(RELEASE_IO_BINDING, RELEASE);
+    bindInput = b.bind(BIND_INPUT, FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    bindOutput = b.bind(BIND_OUTPUT, FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    bindOutputToDevice = b.bind(BIND_OUTPUT_TO_DEVICE,
+        FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    getBoundOutputValues = b.bind(GET_BOUND_OUTPUT_VALUES,
+        FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    clearBoundInputs = b.bind(CLEAR_BOUND_INPUTS, RELEASE);
+    clearBoundOutputs = b.bind(CLEAR_BOUND_OUTPUTS, RELEASE);
+    synchronizeBoundInputs = b.bind(SYNCHRONIZE_BOUND_INPUTS, STATUS_OF_PTR);
+    synchronizeBoundOutputs = b.bind(SYNCHRONIZE_BOUND_OUTPUTS, STATUS_OF_PTR);
+    appendCudaV2 = b.bind(APPEND_EXECUTION_PROVIDER_CUDA_V2, STATUS_OF_PTR_PTR);
+    createCudaProviderOptions = b.bind(CREATE_CUDA_PROVIDER_OPTIONS, STATUS_OF_PTR);
+    updateCudaProviderOptions = b.bind(UPDATE_CUDA_PROVIDER_OPTIONS,
+        FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG));
+    releaseCudaProviderOptions = b.bind(RELEASE_CUDA_PROVIDER_OPTIONS, RELEASE);
   }
 
   /** Binds field {@code index} of the same table (for {@link OrtKernelApi}). */
@@ -389,6 +468,186 @@ public final class OrtApi {
   void dimensions(MemorySegment info, MemorySegment out, long count) {
     try {
       check((MemorySegment) getDimensions.invokeExact(info, out, count));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+
+  // ---- allocators, IOBinding, providers ----
+
+  MemorySegment createTensorAsOrtValue(MemorySegment allocator, MemorySegment shape, long rank,
+      int elementType, MemorySegment out) {
+    try {
+      check((MemorySegment) createTensorAsOrtValue.invokeExact(allocator, shape, rank, elementType,
+          out));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+    return out.get(ADDRESS, 0);
+  }
+
+  MemorySegment allocatorAlloc(MemorySegment allocator, long bytes, MemorySegment out) {
+    try {
+      check((MemorySegment) allocatorAlloc.invokeExact(allocator, bytes, out));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+    return out.get(ADDRESS, 0);
+  }
+
+  void allocatorFree(MemorySegment allocator, MemorySegment p) {
+    callPtr(allocatorFree, allocator, p);
+  }
+
+  /** ONNX Runtime's process-wide CPU allocator (never released). */
+  MemorySegment defaultAllocator() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      callStatus(getAllocatorWithDefaultOptions, out);
+      return out.get(ADDRESS, 0);
+    }
+  }
+
+  /** The execution providers this library was built with, e.g. {@code [CPUExecutionProvider]}. */
+  java.util.List<String> availableProviders() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      MemorySegment count = arena.allocate(JAVA_INT);
+      check((MemorySegment) getAvailableProviders.invokeExact(out, count));
+      int n = count.get(JAVA_INT, 0);
+      MemorySegment array = out.get(ADDRESS, 0).reinterpret(n * ADDRESS.byteSize());
+      java.util.List<String> names = new java.util.ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        names.add(array.getAtIndex(ADDRESS, i).reinterpret(256).getString(0));
+      }
+      check((MemorySegment) releaseAvailableProviders.invokeExact(out.get(ADDRESS, 0), n));
+      return names;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  MemorySegment createAllocator(MemorySegment session, MemorySegment memoryInfo,
+      MemorySegment out) {
+    try {
+      check((MemorySegment) createAllocator.invokeExact(session, memoryInfo, out));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+    return out.get(ADDRESS, 0);
+  }
+
+  void releaseAllocator(MemorySegment p) {
+    release(releaseAllocator, p);
+  }
+
+  MemorySegment createIoBinding(MemorySegment session, MemorySegment out) {
+    callPtr(createIoBinding, session, out);
+    return out.get(ADDRESS, 0);
+  }
+
+  void releaseIoBinding(MemorySegment p) {
+    release(releaseIoBinding, p);
+  }
+
+  void bindInput(MemorySegment binding, MemorySegment name, MemorySegment value) {
+    try {
+      check((MemorySegment) bindInput.invokeExact(binding, name, value));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  void bindOutput(MemorySegment binding, MemorySegment name, MemorySegment value) {
+    try {
+      check((MemorySegment) bindOutput.invokeExact(binding, name, value));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  void bindOutputToDevice(MemorySegment binding, MemorySegment name, MemorySegment memoryInfo) {
+    try {
+      check((MemorySegment) bindOutputToDevice.invokeExact(binding, name, memoryInfo));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
+   * The bound output values (new references the caller releases), and the array ONNX Runtime
+   * allocated with {@code allocator} for them (the caller frees it).
+   */
+  MemorySegment[] boundOutputValues(MemorySegment binding, MemorySegment allocator) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      MemorySegment count = arena.allocate(JAVA_LONG);
+      check((MemorySegment) getBoundOutputValues.invokeExact(binding, allocator, out, count));
+      long n = count.get(JAVA_LONG, 0);
+      MemorySegment[] values = new MemorySegment[(int) n];
+      if (n > 0) {
+        MemorySegment array = out.get(ADDRESS, 0).reinterpret(n * ADDRESS.byteSize());
+        for (int i = 0; i < n; i++) {
+          values[i] = array.getAtIndex(ADDRESS, i);
+        }
+        allocatorFree(allocator, array);
+      }
+      return values;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  void clearBoundInputs(MemorySegment binding) {
+    release(clearBoundInputs, binding);
+  }
+
+  void clearBoundOutputs(MemorySegment binding) {
+    release(clearBoundOutputs, binding);
+  }
+
+  void synchronizeBoundInputs(MemorySegment binding) {
+    callStatus(synchronizeBoundInputs, binding);
+  }
+
+  void synchronizeBoundOutputs(MemorySegment binding) {
+    callStatus(synchronizeBoundOutputs, binding);
+  }
+
+  void runWithBinding(MemorySegment session, MemorySegment binding) {
+    try {
+      check((MemorySegment) runWithBinding.invokeExact(session, MemorySegment.NULL, binding));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  MemorySegment createCudaProviderOptions(MemorySegment out) {
+    callStatus(createCudaProviderOptions, out);
+    return out.get(ADDRESS, 0);
+  }
+
+  void updateCudaProviderOptions(MemorySegment options, MemorySegment keys, MemorySegment values,
+      long count) {
+    try {
+      check((MemorySegment) updateCudaProviderOptions.invokeExact(options, keys, values, count));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  void appendCudaProvider(MemorySegment sessionOptions, MemorySegment cudaOptions) {
+    callPtr(appendCudaV2, sessionOptions, cudaOptions);
+  }
+
+  void releaseCudaProviderOptions(MemorySegment p) {
+    release(releaseCudaProviderOptions, p);
+  }
+
+  private void callStatus(MethodHandle h, MemorySegment p) {
+    try {
+      check((MemorySegment) h.invokeExact(p));
     } catch (Throwable t) {
       throw rethrow(t);
     }

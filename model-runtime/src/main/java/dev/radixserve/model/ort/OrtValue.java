@@ -63,6 +63,15 @@ public final class OrtValue extends NativeHandle {
     }
   }
 
+  /** Bytes the tensor's elements take (shape × element size). */
+  public long byteSize() {
+    long elements = 1;
+    for (long d : shape()) {
+      elements *= d;
+    }
+    return elements * elementType().bytes();
+  }
+
   public ElementType elementType() {
     OrtApi api = OrtApi.get();
     try (Arena arena = Arena.ofConfined()) {

@@ -1,5 +1,7 @@
 package dev.radixserve.server.cli;
 
+import dev.radixserve.model.Device;
+import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.config.ServerConfig;
@@ -72,7 +74,15 @@ enum ConfigKey {
       c -> ConfigValues.formatDuration(c.headerTimeout())),
   BODY_TIMEOUT("body-timeout", (b, v) -> b.bodyTimeout = ConfigValues.duration(v),
       c -> ConfigValues.formatDuration(c.bodyTimeout())),
-  WARMUP("warmup", (b, v) -> b.warmup = ConfigValues.bool(v), ServerConfig::warmup);
+  WARMUP("warmup", (b, v) -> b.warmup = ConfigValues.bool(v), ServerConfig::warmup),
+  DEVICE("device", (b, v) -> b.device = ConfigValues.choice(v, Device.Kind.class),
+      c -> ConfigValues.formatChoice(c.device().kind())),
+  DTYPE("dtype", (b, v) -> b.dtype = v.strip().equalsIgnoreCase("auto") ? null
+      : ConfigValues.choice(v, GraphDtype.class), c -> c.device().dtype().settingName()),
+  CUDA_DEVICE_ID("cuda-device-id", (b, v) -> b.cudaDeviceId = ConfigValues.integer(v),
+      c -> c.device().cuda().deviceId()),
+  CUDA_TF32("cuda-tf32", (b, v) -> b.cudaTf32 = ConfigValues.bool(v),
+      c -> c.device().cuda().tf32());
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

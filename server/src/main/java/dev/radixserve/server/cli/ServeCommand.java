@@ -199,6 +199,26 @@ final class ServeCommand implements Callable<Integer> {
           + " pay for compiling the attention kernel (about 1 s). Env RADIXSERVE_WARMUP.")
   String warmup;
 
+  @Option(names = "--device", paramLabel = "cpu|cuda", order = 38,
+      description = "Where the model runs: ONNX Runtime's CPU provider, or CUDA (needs the -Pcuda"
+          + " jar, the CUDA 12 libraries and a driver). Env RADIXSERVE_DEVICE.")
+  String device;
+
+  @Option(names = "--dtype", paramLabel = "auto|float32|float16|bfloat16", order = 39,
+      description = "Precision of the graph and the KV pool; auto: float32 on cpu, float16 on"
+          + " cuda. Env RADIXSERVE_DTYPE.")
+  String dtype;
+
+  @Option(names = "--cuda-device-id", paramLabel = "N", order = 40,
+      description = "CUDA device to run on. Env RADIXSERVE_CUDA_DEVICE_ID.")
+  String cudaDeviceId;
+
+  @Option(names = "--cuda-tf32", paramLabel = "true|false", order = 41, arity = "0..1",
+      fallbackValue = "true",
+      description = "Let fp32 matrix products on CUDA use TF32 (faster, less exact; off for parity"
+          + " with the CPU). Env RADIXSERVE_CUDA_TF32.")
+  String cudaTf32;
+
   @Option(names = "--config", paramLabel = "FILE", order = 90,
       description = "YAML file setting any of the above by name (see config/radixserve.yaml). "
           + "Env RADIXSERVE_CONFIG.")

@@ -1,5 +1,8 @@
 package dev.radixserve.server.config;
 
+import dev.radixserve.model.Device;
+import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.ort.CudaProvider;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -35,6 +38,7 @@ import java.time.Duration;
  * @param bodyTimeout a request's body must arrive within this after its head (else 408)
  * @param warmup run a few forward steps before listening, so the first requests do not pay for
  *     compiling the attention kernel
+ * @param device where the model runs (CPU or CUDA), its dtype and CUDA provider settings
  */
 public record ServerConfig(
     String host,
@@ -62,7 +66,8 @@ public record ServerConfig(
     Duration idleTimeout,
     Duration headerTimeout,
     Duration bodyTimeout,
-    boolean warmup) {
+    boolean warmup,
+    Device device) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -88,6 +93,9 @@ public record ServerConfig(
     require(idleTimeout.toMillis() >= 1, "idle-timeout", idleTimeout, ">= 1ms");
     require(headerTimeout.toMillis() >= 1, "header-timeout", headerTimeout, ">= 1ms");
     require(bodyTimeout.toMillis() >= 1, "body-timeout", bodyTimeout, ">= 1ms");
+    if (device == null) {
+      device = Device.cpu();
+    }
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -141,6 +149,10 @@ public record ServerConfig(
     b.headerTimeout = headerTimeout;
     b.bodyTimeout = bodyTimeout;
     b.warmup = warmup;
+    b.device = device.kind();
+    b.dtype = device.dtype();
+    b.cudaDeviceId = device.cuda().deviceId();
+    b.cudaTf32 = device.cuda().tf32();
     return b;
   }
 
@@ -177,15 +189,27 @@ public record ServerConfig(
     public Duration headerTimeout = Duration.ofSeconds(20);
     public Duration bodyTimeout = Duration.ofSeconds(60);
     public boolean warmup = true;
+    public Device.Kind device = Device.Kind.CPU;
+    /** null: float32 on the CPU, float16 on CUDA. */
+    public GraphDtype dtype;
+    public int cudaDeviceId;
+    public boolean cudaTf32;
 
     public ServerConfig build() {
+      GraphDtype resolved = dtype != null ? dtype
+          : device == Device.Kind.CUDA ? GraphDtype.FLOAT16 : GraphDtype.FLOAT32;
+      if (cudaDeviceId < 0) {
+        throw new IllegalArgumentException("invalid value for cuda-device-id: " + cudaDeviceId
+            + " (allowed: >= 0)");
+      }
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
           numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
           apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout,
           new KvEventsConfig(kvEvents, kvEventsEndpoint, kvEventsReplayEndpoint, kvEventsTopic,
               kvEventsQueueSize, kvEventsEncoding),
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
-          headerTimeout, bodyTimeout, warmup);
+          headerTimeout, bodyTimeout, warmup,
+          new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)));
     }
   }
 }

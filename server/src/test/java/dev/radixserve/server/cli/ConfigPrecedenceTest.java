@@ -99,13 +99,20 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.HEADER_TIMEOUT, "3s");
     values.put(ConfigKey.BODY_TIMEOUT, "250ms");
     values.put(ConfigKey.WARMUP, "false");
+    values.put(ConfigKey.DEVICE, "cuda");
+    values.put(ConfigKey.DTYPE, "bfloat16");
+    values.put(ConfigKey.CUDA_DEVICE_ID, "3");
+    values.put(ConfigKey.CUDA_TF32, "true");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
         512, 256, SchedulePolicy.FCFS, false, "sk-test", 9, 2, 64L << 10, Duration.ofMillis(1500),
         new KvEventsConfig(true, "tcp://router:5557", "tcp://*:5558", "kv@10.0.0.7:8000@gpt2", 512,
             KvEventEncoding.MAP),
-        12, 40, 128, 77, Duration.ofMinutes(2), Duration.ofSeconds(3), Duration.ofMillis(250), false);
+        12, 40, 128, 77, Duration.ofMinutes(2), Duration.ofSeconds(3), Duration.ofMillis(250), false,
+        new dev.radixserve.model.Device(dev.radixserve.model.Device.Kind.CUDA,
+            dev.radixserve.model.graph.GraphDtype.BFLOAT16,
+            new dev.radixserve.model.ort.CudaProvider.Settings(3, true)));
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
@@ -117,6 +124,15 @@ class ConfigPrecedenceTest {
     });
     assertEquals(expected, ConfigResolver.resolve(Map.of(), env, null));
     assertEquals(expected, ConfigResolver.resolve(Map.of(), Map.of(), file(yaml.toString())));
+  }
+
+  @Test
+  void dtypeAutoFollowsTheDevice() {
+    assertEquals(dev.radixserve.model.graph.GraphDtype.FLOAT32,
+        ConfigResolver.resolve(Map.of(), Map.of(), null).device().dtype());
+    assertEquals(dev.radixserve.model.graph.GraphDtype.FLOAT16, ConfigResolver.resolve(
+        Map.of(ConfigKey.DEVICE, "cuda", ConfigKey.DTYPE, "auto"), Map.of(), null)
+        .device().dtype());
   }
 
   @Test
@@ -136,7 +152,8 @@ class ConfigPrecedenceTest {
         + "max-queued-requests, threads, max-request-body, shutdown-timeout, kv-events, "
         + "kv-events-endpoint, kv-events-replay-endpoint, kv-events-topic, kv-events-queue-size, "
         + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
-        + "max-connections, idle-timeout, header-timeout, body-timeout, warmup)",
+        + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, "
+        + "cuda-device-id, cuda-tf32)",
         e.getMessage());
   }
 

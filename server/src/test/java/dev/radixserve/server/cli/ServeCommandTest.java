@@ -71,6 +71,10 @@ class ServeCommandTest {
         header-timeout: 20s
         body-timeout: 1m
         warmup: true
+        device: cpu
+        dtype: float32
+        cuda-device-id: 0
+        cuda-tf32: false
         """, r.out());
   }
 

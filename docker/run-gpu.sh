@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Runs inside an unpacked GPU payload (docker/gpu-payload.sh run calls it): every check of the
+# CUDA path, one after another, each logged to $OUT/<step>.log with a PASS/FAIL line here.
+# Needs a JDK 25 (JAVA_HOME or java on PATH), python3 and an NVIDIA driver; the CUDA 12 user-space
+# libraries come with the payload (cuda12/). Exit status 0 only if every step passed.
+set -uo pipefail
+p=$(cd "${1:?usage: run-gpu.sh PAYLOAD_DIR}" && pwd)
+out=${OUT:-$p/out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$p/cuda12${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+cp="$(ls "$p"/lib/junit-platform-console-standalone-*.jar):$p/lib/radixserve.jar:$p/tests/model-runtime:$p/tests/server"
+jvm=(--enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector -Xmx8g
+     -Dradixserve.test.device=cuda)
+status=0
+cd "$p"
+
+step() {
+  local name=$1
+  shift
+  local t0=$SECONDS
+  echo "== $name"
+  if "$@" >"$out/$name.log" 2>&1; then
+    echo "PASS $name ($((SECONDS - t0)) s)"
+  else
+    echo "FAIL $name ($((SECONDS - t0)) s), last lines of $out/$name.log:"
+    tail -40 "$out/$name.log"
+    status=1
+  fi
+}
+
+junit() {
+  local reports=$1
+  shift
+  "$java" "${jvm[@]}" -cp "$cp" org.junit.platform.console.ConsoleLauncher execute \
+    --disable-banner --details=tree --reports-dir="$out/$reports" "$@"
+}
+
+# Starts `serve --device cuda ARGS...` logging to $1; sets server_pid and server_port (empty when
+# the server did not come up).
+start_server() {
+  local log=$1
+  shift
+  "$java" --enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector \
+    -jar "$p/lib/radixserve.jar" serve --device cuda --host 127.0.0.1 --port 0 "$@" >"$log" 2>&1 &
+  server_pid=$!
+  server_port=""
+  for _ in $(seq 1 240); do
+    server_port=$(sed -n 's#.*serving .* on http://127.0.0.1:\([0-9]*\).*#\1#p' "$log" | head -1)
+    [ -n "$server_port" ] && break
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  if [ -z "$server_port" ]; then
+    cat "$log"
+    kill "$server_pid" 2>/dev/null
+  fi
+}
+
+serve_completion() {
+  local log="$out/serve-stdout.log"
+  start_server "$log"
+  [ -n "$server_port" ] || return 1
+  local pid=$server_pid port=$server_port
+  python3 - "$port" <<'PY'
+import json, sys, urllib.request
+body = json.dumps({"model": "radixserve-embedded-gpt2", "prompt": "Once upon a time",
+                   "max_tokens": 16, "temperature": 0}).encode()
+req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v1/completions", data=body,
+                             headers={"Content-Type": "application/json"})
+with urllib.request.urlopen(req, timeout=60) as r:
+    answer = json.load(r)
+print(json.dumps(answer, indent=1))
+assert answer["usage"]["completion_tokens"] == 16, answer
+PY
+  local rc=$?
+  kill "$pid"
+  wait "$pid" 2>/dev/null
+  cat "$log"
+  return $rc
+}
+
+# The shared-system-prompt workload against two CUDA servers, prefix cache on and off.
+bench_cache() {
+  start_server "$out/bench-cache-on.log"
+  [ -n "$server_port" ] || return 1
+  local on_pid=$server_pid on=$server_port
+  start_server "$out/bench-cache-off.log" --prefix-caching false
+  if [ -z "$server_port" ]; then
+    kill "$on_pid"
+    return 1
+  fi
+  local off_pid=$server_pid off=$server_port
+  "$java" -jar "$p/lib/radixserve.jar" bench --url "http://127.0.0.1:$on" \
+    --compare-url "http://127.0.0.1:$off" --workload shared-system-prompt --quiet \
+    --output "$out/bench-cache.json"
+  local rc=$?
+  kill "$on_pid" "$off_pid"
+  wait "$on_pid" "$off_pid" 2>/dev/null
+  return $rc
+}
+
+nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || echo "warning: nvidia-smi failed (see $out/nvidia-smi.txt)"
+"$java" -version >"$out/java-version.txt" 2>&1
+step gpu-tests junit gpu-tests --select-package=dev.radixserve.model --include-tag=gpu
+step model-runtime-suite junit model-runtime --select-package=dev.radixserve.model \
+  --exclude-tag=gpu
+step e2e junit e2e --select-class=dev.radixserve.server.DeviceParityEndToEndTest \
+  --select-class=dev.radixserve.server.CacheEquivalenceTest \
+  --select-class=dev.radixserve.server.ServerEndToEndTest
+step serve serve_completion
+step bench-cache bench_cache
+if [ -f "$p/target/gpu/decode-table.md" ]; then
+  cp "$p/target/gpu/decode-table.md" "$out/decode-table.md"
+  cat "$out/decode-table.md"
+fi
+echo "reports in $out"
+exit $status

@@ -1,0 +1,229 @@
+package dev.radixserve.model;
+
+import dev.radixserve.model.attention.PagedAttentionOp;
+import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.PagedGpt2Graph;
+import dev.radixserve.model.ort.Allocator;
+import dev.radixserve.model.ort.CudaProvider;
+import dev.radixserve.model.ort.ElementType;
+import dev.radixserve.model.ort.IoBinding;
+import dev.radixserve.model.ort.MemoryInfo;
+import dev.radixserve.model.ort.OrtEnv;
+import dev.radixserve.model.ort.OrtSession;
+import dev.radixserve.model.ort.OrtValue;
+import dev.radixserve.model.ort.SessionOptions;
+import dev.radixserve.model.weights.GptWeights;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * {@link ModelRunner} over ONNX Runtime's IOBinding, with the KV pool in the memory of the
+ * session's device ({@link DeviceKvPool}): the runner for {@code --device cuda}, and on the CPU
+ * the same code with the CPU allocator (the test suite runs it in fp32 and in fp16 with the fp16
+ * stand-in kernel).
+ *
+ * <p>Per step the binding gets the seven small step inputs (host memory: ONNX Runtime copies them
+ * up) and a host buffer for the logits of the rows sampling needs; the caches stay bound, input
+ * and output, to the pool's tensors from creation on, so no KV byte crosses the bus.
+ * {@link #lastTraffic()} reports what a step bound.
+ *
+ * <p>The CPU default remains {@link OnnxModelRunner} (host pool in huge pages, plain {@code Run}):
+ * it is as fast and gives the same bits as before this runner existed.
+ *
+ * <p>Not thread-safe: one engine thread calls {@link #forward}.
+ */
+public final class BoundModelRunner implements ModelRunner {
+
+  /** Bytes a step bound from host memory: step inputs up, logits down. */
+  public record Traffic(long upBytes, long downBytes) {}
+
+  private final ModelConfig config;
+  private final Device device;
+  private final OrtEnv env;
+  private final MemoryInfo host;
+  private final OrtSession session;
+  private final Allocator allocator;
+  private final DeviceKvPool pool;
+  private final IoBinding binding;
+  private final StepInputs step = new StepInputs();
+  private final List<AutoCloseable> owned;
+  private Arena logitsArena = Arena.ofShared();
+  private MemorySegment logitsBuffer = MemorySegment.NULL;
+  private Traffic lastTraffic = new Traffic(0, 0);
+  private boolean closed;
+
+  private BoundModelRunner(GptWeights weights, Device device, int blockSize,
+      Function<ModelConfig, Integer> blocks, int intraOpThreads) {
+    this.config = weights.config();
+    this.device = device;
+    List<AutoCloseable> opened = new ArrayList<>();
+    try {
+      host = Resources.track(opened, MemoryInfo.cpu());
+      env = Resources.track(opened, OrtEnv.create("radixserve"));
+      GraphDtype dtype = device.dtype();
+      try (SessionOptions options = options(intraOpThreads);
+          WeightTensors initializers = WeightTensors.of(weights, host, dtype)) {
+        options.addExternalInitializers(PagedGpt2Graph.initializerNames(config),
+            List.of(initializers.values()));
+        session = Resources.track(opened, OrtSession.create(env,
+            PagedGpt2Graph.build(config, blockSize, dtype), options));
+      }
+      MemoryInfo poolMemory = Resources.track(opened, device.kind() == Device.Kind.CUDA
+          ? MemoryInfo.device("Cuda", device.cuda().deviceId()) : MemoryInfo.cpu());
+      allocator = Resources.track(opened, Allocator.of(session, poolMemory));
+      pool = Resources.track(opened, DeviceKvPool.create(config, blockSize, blocks.apply(config), dtype,
+          allocator, graph -> {
+            try (SessionOptions o = options(1)) {
+              return OrtSession.create(env, graph, o);
+            }
+          }));
+      binding = Resources.track(opened, IoBinding.create(session));
+      for (int i = 0; i < config.nLayer(); i++) {
+        binding.bindInput(PagedGpt2Graph.keyCache(i), pool.keys(i));
+        binding.bindInput(PagedGpt2Graph.valueCache(i), pool.values(i));
+        binding.bindOutput(PagedGpt2Graph.keyCacheOut(i), pool.keys(i)); // updated in place
+        binding.bindOutput(PagedGpt2Graph.valueCacheOut(i), pool.values(i));
+      }
+    } catch (RuntimeException e) {
+      Resources.closeAll(opened.reversed(), e);
+      throw e;
+    }
+    owned = opened.reversed();
+  }
+
+  /** A runner with a pool of exactly {@code numBlocks} blocks. */
+  public static BoundModelRunner create(GptWeights weights, Device device, int blockSize,
+      int numBlocks, int intraOpThreads) {
+    return new BoundModelRunner(weights, device, blockSize, c -> numBlocks, intraOpThreads);
+  }
+
+  /** A runner whose pool takes as many blocks as fit in {@code kvBudgetBytes}. */
+  public static BoundModelRunner createForBudget(GptWeights weights, Device device, int blockSize,
+      long kvBudgetBytes, int intraOpThreads) {
+    return new BoundModelRunner(weights, device, blockSize,
+        c -> DeviceKvPool.blocksFor(c, blockSize, device.dtype(), kvBudgetBytes), intraOpThreads);
+  }
+
+  private SessionOptions options(int intraOpThreads) {
+    SessionOptions options = SessionOptions.create();
+    try {
+      options.intraOpThreads(intraOpThreads).interOpThreads(1).sequentialExecution()
+          .optimization(SessionOptions.Optimization.ALL);
+      if (device.kind() == Device.Kind.CUDA) {
+        // No custom domain here: the PagedAttention node must resolve to ONNX Runtime's own
+        // CUDA kernel through the built-in schema.
+        CudaProvider.appendTo(options, device.cuda());
+      } else {
+        options.addCustomOpDomain(PagedAttentionOp.domain());
+      }
+      return options;
+    } catch (RuntimeException e) {
+      options.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public ModelConfig config() {
+    return config;
+  }
+
+  @Override
+  public int blockSize() {
+    return pool.blockSize();
+  }
+
+  @Override
+  public int numBlocks() {
+    return pool.numBlocks();
+  }
+
+  public Device device() {
+    return device;
+  }
+
+  /** The pool (tests read it back on the CPU). */
+  public DeviceKvPool kvPool() {
+    return pool;
+  }
+
+  /** The model's binding (tests count what it bound). */
+  IoBinding binding() {
+    return binding;
+  }
+
+  /** What the last {@link #forward} bound from host memory. */
+  public Traffic lastTraffic() {
+    return lastTraffic;
+  }
+
+  @Override
+  public float[][] forward(ForwardBatch batch) {
+    if (closed) {
+      throw new IllegalStateException("the model runner is closed");
+    }
+    BatchValidator.check(batch, config, pool.blockSize(), pool.numBlocks());
+    long indexBefore = pool.indexBytes();
+    for (ForwardBatch.BlockCopy c : batch.copies()) {
+      pool.copyBlock(c.srcBlock(), c.dstBlock(), c.slots());
+    }
+    step.fill(batch, pool.blockSize());
+    int rows = batch.logitRows();
+    long logitsBytes = (long) rows * config.vocabSize() * Float.BYTES;
+    OrtValue[] stepValues = step.values(host);
+    List<String> names = PagedGpt2Graph.stepInputNames();
+    long boundBefore = binding.boundBytes();
+    try (OrtValue logits = OrtValue.wrap(host, logitsBuffer(logitsBytes), ElementType.FLOAT,
+        rows, config.vocabSize())) {
+      for (int i = 0; i < stepValues.length; i++) {
+        binding.bindInput(names.get(i), stepValues[i]);
+      }
+      binding.bindOutput(PagedGpt2Graph.LOGITS, logits);
+      binding.run();
+      binding.synchronizeOutputs();
+      long up = binding.boundBytes() - boundBefore - logitsBytes
+          + pool.indexBytes() - indexBefore;
+      lastTraffic = new Traffic(up, logitsBytes);
+      return readLogits(rows);
+    } finally {
+      for (OrtValue v : stepValues) {
+        v.close();
+      }
+    }
+  }
+
+  private MemorySegment logitsBuffer(long bytes) {
+    if (logitsBuffer.byteSize() < bytes) {
+      logitsArena.close();
+      logitsArena = Arena.ofShared();
+      logitsBuffer = logitsArena.allocate(Math.max(bytes, 2 * logitsBuffer.byteSize()), 64);
+    }
+    return logitsBuffer.asSlice(0, bytes);
+  }
+
+  private float[][] readLogits(int rows) {
+    int vocab = config.vocabSize();
+    float[][] logits = new float[rows][vocab];
+    for (int s = 0; s < rows; s++) {
+      MemorySegment.copy(logitsBuffer, ValueLayout.JAVA_FLOAT, (long) s * vocab * Float.BYTES,
+          logits[s], 0, vocab);
+    }
+    return logits;
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    List<AutoCloseable> all = new ArrayList<>(owned);
+    all.add(step);
+    all.add(logitsArena::close);
+    Resources.closeAll(all, null);
+  }
+}

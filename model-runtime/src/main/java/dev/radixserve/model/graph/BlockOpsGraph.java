@@ -1,0 +1,104 @@
+package dev.radixserve.model.graph;
+
+import static dev.radixserve.model.graph.GraphBuilder.INT64;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Two tiny graphs that rewrite rows of every layer's KV cache in place, so a pool in device
+ * memory is copied and cleared on the device (never through the host). Each cache output is bound
+ * by the caller to its cache input's own buffer; {@code ScatterND} then writes only the addressed
+ * rows (ONNX Runtime's CPU and CUDA kernels skip their input copy when input and output are one
+ * buffer).
+ *
+ * <pre>
+ *   copy  inputs  cache_{c} dtype [NB, B, H, D] (c = 0 .. 2L-1: key, value per layer)
+ *                 src int64 [n, 2], dst int64 [n, 2]        (block, slot) pairs
+ *         output  cache_out_{c} = ScatterND(cache_{c}, dst, GatherND(cache_{c}, src))
+ *   zero  inputs  cache_{c}, rows int64 [n, 2], row_shape int64 [3] = (n, H, D)
+ *         output  cache_out_{c} = ScatterND(cache_{c}, rows, Cast(Expand(0f, row_shape)))
+ * </pre>
+ */
+public final class BlockOpsGraph {
+
+  public static final String SRC = "src";
+  public static final String DST = "dst";
+  public static final String ROWS = "rows";
+  public static final String ROW_SHAPE = "row_shape";
+
+  private BlockOpsGraph() {}
+
+  public static String cache(int c) {
+    return "cache_" + c;
+  }
+
+  public static String cacheOut(int c) {
+    return "cache_out_" + c;
+  }
+
+  /** The copy graph over {@code caches} caches of {@code [NB, blockSize, heads, headDim]}. */
+  public static byte[] copy(int caches, int blockSize, int heads, int headDim, GraphDtype dtype) {
+    GraphBuilder g = new GraphBuilder("kv_copy");
+    String src = g.input(SRC, INT64, "n", 2);
+    String dst = g.input(DST, INT64, "n", 2);
+    for (int c = 0; c < caches; c++) {
+      String cache = declare(g, c, blockSize, heads, headDim, dtype);
+      String rows = g.op("GatherND", "rows", cache, src);
+      g.node("ScatterND", "", "copy_" + c, List.of(cache, dst, rows), List.of(cacheOut(c)));
+    }
+    return g.model(17, "radixserve").toByteArray();
+  }
+
+  /** The zeroing graph over {@code caches} caches. */
+  public static byte[] zero(int caches, int blockSize, int heads, int headDim, GraphDtype dtype) {
+    GraphBuilder g = new GraphBuilder("kv_zero");
+    String rows = g.input(ROWS, INT64, "n", 2);
+    String shape = g.input(ROW_SHAPE, INT64, 3);
+    // fp32 zeros cast to the cache type: Cast and fp32 Expand exist for every type on CPU and
+    // CUDA, while ONNX Runtime's CPU Expand has no bf16 kernel
+    String zeros = g.op("Expand", "zeros", g.scalar(0f), shape);
+    if (dtype != GraphDtype.FLOAT32) {
+      zeros = g.op("Cast", "zeros_" + dtype.settingName(), List.of(zeros),
+          GraphBuilder.attr("to", (long) dtype.onnxType()));
+    }
+    for (int c = 0; c < caches; c++) {
+      String cache = declare(g, c, blockSize, heads, headDim, dtype);
+      g.node("ScatterND", "", "zero_" + c, List.of(cache, rows, zeros), List.of(cacheOut(c)));
+    }
+    return g.model(17, "radixserve").toByteArray();
+  }
+
+  /** Input names of the copy graph: src, dst, then the caches. */
+  public static List<String> copyInputs(int caches) {
+    return withCaches(List.of(SRC, DST), caches);
+  }
+
+  /** Input names of the zero graph: rows, row_shape, then the caches. */
+  public static List<String> zeroInputs(int caches) {
+    return withCaches(List.of(ROWS, ROW_SHAPE), caches);
+  }
+
+  public static List<String> outputs(int caches) {
+    List<String> names = new ArrayList<>();
+    for (int c = 0; c < caches; c++) {
+      names.add(cacheOut(c));
+    }
+    return names;
+  }
+
+  private static List<String> withCaches(List<String> first, int caches) {
+    List<String> names = new ArrayList<>(first);
+    for (int c = 0; c < caches; c++) {
+      names.add(cache(c));
+    }
+    return names;
+  }
+
+  private static String declare(GraphBuilder g, int c, int blockSize, int heads, int headDim,
+      GraphDtype dtype) {
+    String name = g.input(cache(c), dtype.onnxType(), "num_blocks", blockSize, heads, headDim);
+    g.declareOutput(cacheOut(c), dtype.onnxType(), "num_blocks", blockSize, heads, headDim);
+    return name;
+  }
+}
