@@ -13,7 +13,7 @@ import java.lang.foreign.ValueLayout;
  *   byte offset ((block * B + slot) * heads * headDim) * 4 in each layer's key and value tensor
  * </pre>
  */
-public final class KvPool implements AutoCloseable {
+public final class KvPool implements KvBlockIo, AutoCloseable {
 
   private static final long FLOAT_BYTES = Float.BYTES;
 
@@ -116,6 +116,40 @@ public final class KvPool implements AutoCloseable {
     for (int layer = 0; layer < keys.length; layer++) {
       MemorySegment.copy(keys[layer], from, keys[layer], to, bytes);
       MemorySegment.copy(values[layer], from, values[layer], to, bytes);
+    }
+  }
+
+  @Override
+  public long blockBytes() {
+    return bytesPerBlock();
+  }
+
+  @Override
+  public void exportBlock(int block, MemorySegment dst) {
+    long from = slotOffset(block, 0);
+    long bytes = blockSize * rowBytes;
+    checkBuffer(dst);
+    for (int layer = 0; layer < keys.length; layer++) {
+      MemorySegment.copy(keys[layer], from, dst, 2L * layer * bytes, bytes);
+      MemorySegment.copy(values[layer], from, dst, (2L * layer + 1) * bytes, bytes);
+    }
+  }
+
+  @Override
+  public void importBlock(int block, MemorySegment src) {
+    long to = slotOffset(block, 0);
+    long bytes = blockSize * rowBytes;
+    checkBuffer(src);
+    for (int layer = 0; layer < keys.length; layer++) {
+      MemorySegment.copy(src, 2L * layer * bytes, keys[layer], to, bytes);
+      MemorySegment.copy(src, (2L * layer + 1) * bytes, values[layer], to, bytes);
+    }
+  }
+
+  private void checkBuffer(MemorySegment buffer) {
+    if (buffer.byteSize() < bytesPerBlock()) {
+      throw new IllegalArgumentException("a block of this pool takes " + bytesPerBlock()
+          + " bytes, the buffer has " + buffer.byteSize());
     }
   }
 

@@ -1,5 +1,7 @@
 package dev.radixserve.model;
 
+import java.util.Optional;
+
 /**
  * Runs the model over a paged KV pool. The scheduler sees only this seam: token ids, positions
  * (implied by {@code pastLen}) and block tables in, one row of logits per sequence out.
@@ -25,6 +27,14 @@ public interface ModelRunner extends AutoCloseable {
    *     ForwardBatch#lastRow})
    */
   float[][] forward(ForwardBatch batch);
+
+  /**
+   * Block export and import for the cache tiers below the pool; empty when this runner's pool
+   * cannot move blocks (the tiers are then off).
+   */
+  default Optional<KvBlockIo> blockIo() {
+    return Optional.empty();
+  }
 
   @Override
   void close();

@@ -14,6 +14,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * {@link ModelRunner} on ONNX Runtime's CPU provider through its C API: one {@code Run} of the
@@ -131,6 +132,11 @@ public final class OnnxModelRunner implements ModelRunner {
   /** The pool this runner writes (read access for tests and diagnostics). */
   public KvPool kvPool() {
     return pool;
+  }
+
+  @Override
+  public Optional<KvBlockIo> blockIo() {
+    return Optional.of(pool);
   }
 
   /** Timings of the last completed {@link #forward}. */

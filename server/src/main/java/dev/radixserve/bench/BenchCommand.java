@@ -22,8 +22,9 @@ import picocli.CommandLine.Option;
     description = {
         "Benchmark prefix caching: seeded token-id workloads streamed to /v1/completions.",
         "Workloads: shared-system-prompt, multi-turn, few-shot, agent-loop, unique,"
-            + " eviction-pressure, shared-prefix-basic, high-reuse-many-requests,"
-            + " branching-conversation, multi-prefix-groups, low-reuse-control,"
+            + " eviction-pressure, tiered-system-prompts, shared-prefix-basic,"
+            + " high-reuse-many-requests, branching-conversation, multi-prefix-groups,"
+            + " low-reuse-control,"
             + " group-eviction (the published scenario eviction_pressure)."})
 public final class BenchCommand implements Callable<Integer> {
 

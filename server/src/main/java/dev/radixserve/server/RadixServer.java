@@ -7,6 +7,7 @@ import dev.radixserve.cache.RadixCache;
 import dev.radixserve.cache.EvictionPolicy;
 import dev.radixserve.model.BoundModelRunner;
 import dev.radixserve.model.Device;
+import dev.radixserve.model.KvBlockIo;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.ModelRunner;
 import dev.radixserve.model.OnnxModelRunner;
@@ -26,13 +27,18 @@ import dev.radixserve.server.cacheview.CacheRecorder;
 import dev.radixserve.server.cacheview.CacheViewService;
 import dev.radixserve.server.api.RequestLimits;
 import dev.radixserve.server.config.ServerConfig;
+import dev.radixserve.server.engine.BlockTiers;
 import dev.radixserve.server.engine.Engine;
 import dev.radixserve.server.engine.EngineObserver;
 import dev.radixserve.server.engine.EngineSnapshot;
 import dev.radixserve.server.engine.PoolBlocks;
 import dev.radixserve.server.http.CacheViewHandler;
+import dev.radixserve.server.http.ConnectionLimit;
+import dev.radixserve.server.http.DescriptorLimit;
 import dev.radixserve.server.http.HttpHandler;
 import dev.radixserve.server.kvevents.KvEventPublisher;
+import dev.radixserve.server.kvtier.KvTiers;
+import dev.radixserve.server.kvtier.TierListener;
 import dev.radixserve.server.http.ServerInitializer;
 import dev.radixserve.server.metrics.ServerMetrics;
 import io.netty.bootstrap.ServerBootstrap;
@@ -91,6 +97,7 @@ public final class RadixServer {
   private final ServerMetrics metrics;
   private final RadixCache radixCache;
   private final KvEventPublisher kvEvents;
+  private final KvTiers tiers;
   private final HttpHandler handler;
   private final EventLoopGroup group;
   private final Channel channel;
@@ -132,18 +139,42 @@ public final class RadixServer {
       radixCache.addListener(cacheRecorder);
     }
     Optional<PrefixCache> cache = Optional.ofNullable(radixCache);
+    tiers = startTiers(config, mc);
+    if (tiers != null) {
+      radixCache.addListener(tiers);
+    }
     kvEvents = startKvEvents(config);
     int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
         : Math.min(config.maxModelLen(), mc.nPositions());
     metrics = new ServerMetrics();
-    engine = new Engine(runner, new PoolBlocks(pool), cache, tokenizer, eos.ids(),
+    engine = new Engine(runner, new PoolBlocks(pool), cache,
+        Optional.<BlockTiers>ofNullable(tiers), tokenizer, eos.ids(),
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
-            config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests()),
+            config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests(),
+            new Engine.FairShareSettings(config.fairShare(), config.effectiveMaxSeqsPerRequest())),
         EngineObserver.both(metrics, cacheRecorder));
     metrics.bindEngine(engine);
     if (kvEvents != null) {
       metrics.bindKvEvents(kvEvents);
+    }
+    if (tiers != null) {
+      metrics.bindTiers(tiers);
+      if (kvEvents != null) {
+        KvEventPublisher events = kvEvents;
+        tiers.setListener(new TierListener() {
+          @Override
+          public void stored(String medium, long hash, Long parentHash, int[] tokens,
+              String salt) {
+            events.tierStored(medium, hash, parentHash, tokens, salt);
+          }
+
+          @Override
+          public void removed(String medium, long hash) {
+            events.tierRemoved(medium, hash);
+          }
+        });
+      }
     }
     engine.start();
     cacheView = new CacheViewService(engine, cache, tokenizer::decode, config.blockSize(),
@@ -154,13 +185,18 @@ public final class RadixServer {
         config.maxStopLength(), config.blockSize(), runner.numBlocks());
     handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
         config.servedModelName(), limits, config.apiKey(), () -> ready,
-        config.model() == null ? config.servedModelName() : config.model().toString()));
+        config.model() == null ? config.servedModelName() : config.model().toString(),
+        config.clientIdHeader()));
     group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
+    ServerInitializer initializer = new ServerInitializer(handler,
+        new CacheViewHandler(cacheView, config.apiKey(), metrics), new ServerInitializer.Limits(
+        config.maxRequestBodyBytes(), DescriptorLimit.capConnections(config.maxConnections()),
+        config.idleTimeout(), config.headerTimeout(), config.bodyTimeout()));
+    ConnectionLimit connections = initializer.connections();
+    metrics.bindConnections(connections::openConnections, connections.max(),
+        connections::refusedAtAccept, connections::idleEvicted);
     channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
-        .childHandler(new ServerInitializer(handler,
-            new CacheViewHandler(cacheView, config.apiKey(), metrics), new ServerInitializer.Limits(
-            config.maxRequestBodyBytes(), config.maxConnections(), config.idleTimeout(),
-            config.headerTimeout(), config.bodyTimeout())))
+        .childHandler(initializer)
         .bind(config.host(), config.port()).sync().channel();
     long params = weights.tensors().values().stream()
         .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
@@ -173,6 +209,29 @@ public final class RadixServer {
             config.device().dtype()) * runner.numBlocks(),
         config.prefixCaching() ? "on" : "off", config.host(), port()));
     ready = true;
+  }
+
+  /** The cache tiers below the pool when one is configured (prefix caching on); else null. */
+  private KvTiers startTiers(ServerConfig config, ModelConfig mc) {
+    if (config.kvOffloadMemoryBytes() == 0 && config.kvOffloadDir() == null) {
+      return null;
+    }
+    if (radixCache == null) {
+      LOG.warning("kv-offload-memory/kv-offload-dir set but prefix caching is off: no tiers");
+      return null;
+    }
+    KvBlockIo io = runner.blockIo().orElseThrow(() -> new IllegalStateException(
+        "kv-offload-memory/kv-offload-dir: the KV pool of --device " + config.device().kind()
+            + " --dtype " + config.device().dtype() + " cannot export blocks yet (the tiers"
+            + " work with the CPU float32 pool)"));
+    // what else a block's bytes depend on: the shape and the pool's dtype
+    String shape = String.format("layers=%d,embd=%d,heads=%d,positions=%d,vocab=%d,dtype=%s",
+        mc.nLayer(), mc.nEmbd(), mc.nHead(), mc.nPositions(), mc.vocabSize(),
+        config.device().dtype());
+    KvTiers t = KvTiers.create(config.kvOffloadMemoryBytes(), config.kvOffloadDir(),
+        config.kvOffloadDiskBytes(), io, config.servedModelName(), shape, config.blockSize());
+    LOG.info(() -> "KV tiers below the pool: " + t.stats());
+    return t;
   }
 
   /** The KV event publisher when {@code kv-events} is on (and prefix caching with it); else null. */
@@ -215,6 +274,11 @@ public final class RadixServer {
 
   public int port() {
     return ((InetSocketAddress) channel.localAddress()).getPort();
+  }
+
+  /** The Prometheus text of /metrics, without a connection (tests, diagnostics). */
+  public String scrapeMetrics() {
+    return metrics.scrape();
   }
 
   public boolean isReady() {
@@ -262,6 +326,9 @@ public final class RadixServer {
       long deadline = System.nanoTime() + drainTimeout.toNanos();
       handler.awaitAdmitted(deadline);
       engine.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+      if (tiers != null) {
+        tiers.persist(radixCache); // the engine thread has stopped: the cache is ours now
+      }
       channel.close().sync();
       // the engine handed its last events (errors, [DONE]) to the event loops before it stopped;
       // a no-op behind them on every loop lets those writes go out before the loops close their
@@ -277,6 +344,9 @@ public final class RadixServer {
       cacheView.close();
       if (kvEvents != null) {
         kvEvents.close();
+      }
+      if (tiers != null) {
+        tiers.close();
       }
       runner.close();
       weights.close();

@@ -78,6 +78,26 @@ class WorkloadsTest {
   }
 
   @Test
+  void tieredSystemPromptsHaveAWorkingSetOfSixtyFourLongPromptsDrawnZipf() {
+    Workload w = Workloads.create("tiered-system-prompts", DEFAULTS);
+    assertEquals(192, w.size());
+    int prefix = 1024 - 16 - 32; // as long as GPT-2's context allows
+    assertTrue(Arrays.stream(lengths(w)).allMatch(n -> n == prefix + 16));
+    java.util.Map<String, Integer> uses = new java.util.HashMap<>();
+    for (BenchRequest r : w.requests()) {
+      uses.merge(Arrays.toString(Arrays.copyOf(r.prompt(), prefix)), 1, Integer::sum);
+    }
+    assertTrue(uses.size() > 32 && uses.size() <= 64, uses.size() + " distinct system prompts");
+    int hottest = uses.values().stream().max(Integer::compare).orElseThrow();
+    assertTrue(hottest >= 192 / 8, "the hottest prompt draws " + hottest);
+    // every request after a prompt's first can reuse its whole blocks
+    assertEquals((192 - uses.size()) * (prefix / 16) * 16,
+        Arrays.stream(TheoreticalMaximum.perRequest(w, 16)).sum());
+    assertFalse(Workloads.select(Workloads.ALL, DEFAULTS).stream()
+        .anyMatch(x -> x.name().equals("tiered-system-prompts")));
+  }
+
+  @Test
   void sameSeedSamePromptsOtherSeedOthers() {
     for (String name : Workloads.names()) {
       Workload a = Workloads.create(name, DEFAULTS);

@@ -73,6 +73,20 @@ class ApiContractTest {
   }
 
   @Test
+  void priorityIsAnIntegerAndAnythingElseIs400() {
+    for (String bad : new String[] {"\"high\"", "1.5", "true", "2147483648", "-2147483649",
+        "[1]"}) {
+      assertBadRequest(complete("\"prompt\":\"x\",\"max_tokens\":1,\"priority\":" + bad),
+          "priority", "integer");
+    }
+    for (String ok : new String[] {"-5", "0", "2147483647", "null"}) {
+      Response r = complete("\"prompt\":\"x\",\"max_tokens\":1,\"priority\":" + ok);
+      assertEquals(200, r.status(), ok + ": " + r.text());
+    }
+    assertQuiescent();
+  }
+
+  @Test
   void requestsThatCouldNeverBeServedAreRefusedAtValidationNamingTheLimit() {
     assertBadRequest(complete("\"prompt\":\"x\",\"n\":5"), "n", "max-num-seqs");
     assertBadRequest(complete("\"prompt\":\"x\",\"max_tokens\":800"), "max_tokens", "pool");

@@ -11,6 +11,7 @@ import java.util.List;
  * @param maxTokens null: up to the model length
  * @param logprobs completions: top alternatives to report (null: none); chat: top_logprobs when
  *     logprobs is true
+ * @param priority vLLM's {@code priority}: lower runs first, within the client's fair share
  * @param constraint structured output (response_format, guided_*, a forced tool call); null for
  *     free text
  * @param tools chat tools when calls may be made (tool_choice other than none); null otherwise
@@ -29,5 +30,6 @@ public record GenerationRequest(
     Integer logprobs,
     String namespace,
     String user,
+    int priority,
     TokenConstraint constraint,
     Tools tools) {}

@@ -88,7 +88,7 @@ public final class RequestParser {
     }
     return new GenerationRequest(chat, ids, params, n, maxTokens, stop,
         boolField(body, "ignore_eos", false), stream, includeUsage, echo, logprobs,
-        CacheNamespace.ofSalt(str(body, "cache_salt")), str(body, "user"),
+        CacheNamespace.ofSalt(str(body, "cache_salt")), str(body, "user"), priority(body),
         constraints.read(body, tools), tools);
   }
 
@@ -143,6 +143,19 @@ public final class RequestParser {
       }
     }
     return boolField(o, "include_usage", false);
+  }
+
+  /** vLLM's {@code priority}: any 32-bit integer, 0 by default; lower runs first. */
+  private static int priority(JsonNode body) {
+    JsonNode v = body.get("priority");
+    if (v == null || v.isNull()) {
+      return 0;
+    }
+    if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+      throw ApiException.badRequest("priority", "priority must be an integer in ["
+          + Integer.MIN_VALUE + ", " + Integer.MAX_VALUE + "] (lower runs first)");
+    }
+    return v.asInt();
   }
 
   private static String str(JsonNode body, String field) {

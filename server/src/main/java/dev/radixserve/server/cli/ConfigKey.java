@@ -5,6 +5,7 @@ import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.config.ServerConfig;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
@@ -82,7 +83,19 @@ enum ConfigKey {
   CUDA_DEVICE_ID("cuda-device-id", (b, v) -> b.cudaDeviceId = ConfigValues.integer(v),
       c -> c.device().cuda().deviceId()),
   CUDA_TF32("cuda-tf32", (b, v) -> b.cudaTf32 = ConfigValues.bool(v),
-      c -> c.device().cuda().tf32());
+      c -> c.device().cuda().tf32()),
+  FAIR_SHARE("fair-share", (b, v) -> b.fairShare = ConfigValues.bool(v), ServerConfig::fairShare),
+  MAX_SEQS_PER_REQUEST("max-seqs-per-request",
+      (b, v) -> b.maxSeqsPerRequest = ConfigValues.integer(v), ServerConfig::maxSeqsPerRequest),
+  CLIENT_ID_HEADER("client-id-header", (b, v) -> b.clientIdHeader = ConfigValues.text(v),
+      ServerConfig::clientIdHeader),
+  KV_OFFLOAD_MEMORY("kv-offload-memory", (b, v) -> b.kvOffloadMemoryBytes = ConfigValues.bytes(v),
+      c -> ConfigValues.formatBytes(c.kvOffloadMemoryBytes())),
+  KV_OFFLOAD_DIR("kv-offload-dir", (b, v) -> b.kvOffloadDir = Path.of(ConfigValues.text(v)),
+      c -> c.kvOffloadDir() == null ? null : c.kvOffloadDir().toString()),
+  KV_OFFLOAD_DISK_SIZE("kv-offload-disk-size",
+      (b, v) -> b.kvOffloadDiskBytes = ConfigValues.bytes(v),
+      c -> ConfigValues.formatBytes(c.kvOffloadDiskBytes()));
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

@@ -219,6 +219,37 @@ final class ServeCommand implements Callable<Integer> {
           + " with the CPU). Env RADIXSERVE_CUDA_TF32.")
   String cudaTf32;
 
+  @Option(names = "--fair-share", paramLabel = "true|false", order = 42, arity = "0..1",
+      fallbackValue = "true",
+      description = "Share sequence slots fairly between clients: a client below its share "
+          + "goes first and may preempt a client over its share. Env RADIXSERVE_FAIR_SHARE.")
+  String fairShare;
+
+  @Option(names = "--max-seqs-per-request", paramLabel = "N", order = 43,
+      description = "Sequences one request runs at most while another request of its client "
+          + "waits (default: a quarter of --max-num-seqs). Env RADIXSERVE_MAX_SEQS_PER_REQUEST.")
+  String maxSeqsPerRequest;
+
+  @Option(names = "--client-id-header", paramLabel = "NAME", order = 44,
+      description = "Request header naming the client for fair shares (e.g. a gateway's user "
+          + "header); without it the connection is the client. Env RADIXSERVE_CLIENT_ID_HEADER.")
+  String clientIdHeader;
+
+  @Option(names = "--kv-offload-memory", paramLabel = "SIZE", order = 50,
+      description = "Host-memory tier below the KV pool: evicted blocks are kept here (e.g. 4g)"
+          + " and loaded instead of recomputed. Default: 0 (off). Env RADIXSERVE_KV_OFFLOAD_MEMORY.")
+  String kvOffloadMemory;
+
+  @Option(names = "--kv-offload-dir", paramLabel = "DIR", order = 51,
+      description = "Disk tier below the KV pool: evicted blocks (and, at shutdown, the cached"
+          + " ones) are written here; a restart with the same model reuses them. Default: none."
+          + " Env RADIXSERVE_KV_OFFLOAD_DIR.")
+  String kvOffloadDir;
+
+  @Option(names = "--kv-offload-disk-size", paramLabel = "SIZE", order = 52,
+      description = "Budget of the disk tier. Default: 16g. Env RADIXSERVE_KV_OFFLOAD_DISK_SIZE.")
+  String kvOffloadDiskSize;
+
   @Option(names = "--config", paramLabel = "FILE", order = 90,
       description = "YAML file setting any of the above by name (see config/radixserve.yaml). "
           + "Env RADIXSERVE_CONFIG.")

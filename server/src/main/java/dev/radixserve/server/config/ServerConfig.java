@@ -39,6 +39,15 @@ import java.time.Duration;
  * @param warmup run a few forward steps before listening, so the first requests do not pay for
  *     compiling the attention kernel
  * @param device where the model runs (CPU or CUDA), its dtype and CUDA provider settings
+ * @param fairShare share sequence slots fairly between clients (off only for comparisons)
+ * @param maxSeqsPerRequest sequences one request runs at most while another request of its
+ *     client waits; null: a quarter of maxNumSeqs (at least 1)
+ * @param clientIdHeader request header naming the client for fair shares (a gateway's user
+ *     header); null, or a request without it: the connection is the client
+ * @param kvOffloadMemoryBytes budget of the host-memory tier below the KV pool; 0: none
+ * @param kvOffloadDir directory of the disk tier below the KV pool (kept across restarts); null:
+ *     none
+ * @param kvOffloadDiskBytes the disk tier's budget
  */
 public record ServerConfig(
     String host,
@@ -67,7 +76,13 @@ public record ServerConfig(
     Duration headerTimeout,
     Duration bodyTimeout,
     boolean warmup,
-    Device device) {
+    Device device,
+    boolean fairShare,
+    Integer maxSeqsPerRequest,
+    String clientIdHeader,
+    long kvOffloadMemoryBytes,
+    Path kvOffloadDir,
+    long kvOffloadDiskBytes) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -96,9 +111,20 @@ public record ServerConfig(
     if (device == null) {
       device = Device.cpu();
     }
+    require(maxSeqsPerRequest == null || maxSeqsPerRequest >= 1, "max-seqs-per-request",
+        maxSeqsPerRequest, ">= 1");
+    require(clientIdHeader == null || clientIdHeader.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+"),
+        "client-id-header", clientIdHeader, "an HTTP header name");
+    require(kvOffloadMemoryBytes >= 0, "kv-offload-memory", kvOffloadMemoryBytes, ">= 0 bytes");
+    require(kvOffloadDiskBytes > 0, "kv-offload-disk-size", kvOffloadDiskBytes, "> 0 bytes");
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
+  }
+
+  /** The per-request cap in effect: {@code maxSeqsPerRequest}, else a quarter of the slots. */
+  public int effectiveMaxSeqsPerRequest() {
+    return maxSeqsPerRequest != null ? maxSeqsPerRequest : Math.max(1, maxNumSeqs / 4);
   }
 
   private static void require(boolean ok, String key, Object value, String allowed) {
@@ -153,6 +179,12 @@ public record ServerConfig(
     b.dtype = device.dtype();
     b.cudaDeviceId = device.cuda().deviceId();
     b.cudaTf32 = device.cuda().tf32();
+    b.fairShare = fairShare;
+    b.maxSeqsPerRequest = maxSeqsPerRequest;
+    b.clientIdHeader = clientIdHeader;
+    b.kvOffloadMemoryBytes = kvOffloadMemoryBytes;
+    b.kvOffloadDir = kvOffloadDir;
+    b.kvOffloadDiskBytes = kvOffloadDiskBytes;
     return b;
   }
 
@@ -194,6 +226,12 @@ public record ServerConfig(
     public GraphDtype dtype;
     public int cudaDeviceId;
     public boolean cudaTf32;
+    public boolean fairShare = true;
+    public Integer maxSeqsPerRequest;
+    public String clientIdHeader;
+    public long kvOffloadMemoryBytes;
+    public Path kvOffloadDir;
+    public long kvOffloadDiskBytes = 16L << 30;
 
     public ServerConfig build() {
       GraphDtype resolved = dtype != null ? dtype
@@ -209,7 +247,9 @@ public record ServerConfig(
               kvEventsQueueSize, kvEventsEncoding),
           maxChoicesPerRequest, maxStopLength, prefillChunkSize, maxConnections, idleTimeout,
           headerTimeout, bodyTimeout, warmup,
-          new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)));
+          new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)),
+          fairShare, maxSeqsPerRequest, clientIdHeader,
+          kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes);
     }
   }
 }

@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,14 +31,49 @@ public final class Engine {
 
   private static final Logger LOG = Logger.getLogger(Engine.class.getName());
 
-  /** Engine settings (from ServerConfig). */
+  /**
+   * Engine settings (from ServerConfig).
+   *
+   * @param fairShare off, or on with the per-request cap; null: on, with a quarter of
+   *     {@code maxNumSeqs} per request
+   */
   public record Settings(SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
-      int prefillChunkSize, int maxQueuedRequests) {}
+      int prefillChunkSize, int maxQueuedRequests, FairShareSettings fairShare) {
+
+    public Settings {
+      if (fairShare == null) {
+        fairShare = new FairShareSettings(true, Math.max(1, maxNumSeqs / 4));
+      }
+    }
+
+    /** Fair shares on, with the default per-request cap. */
+    public Settings(SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
+        int prefillChunkSize, int maxQueuedRequests) {
+      this(policy, maxNumSeqs, maxBatchedTokens, prefillChunkSize, maxQueuedRequests, null);
+    }
+  }
+
+  /**
+   * @param enabled share sequence slots fairly between clients ({@link FairShare}); off: the
+   *     order is priority, then the policy's, and nothing is preempted for a share
+   * @param maxSeqsPerRequest sequences one request runs at most while another request of its
+   *     client waits for a slot
+   */
+  public record FairShareSettings(boolean enabled, int maxSeqsPerRequest) {
+    public FairShareSettings {
+      if (maxSeqsPerRequest < 1) {
+        throw new IllegalArgumentException("max-seqs-per-request must be >= 1, got "
+            + maxSeqsPerRequest);
+      }
+    }
+  }
 
   private final ModelRunner runner;
   private final BlockSource pool;
   private final Optional<PrefixCache> cache;
   private final Scheduler scheduler;
+  private final SequenceBlocks blocks;
+  private final ExecutorService loader;
   private final OutputProcessor outputs;
   private final Map<String, RequestState> requests = new HashMap<>();
   private final LinkedBlockingQueue<EngineMessage> inbox = new LinkedBlockingQueue<>();
@@ -61,14 +98,34 @@ public final class Engine {
   public Engine(ModelRunner runner, BlockSource pool, Optional<PrefixCache> cache,
       Tokenizer tokenizer, Set<Integer> eosTokenIds, SamplerFactory samplers, Settings settings,
       EngineObserver observer) {
+    this(runner, pool, cache, Optional.empty(), tokenizer, eosTokenIds, samplers, settings,
+        observer);
+  }
+
+  /**
+   * @param tiers cache tiers below the pool (needs {@code cache}): a match loads the blocks they
+   *     hold on a loader thread of its own
+   */
+  public Engine(ModelRunner runner, BlockSource pool, Optional<PrefixCache> cache,
+      Optional<BlockTiers> tiers, Tokenizer tokenizer, Set<Integer> eosTokenIds,
+      SamplerFactory samplers, Settings settings, EngineObserver observer) {
     this.runner = runner;
     this.pool = pool;
     this.cache = cache;
     this.maxQueued = settings.maxQueuedRequests();
     EngineObserver counting = new QueueCountingObserver(observer, queued, live);
-    SequenceBlocks blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting);
+    TierLoads loads = null;
+    if (tiers.isPresent()) {
+      loader = Executors.newSingleThreadExecutor(
+          Thread.ofPlatform().name("radixserve-kv-loader").daemon().factory());
+      // a finished load wakes an engine that waits for nothing else
+      loads = new TierLoads(loader, () -> inbox.add(new EngineMessage.Run(() -> { })));
+    } else {
+      loader = null;
+    }
+    blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting, tiers, loads);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
-        settings.maxBatchedTokens(), settings.prefillChunkSize(), counting);
+        settings.maxBatchedTokens(), settings.prefillChunkSize(), settings.fairShare(), counting);
     this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, eosTokenIds,
         counting, requests);
     publishGauges();
@@ -167,17 +224,19 @@ public final class Engine {
   private void run() {
     while (!stopped) {
       try {
-        EngineMessage m = scheduler.hasWork() ? inbox.poll() : inbox.poll(50, TimeUnit.MILLISECONDS);
+        EngineMessage m = scheduler.canStep() ? inbox.poll() : inbox.poll(50, TimeUnit.MILLISECONDS);
         while (m != null) {
           handle(m);
           m = inbox.poll();
         }
+        blocks.finishLoads();
         if (scheduler.hasWork()) {
           step();
         }
         publishGauges();
         boolean wasIdle = idle;
-        idle = !scheduler.hasWork() && inbox.isEmpty() && requests.isEmpty();
+        idle = !scheduler.hasWork() && inbox.isEmpty() && requests.isEmpty()
+            && !blocks.loadsInFlight();
         if (idle && !wasIdle) {
           checkWhenIdle();
         }
@@ -208,10 +267,21 @@ public final class Engine {
         }
       }
       case EngineMessage.AbortAll a -> failAll(a.httpStatus(), a.message());
-      case EngineMessage.ResetPrefixCache r -> r.freedBlocks().complete(cache.map(PrefixCache::evictAll).orElse(0));
+      case EngineMessage.ResetPrefixCache r -> r.freedBlocks().complete(blocks.resetCache());
       case EngineMessage.Inspect i -> i.snapshot().complete(snapshot());
       case EngineMessage.Run r -> r.task().run();
-      case EngineMessage.Stop s -> stopped = true;
+      case EngineMessage.Stop s -> {
+        stopped = true;
+        if (loader != null) { // a load in flight reads a few MB: let it finish, then take it back
+          loader.shutdown();
+          try {
+            loader.awaitTermination(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          blocks.finishLoads();
+        }
+      }
     }
   }
 
@@ -268,7 +338,8 @@ public final class Engine {
       }
     }
     gauges = new EngineGauges(requests.size() - waitingRequests, waitingRequests,
-        pool.totalBlocks(), pool.freeBlocks(), cache.map(PrefixCache::cachedBlocks).orElse(0));
+        pool.totalBlocks(), pool.freeBlocks(), cache.map(PrefixCache::cachedBlocks).orElse(0),
+        ClientLoads.top(scheduler.running(), scheduler.waiting(), EngineGauges.TOP_CLIENTS));
   }
 
   /**
@@ -297,6 +368,7 @@ public final class Engine {
         }
       }
     }
+    inUse.addAll(blocks.loadingBlocks());
     int cached = cache.map(PrefixCache::cachedBlocks).orElse(0);
     int evictable = cache.map(PrefixCache::evictableBlocks).orElse(0);
     String error = null;
@@ -353,6 +425,16 @@ public final class Engine {
     @Override
     public void preempted() {
       delegate.preempted();
+    }
+
+    @Override
+    public void fairSharePreempted() {
+      delegate.fairSharePreempted();
+    }
+
+    @Override
+    public void fairShareDeferred() {
+      delegate.fairShareDeferred();
     }
 
     @Override

@@ -21,6 +21,15 @@ public interface EngineObserver {
 
   default void preempted() {}
 
+  /** A running sequence was preempted to give its slot to a client below its fair share. */
+  default void fairSharePreempted() {}
+
+  /**
+   * A sequence was admitted ahead of an earlier waiting sequence of another client because of
+   * the fair share (that one's admission was deferred).
+   */
+  default void fairShareDeferred() {}
+
   default void evicted(int blocks) {}
 
   /**

@@ -21,6 +21,9 @@ import dev.radixserve.model.sampling.SamplingParams;
  * @param promptLogprobs score every prompt token too ({@link TokenSink#onPromptLogprobs}), with
  *     {@code params.topLogprobs()} alternatives; such a request computes its whole prompt (it
  *     reuses no cached prefix, whose logits are gone)
+ * @param client who sent it (the operator's client-id header, else the connection): admission
+ *     shares sequence slots fairly between clients ({@link FairShare})
+ * @param priority lower runs first (vLLM's {@code priority}), within its client's fair share
  * @param constraint structured output: each choice's tokens are sampled under its mask, and a
  *     choice ends ({@link FinishReason#COMPLETE}) once its output is complete and nothing may
  *     follow; null for free text. The prompt and the prefix cache do not depend on it.
@@ -36,6 +39,8 @@ public record EngineRequest(
     String namespace,
     TokenSink sink,
     boolean promptLogprobs,
+    String client,
+    int priority,
     TokenConstraint constraint) {
 
   public EngineRequest {
@@ -45,21 +50,32 @@ public record EngineRequest(
     if (n < 1) {
       throw new IllegalArgumentException("n must be >= 1, got " + n);
     }
+    if (client == null) {
+      throw new IllegalArgumentException("client must not be null");
+    }
     if (maxTokens < 0) {
       throw new IllegalArgumentException("max_tokens must be >= 0, got " + maxTokens);
     }
   }
 
-  /** A request without prompt logprobs. */
+  /** A request without a constraint. */
   public EngineRequest(String id, String group, int[] promptTokens, SamplingParams params, int n,
-      int maxTokens, boolean ignoreEos, String namespace, TokenSink sink) {
-    this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, false, null);
+      int maxTokens, boolean ignoreEos, String namespace, TokenSink sink, boolean promptLogprobs,
+      String client, int priority) {
+    this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, promptLogprobs,
+        client, priority, null);
   }
 
-  /** A request without a constraint. */
+  /** A request of its own client ({@code group}) at the default priority 0. */
   public EngineRequest(String id, String group, int[] promptTokens, SamplingParams params, int n,
       int maxTokens, boolean ignoreEos, String namespace, TokenSink sink, boolean promptLogprobs) {
     this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, promptLogprobs,
-        null);
+        group, 0, null);
+  }
+
+  /** A request without prompt logprobs. */
+  public EngineRequest(String id, String group, int[] promptTokens, SamplingParams params, int n,
+      int maxTokens, boolean ignoreEos, String namespace, TokenSink sink) {
+    this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, false);
   }
 }

@@ -40,6 +40,18 @@ record ObserverPair(EngineObserver first, EngineObserver second) implements Engi
   }
 
   @Override
+  public void fairSharePreempted() {
+    first.fairSharePreempted();
+    second.fairSharePreempted();
+  }
+
+  @Override
+  public void fairShareDeferred() {
+    first.fairShareDeferred();
+    second.fairShareDeferred();
+  }
+
+  @Override
   public void preempted() {
     first.preempted();
     second.preempted();

@@ -6,9 +6,11 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Decides what each forward step computes (continuous batching).
@@ -20,13 +22,15 @@ import java.util.Map;
  * {@code ceil(prompt / prefillChunkSize)} steps). When the pool cannot grow a running sequence,
  * the most recently admitted one is preempted (its blocks freed; it is recomputed later, from the
  * cache when it is still there). Waiting sequences are then admitted while budget, sequence slots
- * and blocks (free plus evictable) last. The order is fair between client requests first:
- * preempted sequences, then each waiting sequence ranked by how many sequences of its group run
- * or wait before it, so the k-th prompt of one request never goes before the first prompt of a
- * request that arrived later. Within a rank it follows the policy: {@code LPM} takes the longest
- * cached prefix first and, among waiting requests sharing a prefix that is not cached yet, admits
- * one and lets the others wait a step to hit the cache; it uses arrival order when more than
- * {@value #LPM_MAX_WAITING} wait.
+ * and blocks (free plus evictable) last. With fair shares on, clients take turns by their shares
+ * first and a sequence deserving a slot may preempt one over its share ({@link FairShare}).
+ * Within a client the order is: lower priority value first, preempted sequences, then each
+ * waiting sequence ranked by how many sequences of its request run or wait before it, so the
+ * k-th prompt of one request never goes before the first prompt of a request that arrived later.
+ * Within a rank it follows the policy: {@code LPM} takes the longest cached prefix first and,
+ * among waiting requests sharing a prefix that is not cached yet, admits one and lets the others
+ * wait a step to hit the cache; it uses arrival order when more than {@value #LPM_MAX_WAITING}
+ * wait.
  *
  * <p>A sequence that cannot be admitted while nothing runs never will be (it needs more blocks
  * than the pool or more slots than {@code maxNumSeqs}); the HTTP layer refuses such requests,
@@ -43,14 +47,16 @@ final class Scheduler {
   private final int maxBatchedTokens;
   private final int prefillChunkSize;
   private final EngineObserver observer;
+  private final FairShare fair;
   private final Deque<Sequence> waiting = new ArrayDeque<>();
   private final List<Sequence> running = new ArrayList<>();
   private final List<Sequence> neverAdmissible = new ArrayList<>();
   private long admissions;
 
   Scheduler(SequenceBlocks blocks, SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
-      int prefillChunkSize, EngineObserver observer) {
+      int prefillChunkSize, Engine.FairShareSettings fairShare, EngineObserver observer) {
     this.blocks = blocks;
+    this.fair = new FairShare(maxNumSeqs, fairShare);
     this.policy = policy;
     this.maxNumSeqs = maxNumSeqs;
     this.maxBatchedTokens = maxBatchedTokens;
@@ -89,10 +95,29 @@ final class Scheduler {
     return Math.min(s.length() - s.numComputed, Math.min(budget, prefillChunkSize));
   }
 
+  /** True when a step could do something: a sequence runs or one waits for no load. */
+  boolean canStep() {
+    if (!running.isEmpty()) {
+      return true;
+    }
+    for (Sequence s : waiting) {
+      if (!blocks.loading(s)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   ScheduledStep schedule() {
+    blocks.finishLoads();
     List<ScheduledStep.Chunk> chunks = new ArrayList<>();
     int budget = maxBatchedTokens;
     boolean preempted = false;
+    // with every slot taken, admission only runs when a fair share may free one
+    boolean full = running.size() >= maxNumSeqs;
+    FairShare.Order order = fair.enabled() && !waiting.isEmpty()
+        && (!full || fair.mayPreempt(running, waiting, fair.share(running, waiting)))
+        ? makeRoom() : null;
     for (int i = 0; i < running.size() && budget > 0; i++) {
       Sequence s = running.get(i);
       int want = tokensFor(s, budget);
@@ -109,16 +134,80 @@ final class Scheduler {
       chunks.add(new ScheduledStep.Chunk(s, want));
       budget -= want;
     }
-    if (!preempted) {
-      admit(chunks, budget);
+    if (!preempted && (order != null || (!full && !waiting.isEmpty()))) {
+      admit(chunks, budget, order != null ? order : admissionOrder());
     }
     return new ScheduledStep(chunks);
   }
 
-  private void admit(List<ScheduledStep.Chunk> chunks, int budget) {
+  /** Slots {@code s} takes when admitted: its choices, before they fork. */
+  private static int slots(Sequence s) {
+    return s.forked || s.request.n() == 1 || s.choice != 0 ? 1 : s.request.n();
+  }
+
+  /**
+   * The fair admission order of this step, after preempting, for each waiting sequence in that
+   * order that deserves a slot and finds none free, a running sequence over its share ({@link
+   * FairShare#victimFor}). The sequences the slots were planned (or freed) for go first, so a
+   * freed slot cannot go to someone else once the counts have changed; the victims go last.
+   */
+  private FairShare.Order makeRoom() {
+    FairShare.Order order = admissionOrder();
+    int free = maxNumSeqs - running.size();
+    int wanted = 0;
+    for (Sequence w : waiting) {
+      wanted += slots(w);
+    }
+    if (wanted <= free) {
+      return order;
+    }
+    int share = fair.share(running, waiting);
+    FairShare.Counts counts = FairShare.Counts.of(running);
+    List<Sequence> planned = new ArrayList<>();
+    List<Sequence> rest = new ArrayList<>();
+    List<Sequence> victims = new ArrayList<>();
+    // who found no victim: another sequence of the same request and priority finds none either
+    // (the counts only grow as sequences are planned), which keeps a long queue linear
+    Set<String> noVictim = new HashSet<>();
+    for (Sequence w : order.sequences()) {
+      int slots = slots(w);
+      if (slots > maxNumSeqs) {
+        planned.add(w); // admit() sets it aside in its turn
+        continue;
+      }
+      String key = w.request.group() + '\u0000' + w.request.priority();
+      while (free < slots && !noVictim.contains(key)) {
+        Sequence victim = fair.victimFor(w, running, counts, share);
+        if (victim == null) {
+          noVictim.add(key);
+          break;
+        }
+        counts.remove(victim);
+        preempt(victim);
+        victims.add(victim);
+        observer.fairSharePreempted();
+        free++;
+      }
+      if (free >= slots) {
+        free -= slots;
+        counts.add(w);
+        planned.add(w);
+      } else {
+        rest.add(w);
+      }
+    }
+    planned.addAll(rest);
+    planned.addAll(victims);
+    return new FairShare.Order(planned, order.jumped());
+  }
+
+  private void admit(List<ScheduledStep.Chunk> chunks, int budget, FairShare.Order order) {
     List<Sequence> admittedNow = new ArrayList<>();
-    for (Sequence s : admissionOrder()) {
-      int slots = s.forked || s.request.n() == 1 || s.choice != 0 ? 1 : s.request.n();
+    for (Sequence s : order.sequences()) {
+      int slots = slots(s);
+      if (blocks.loading(s)) {
+        continue; // it waits for its blocks; nothing behind it does
+      }
       if (slots > maxNumSeqs) {
         neverAdmissible.add(s);
         continue;
@@ -129,11 +218,17 @@ final class Scheduler {
       if (policy == SchedulePolicy.LPM && sharesUncachedPrefix(s, admittedNow)) {
         continue;
       }
+      if (blocks.startLoad(s)) {
+        continue;
+      }
       int needed = SequenceBlocks.blocksFor(s.length() + 1, blocks.blockSize());
       int cachedTokens = blocks.admit(s);
       if (needed - s.tableSize() > blocks.available()) {
         blocks.release(s);
         if (running.isEmpty()) {
+          if (blocks.loadsInFlight() || blocks.unpinLoaded(waiting)) {
+            return; // blocks held for other waiting sequences' loads come back first
+          }
           neverAdmissible.add(s); // nothing holds blocks: the whole pool is too small for it
           continue;
         }
@@ -147,6 +242,9 @@ final class Scheduler {
       waiting.remove(s);
       running.add(s);
       admittedNow.add(s);
+      if (order.jumped().contains(s)) {
+        observer.fairShareDeferred();
+      }
       s.admittedSeq = ++admissions;
       s.prefillEnd = s.length();
       if (!s.state.admitted) {
@@ -164,12 +262,17 @@ final class Scheduler {
   }
 
   /**
-   * Fair rank first (preempted sequences, then by how many sequences of the same client request
-   * run or wait ahead), then the policy's order within a rank; the sort is stable, so equal keys
-   * keep arrival order.
+   * Priority first, then preempted sequences, then the rank of each among its request's
+   * sequences (how many of them run or wait ahead), then the policy's order; the sort is stable,
+   * so equal keys keep arrival order. With fair shares on, the clients' lines are then
+   * interleaved by their shares.
    */
-  private List<Sequence> admissionOrder() {
+  private FairShare.Order admissionOrder() {
     List<Sequence> order = new ArrayList<>(waiting);
+    Map<Sequence, Integer> arrival = new IdentityHashMap<>();
+    for (Sequence s : order) {
+      arrival.put(s, arrival.size());
+    }
     Map<String, Integer> ahead = new HashMap<>();
     for (Sequence r : running) {
       ahead.merge(r.request.group(), 1, Integer::sum);
@@ -178,17 +281,21 @@ final class Scheduler {
     for (Sequence s : order) {
       rank.put(s, s.state.admitted ? -1 : ahead.merge(s.request.group(), 1, Integer::sum) - 1);
     }
-    Comparator<Sequence> fair = Comparator.comparing(rank::get);
+    Comparator<Sequence> key = Comparator.comparingInt((Sequence s) -> s.request.priority())
+        .thenComparing(rank::get);
     if (policy == SchedulePolicy.LPM && blocks.cachingEnabled()
         && waiting.size() <= LPM_MAX_WAITING) {
       Map<Sequence, Integer> hit = new IdentityHashMap<>();
       for (Sequence s : order) {
         hit.put(s, blocks.probe(s));
       }
-      fair = fair.thenComparing(Comparator.comparing((Sequence s) -> hit.get(s)).reversed());
+      key = key.thenComparing(Comparator.comparing((Sequence s) -> hit.get(s)).reversed());
     }
-    order.sort(fair);
-    return order;
+    order.sort(key);
+    if (!fair.enabled()) {
+      return new FairShare.Order(order, Set.of());
+    }
+    return fair.order(order, arrival, FairShare.Counts.of(running), fair.share(running, waiting));
   }
 
   /**

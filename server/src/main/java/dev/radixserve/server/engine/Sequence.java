@@ -46,6 +46,10 @@ final class Sequence {
   int heldBlocks;
   /** Set from the moment the sequence starts inside a block until its next step has run. */
   PendingCopy pendingCopy;
+  /** Its load of offloaded blocks while one runs (it waits in line meanwhile). */
+  TierLoads.Load load;
+  /** After a load: a lock on the cached prefix it extended, until its admission matches it. */
+  PrefixHold loadedHold;
   /** The node the last admission's cache match ended at; null with prefix caching off. */
   NodeHandle matchedNode;
 

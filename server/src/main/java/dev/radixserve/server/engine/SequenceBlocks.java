@@ -4,6 +4,7 @@ import dev.radixserve.cache.InsertResult;
 import dev.radixserve.cache.MatchResult;
 import dev.radixserve.cache.PrefixCache;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -30,13 +31,29 @@ final class SequenceBlocks {
   private final Optional<PrefixCache> cache;
   private final int blockSize;
   private final EngineObserver observer;
+  private final Optional<BlockTiers> tiers;
+  private final TierLoads loads;
 
   SequenceBlocks(BlockSource pool, Optional<PrefixCache> cache, int blockSize,
       EngineObserver observer) {
+    this(pool, cache, blockSize, observer, Optional.empty(), null);
+  }
+
+  /**
+   * @param tiers the tiers below the pool (only with a cache)
+   * @param loads runs loads from them; null without tiers
+   */
+  SequenceBlocks(BlockSource pool, Optional<PrefixCache> cache, int blockSize,
+      EngineObserver observer, Optional<BlockTiers> tiers, TierLoads loads) {
+    if (tiers.isPresent() && (cache.isEmpty() || loads == null)) {
+      throw new IllegalArgumentException("cache tiers need the prefix cache and a loader");
+    }
     this.pool = pool;
     this.cache = cache;
     this.blockSize = blockSize;
     this.observer = observer;
+    this.tiers = tiers;
+    this.loads = loads;
   }
 
   int blockSize() {
@@ -87,6 +104,10 @@ final class SequenceBlocks {
     PrefixCache c = cache.get();
     MatchResult m = c.matchPrefix(s.tokensArray(), matchable(s), s.request.namespace());
     s.hold = new CacheHold(c, m.fullBlocksNode());
+    if (s.loadedHold != null) { // the blocks it loaded are in its match now, locked by its hold
+      s.loadedHold.release();
+      s.loadedHold = null;
+    }
     int[] whole = m.fullBlockIds();
     s.appendBlocks(whole);
     s.heldBlocks = whole.length;
@@ -250,11 +271,160 @@ final class SequenceBlocks {
 
   /** Lets go of every block of {@code s} without caching anything (its K/V may be invalid). */
   void release(Sequence s) {
+    if (s.load != null) { // the load gives its blocks back when the loader is done with them
+      loads.cancel(s.load);
+      s.load = null;
+    }
+    if (s.loadedHold != null) {
+      s.loadedHold.release();
+      s.loadedHold = null;
+    }
     copied(s); // or never will be: the source may go either way
     if (s.hold != null) {
       s.hold.release();
     }
     pool.free(s.ownedBlocks());
     s.clearBlocks();
+  }
+
+  // ---- the tiers below the pool ----
+
+  /** True while {@code s} waits for blocks loading from a tier. */
+  boolean loading(Sequence s) {
+    return s.load != null;
+  }
+
+  /**
+   * Starts loading the blocks of {@code s} that a tier holds beyond its cached prefix, when the
+   * whole sequence would then fit (as its admission would check). {@code s} waits in line until
+   * {@link #finishLoads} puts them into the cache; nothing else waits for it. Once per admission:
+   * a sequence that loaded (or tried to) goes on to its admission with what it got.
+   *
+   * @return true when a load started
+   */
+  boolean startLoad(Sequence s) {
+    if (tiers.isEmpty() || s.load != null || s.loadedHold != null) {
+      return false;
+    }
+    int matchable = matchable(s);
+    int wholeBlocks = matchable / blockSize;
+    PrefixCache c = cache.get();
+    String namespace = s.request.namespace();
+    MatchResult m = c.matchPrefix(s.tokensArray(), matchable, namespace);
+    int[] prefix = m.fullBlockIds();
+    if (prefix.length >= wholeBlocks) {
+      return false;
+    }
+    PrefixHold hold = new CacheHold(c, m.fullBlocksNode());
+    if (blocksFor(s.length() + 1, blockSize) - prefix.length > available()) {
+      hold.release(); // it would not be admitted now: it looks when it would
+      return false;
+    }
+    BlockTiers.TierHits hits = tiers.get().find(namespace, s.tokensArray(), prefix.length,
+        wholeBlocks);
+    int n = hits.count();
+    if (n == 0) {
+      hold.release();
+      return false;
+    }
+    if (pool.freeBlocks() < n) {
+      int evicted = c.evict(n - pool.freeBlocks());
+      if (evicted > 0) {
+        observer.evicted(evicted);
+      }
+    }
+    int[] ids = pool.allocate(n, prefix.length == 0 ? -1 : prefix[prefix.length - 1]);
+    s.load = loads.start(s, hold, prefix, hits, ids);
+    return true;
+  }
+
+  /**
+   * Takes back the loads the loader finished: the loaded blocks go into the cache after the
+   * prefix they continue (a block the cache got meanwhile from a computing sequence is freed as a
+   * duplicate), and the sequence keeps a lock on them until it is admitted. A cancelled load's
+   * blocks go back to the pool. Engine thread, before scheduling.
+   */
+  void finishLoads() {
+    if (loads == null) {
+      return;
+    }
+    for (TierLoads.Load l : loads.takeDone()) {
+      Sequence s = l.seq;
+      int n = l.cancelled() ? 0 : l.loaded();
+      pool.free(Arrays.copyOfRange(l.ids, n, l.ids.length));
+      if (l.cancelled()) {
+        l.prefixHold.release();
+        continue;
+      }
+      s.load = null;
+      if (n == 0) {
+        s.loadedHold = l.prefixHold; // tried: admitted with its cached prefix alone
+        continue;
+      }
+      PrefixCache c = cache.get();
+      int[] ids = Arrays.copyOf(l.prefix, l.prefix.length + n);
+      System.arraycopy(l.ids, 0, ids, l.prefix.length, n);
+      int tokens = ids.length * blockSize;
+      String namespace = s.request.namespace();
+      InsertResult inserted = c.insert(s.tokensArray(), tokens, ids, namespace);
+      pool.free(inserted.duplicateBlockIds());
+      MatchResult m = c.matchPrefix(s.tokensArray(), tokens, namespace);
+      if (m.matchedTokens() != tokens) {
+        throw new IllegalStateException("inserted " + tokens + " loaded tokens of " + s
+            + " but the cache matches only " + m.matchedTokens());
+      }
+      s.loadedHold = new CacheHold(c, m.fullBlocksNode());
+      l.prefixHold.release();
+    }
+  }
+
+  /**
+   * Lets go of the locks that keep loaded blocks for waiting sequences until their admission
+   * (the blocks stay cached, now evictable): when a sequence ahead of them cannot be admitted
+   * otherwise.
+   *
+   * @return true when there was any
+   */
+  boolean unpinLoaded(Iterable<Sequence> waiting) {
+    boolean any = false;
+    for (Sequence s : waiting) {
+      if (s.loadedHold != null) {
+        s.loadedHold.release();
+        s.loadedHold = null;
+        any = true;
+      }
+    }
+    return any;
+  }
+
+  /** True while a load is running or done but not taken back. */
+  boolean loadsInFlight() {
+    return loads != null && loads.busy();
+  }
+
+  /** Pool blocks owned by loads (in use: in no table and not cached). */
+  List<Integer> loadingBlocks() {
+    return loads == null ? List.of() : loads.blocks();
+  }
+
+  /**
+   * Empties the cache (all but what running sequences lock) and every tier below it, without
+   * offloading what the reset evicts.
+   *
+   * @return blocks freed in the pool
+   */
+  int resetCache() {
+    if (cache.isEmpty()) {
+      return 0;
+    }
+    tiers.ifPresent(t -> t.offloading(false));
+    try {
+      return cache.get().evictAll();
+    } finally {
+      tiers.ifPresent(t -> {
+        t.clear();
+        t.offloading(true);
+      });
+    }
   }
 }

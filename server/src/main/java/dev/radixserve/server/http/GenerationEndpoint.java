@@ -39,8 +39,12 @@ final class GenerationEndpoint {
     this.workers = workers;
   }
 
-  /** On the event loop. */
-  void handle(ChannelHandlerContext ctx, byte[] body, boolean chat) {
+  /**
+   * On the event loop.
+   *
+   * @param client who sent it, for fair shares ({@link ClientId})
+   */
+  void handle(ChannelHandlerContext ctx, byte[] body, boolean chat, String client) {
     if (!c.ready().getAsBoolean() || !c.engine().isAccepting()) {
       throw new ApiException(503, "server_error", null, "unavailable", "the server is not ready");
     }
@@ -49,7 +53,7 @@ final class GenerationEndpoint {
       workers.generation(ctx, () -> {
         boolean handedOver = false;
         try {
-          submit(ctx, body, chat);
+          submit(ctx, body, chat, client);
           handedOver = true;
         } finally {
           if (!handedOver) {
@@ -79,7 +83,7 @@ final class GenerationEndpoint {
     return true;
   }
 
-  private void submit(ChannelHandlerContext ctx, byte[] body, boolean chat) {
+  private void submit(ChannelHandlerContext ctx, byte[] body, boolean chat, String client) {
     GenerationRequest g = parser.parse(JsonBody.readObject(body), chat);
     String id = (chat ? "chatcmpl-" : "cmpl-") + UUID.randomUUID().toString().replace("-", "");
     if (g.user() != null) {
@@ -93,7 +97,7 @@ final class GenerationEndpoint {
       int maxTokens = limits.maxTokensFor(prompt.length, g.maxTokens(), chat ? "messages" : "prompt");
       engineRequests.add(new EngineRequest(call.engineId(i), id, prompt, g.params(), g.n(),
           maxTokens, g.ignoreEos(), g.namespace(), call.sink(i), g.echo() && g.logprobs() != null,
-          g.constraint()));
+          client, g.priority(), g.constraint()));
     }
     ctx.executor().execute(() -> enqueue(ctx, g, call, engineRequests));
   }

@@ -47,7 +47,7 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
    */
   public record Context(Engine engine, Tokenizer tokenizer, ServerMetrics metrics,
       String modelName, RequestLimits limits, String apiKey, BooleanSupplier ready,
-      String modelRoot) {}
+      String modelRoot, String clientIdHeader) {}
 
   private final Context c;
   private final Responses responses;
@@ -56,6 +56,7 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
   private final GenerationEndpoint generation;
   private final TokenizeEndpoints tokenize;
   private final ModelCards models;
+  private final ClientId clientId;
 
   public HttpHandler(Context c) {
     this.c = c;
@@ -64,6 +65,7 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     this.workers = new Workers(Runtime.getRuntime().availableProcessors(), responses);
     this.generation = new GenerationEndpoint(c, responses, workers);
     this.tokenize = new TokenizeEndpoints(c.tokenizer(), c.limits().maxModelLen(), responses);
+    this.clientId = new ClientId(c.clientIdHeader());
     this.models = new ModelCards(c.modelName(), c.modelRoot(), c.limits().maxModelLen(),
         System.currentTimeMillis() / 1000);
   }
@@ -103,8 +105,8 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     }
     byte[] body = ByteBufUtil.getBytes(req.content());
     switch (route) {
-      case "/v1/completions" -> generation.handle(ctx, body, false);
-      case "/v1/chat/completions" -> generation.handle(ctx, body, true);
+      case "/v1/completions", "/v1/chat/completions" -> generation.handle(ctx, body,
+          route.equals("/v1/chat/completions"), clientId.of(ctx.channel(), req));
       case MODELS -> responses.json(ctx, 200, models.list());
       case ModelCards.PREFIX -> responses.json(ctx, 200,
           models.card(path.substring(ModelCards.PREFIX.length())));

@@ -41,6 +41,7 @@ final class ReadTimeouts extends ChannelDuplexHandler {
   private final Duration head;
   private final Duration body;
   private final Responses responses;
+  private final ConnectionLimit.State connection;
   private Partial partial = Partial.NONE;
   private long heads;
   private long answered;
@@ -48,7 +49,10 @@ final class ReadTimeouts extends ChannelDuplexHandler {
   private ScheduledFuture<?> timer;
   private ChannelHandlerContext ctx;
 
-  ReadTimeouts(Duration idle, Duration head, Duration body, Responses responses) {
+  /** @param connection told whether this connection is idle (may be closed to make room) */
+  ReadTimeouts(Duration idle, Duration head, Duration body, Responses responses,
+      ConnectionLimit.State connection) {
+    this.connection = connection;
     this.idle = idle;
     this.head = head;
     this.body = body;
@@ -127,6 +131,8 @@ final class ReadTimeouts extends ChannelDuplexHandler {
 
   private void update() {
     Phase now = phase();
+    // nothing to answer yet: a connection in these phases may be closed for a new one
+    connection.idle(now == Phase.IDLE || now == Phase.HEAD);
     if (now == timed && (timer != null || now == Phase.BUSY)) {
       return; // the deadline of a phase is set once, when it begins
     }

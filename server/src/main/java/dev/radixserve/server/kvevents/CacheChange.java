@@ -14,6 +14,18 @@ sealed interface CacheChange {
   /** Blocks that left the cache. */
   record Removed(String namespace, int[] path, int fromBlock, int toBlock) implements CacheChange {}
 
+  /**
+   * A block a tier below the pool now holds, already hashed.
+   *
+   * @param parentHash null for block 0
+   * @param salt block 0's cache salt when known; else null
+   */
+  record TierStored(String medium, long hash, Long parentHash, int[] tokens, String salt)
+      implements CacheChange {}
+
+  /** A block a tier no longer holds. */
+  record TierRemoved(String medium, long hash) implements CacheChange {}
+
   /** The cache holds nothing any more (a reset or an eviction emptied it). */
   record Cleared() implements CacheChange {}
 }

@@ -109,6 +109,16 @@ final class CacheEventRecorder implements CacheListener {
     }
   }
 
+  /** A tier below the pool now holds a block (any thread: only the queue is touched). */
+  void tierStored(String medium, long hash, Long parentHash, int[] tokens, String salt) {
+    offer(new CacheChange.TierStored(medium, hash, parentHash, tokens, salt));
+  }
+
+  /** A tier below the pool no longer holds a block (any thread). */
+  void tierRemoved(String medium, long hash) {
+    offer(new CacheChange.TierRemoved(medium, hash));
+  }
+
   /**
    * A node this recorder never saw stored: a bug here, never a reason to throw into the cache
    * (the engine thread is inside a structural change). Logged; its events are lost.

@@ -14,6 +14,10 @@ import java.util.List;
 sealed interface KvEvent {
 
   String MEDIUM = "GPU";
+  /** vLLM's name for host memory below the pool (its offloading connector's CPU tier). */
+  String MEDIUM_CPU = "CPU";
+  /** The disk tier's medium; vLLM has none built in (radixserve's choice, same style). */
+  String MEDIUM_DISK = "DISK";
 
   /**
    * Whole blocks that entered the cache, in path order.
@@ -22,11 +26,12 @@ sealed interface KvEvent {
    * @param tokenIds every token of the blocks, {@code hashes.length * blockSize} of them
    * @param salt the cache salt when the first block is block 0 of a salted namespace (vLLM then
    *     sends it as block 0's {@code extra_keys}, and llm-d folds it into its keys); else null
+   * @param medium where the blocks are: {@link #MEDIUM} for the pool, or a tier's
    */
-  record BlockStored(long[] hashes, Long parentHash, int[] tokenIds, int blockSize, String salt)
-      implements KvEvent {}
+  record BlockStored(long[] hashes, Long parentHash, int[] tokenIds, int blockSize, String salt,
+      String medium) implements KvEvent {}
 
-  record BlockRemoved(long[] hashes) implements KvEvent {}
+  record BlockRemoved(long[] hashes, String medium) implements KvEvent {}
 
   record AllBlocksCleared() implements KvEvent {}
 
@@ -44,12 +49,19 @@ sealed interface KvEvent {
           events.add(new BlockStored(Arrays.copyOfRange(chain, s.fromBlock(), s.toBlock()),
               s.fromBlock() == 0 ? null : chain[s.fromBlock() - 1],
               Arrays.copyOfRange(s.path(), s.fromBlock() * b, s.toBlock() * b), b,
-              s.fromBlock() == 0 ? CacheNamespace.saltOf(s.namespace()) : null));
+              s.fromBlock() == 0 ? CacheNamespace.saltOf(s.namespace()) : null, MEDIUM));
         }
         case CacheChange.Removed r -> events.add(new BlockRemoved(Arrays.copyOfRange(
-            hasher.chain(r.namespace(), r.path(), r.toBlock()), r.fromBlock(), r.toBlock())));
+            hasher.chain(r.namespace(), r.path(), r.toBlock()), r.fromBlock(), r.toBlock()),
+            MEDIUM));
+        case CacheChange.TierStored t -> events.add(new BlockStored(new long[] {t.hash()},
+            t.parentHash(), t.tokens(), b, t.salt(), t.medium()));
+        case CacheChange.TierRemoved t ->
+            events.add(new BlockRemoved(new long[] {t.hash()}, t.medium()));
         case CacheChange.Cleared c -> {
-          events.clear();
+          // the pool's blocks are all gone; the tiers' are not
+          events.removeIf(e -> !(e instanceof BlockStored st && !st.medium().equals(MEDIUM))
+              && !(e instanceof BlockRemoved rm && !rm.medium().equals(MEDIUM)));
           events.add(new AllBlocksCleared());
         }
       }

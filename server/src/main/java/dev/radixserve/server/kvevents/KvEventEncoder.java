@@ -45,7 +45,7 @@ final class KvEventEncoder {
             field(p, "block_hashes");
             hashes(p, r.hashes());
             field(p, "medium");
-            p.packString(KvEvent.MEDIUM);
+            p.packString(r.medium());
           }
           case KvEvent.AllBlocksCleared c -> header(p, "AllBlocksCleared", 1);
         }
@@ -77,7 +77,7 @@ final class KvEventEncoder {
     field(p, "lora_id");
     p.packNil();
     field(p, "medium");
-    p.packString(KvEvent.MEDIUM);
+    p.packString(s.medium());
     field(p, "lora_name");
     p.packNil();
     if (s.salt() != null) {

@@ -120,6 +120,19 @@ public final class KvEventPublisher implements AutoCloseable {
   }
 
   /** Cache changes lost because the queue to this thread was full. */
+  /**
+   * Publishes that a cache tier below the pool now holds a block, with the tier's {@code medium}
+   * (any thread; as cheap as the cache's own events).
+   */
+  public void tierStored(String medium, long hash, Long parentHash, int[] tokens, String salt) {
+    recorder.tierStored(medium, hash, parentHash, tokens, salt);
+  }
+
+  /** Publishes that a cache tier below the pool no longer holds a block (any thread). */
+  public void tierRemoved(String medium, long hash) {
+    recorder.tierRemoved(medium, hash);
+  }
+
   public long droppedEvents() {
     return recorder.dropped();
   }

@@ -5,9 +5,13 @@ import dev.radixserve.server.engine.EngineGauges;
 import dev.radixserve.server.engine.EngineObserver;
 import dev.radixserve.server.engine.FinishReason;
 import dev.radixserve.server.kvevents.KvEventPublisher;
+import dev.radixserve.server.kvtier.KvTiers;
+import dev.radixserve.server.kvtier.TierStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -16,7 +20,11 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.prometheus.PrometheusConfig;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleSupplier;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
@@ -33,6 +41,11 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
   private final Counter generated;
   private final Counter preemptions;
   private final Counter evicted;
+  private final Counter fairSharePreemptions;
+  private final Counter fairShareDeferred;
+  private final MultiGauge clientRunning;
+  private final MultiGauge clientWaiting;
+  private volatile Supplier<EngineGauges> engineGauges;
   private final Timer ttft;
   private final Timer itl;
   private final Timer e2e;
@@ -51,6 +64,12 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
     preemptions = counter("radixserve.preemptions",
         "Sequences preempted: their blocks freed, their tokens recomputed later");
     evicted = counter("radixserve.evicted.blocks", "Prefix cache blocks evicted to make room");
+    fairSharePreemptions = counter("radixserve.fair.share.preemptions",
+        "Running sequences preempted for a client, request or priority below its fair share");
+    fairShareDeferred = counter("radixserve.fair.share.deferred.admissions",
+        "Admissions that went ahead of an earlier waiting sequence of another client (fair share)");
+    clientRunning = clientGauge("running");
+    clientWaiting = clientGauge("waiting");
     ttft = latency("radixserve.time.to.first.token",
         "Request arrival to the first token of the request");
     itl = latency("radixserve.inter.token.latency",
@@ -69,6 +88,13 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
     gc.bindTo(registry);
     new JvmThreadMetrics().bindTo(registry);
     new ProcessorMetrics().bindTo(registry);
+  }
+
+  private MultiGauge clientGauge(String state) {
+    return MultiGauge.builder("radixserve.client.sequences." + state)
+        .description("Sequences " + state + ", of each of the busiest clients; the rest summed as"
+            + " client=\"other\"")
+        .register(registry);
   }
 
   private Counter counter(String name, String help) {
@@ -95,6 +121,7 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
 
   /** Binds the engine-state gauges. */
   public void bindEngine(Engine engine) {
+    engineGauges = engine::gauges;
     gauge("radixserve.requests.running", "Requests admitted (at least one choice running)",
         engine::gauges, EngineGauges::runningRequests);
     gauge("radixserve.requests.waiting", "Requests queued, not yet admitted", engine::gauges,
@@ -110,6 +137,35 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
         engine::gauges, g -> (g.totalBlocks() - g.freeBlocks()) / (double) g.totalBlocks());
   }
 
+  /** Binds each cache tier's gauges and counters, tagged {@code tier} (only with tiers). */
+  public void bindTiers(KvTiers tiers) {
+    List<TierStats> initial = tiers.stats();
+    for (int i = 0; i < initial.size(); i++) {
+      int index = i;
+      String tier = initial.get(i).tier();
+      Supplier<TierStats> stats = () -> tiers.stats().get(index);
+      Gauge.builder("radixserve.kv.tier.entries", () -> stats.get().entries()).tag("tier", tier)
+          .register(registry);
+      Gauge.builder("radixserve.kv.tier.bytes", () -> stats.get().bytes()).tag("tier", tier)
+          .baseUnit("bytes").register(registry);
+      tierCounter("radixserve.kv.tier.hit.blocks", tier, tiers, () -> stats.get().hits());
+      tierCounter("radixserve.kv.tier.loaded.blocks", tier, tiers, () -> stats.get().loads());
+      tierCounter("radixserve.kv.tier.load.seconds", tier, tiers,
+          () -> stats.get().loadNanos() / 1e9);
+      tierCounter("radixserve.kv.tier.stored.blocks", tier, tiers, () -> stats.get().stores());
+      tierCounter("radixserve.kv.tier.evicted.blocks", tier, tiers,
+          () -> stats.get().evictions());
+      tierCounter("radixserve.kv.tier.corrupt.blocks", tier, tiers, () -> stats.get().corrupt());
+      tierCounter("radixserve.kv.tier.dropped.blocks", tier, tiers, () -> stats.get().dropped());
+    }
+  }
+
+  private void tierCounter(String name, String tier, KvTiers tiers, DoubleSupplier value) {
+    // the registry holds the object weakly; the server holds the tiers for its whole life
+    FunctionCounter.builder(name, tiers, t -> value.getAsDouble()).tag("tier", tier)
+        .register(registry);
+  }
+
   /** Binds the KV event counters (only when events are published). */
   public void bindKvEvents(KvEventPublisher publisher) {
     // the registry holds the publisher weakly; the server holds it for its whole life
@@ -120,6 +176,29 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
             KvEventPublisher::droppedEvents)
         .description("Cache changes dropped because the KV event publisher's queue was full")
         .register(registry);
+  }
+
+  /**
+   * Binds the connection meters.
+   *
+   * @param open connections open now
+   * @param refused connections closed at accept (every open one busy)
+   * @param evicted idle connections closed to make room for a new one
+   */
+  public void bindConnections(IntSupplier open, int max, LongSupplier refused,
+      LongSupplier evicted) {
+    Gauge.builder("radixserve.connections.open", open::getAsInt)
+        .description("Open HTTP connections").register(registry);
+    Gauge.builder("radixserve.connections.max", () -> max)
+        .description("--max-connections in effect (after the file-descriptor cap)")
+        .register(registry);
+    // the registry holds a function counter's object weakly: this (held by the server), not the
+    // supplier, which nothing else holds
+    FunctionCounter.builder("radixserve.connections.refused", this, m -> refused.getAsLong())
+        .description("Connections closed at accept: over the limit with every connection busy")
+        .register(registry);
+    FunctionCounter.builder("radixserve.connections.evicted.idle", this, m -> evicted.getAsLong())
+        .description("Idle connections closed to make room for a new one").register(registry);
   }
 
   private void gauge(String name, String help, Supplier<EngineGauges> source,
@@ -134,7 +213,21 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
   }
 
   public String scrape() {
+    refreshClients();
     return registry.scrape();
+  }
+
+  /** Replaces the per-client rows with the engine's latest (the busiest few, the rest summed). */
+  private void refreshClients() {
+    Supplier<EngineGauges> source = engineGauges;
+    if (source == null) {
+      return;
+    }
+    List<EngineGauges.ClientLoad> clients = source.get().clients();
+    clientRunning.register(clients.stream().map(c -> MultiGauge.Row.of(
+        Tags.of("client", c.client()), c.running())).toList(), true);
+    clientWaiting.register(clients.stream().map(c -> MultiGauge.Row.of(
+        Tags.of("client", c.client()), c.waiting())).toList(), true);
   }
 
   @Override
@@ -174,6 +267,16 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
   @Override
   public void preempted() {
     preemptions.increment();
+  }
+
+  @Override
+  public void fairSharePreempted() {
+    fairSharePreemptions.increment();
+  }
+
+  @Override
+  public void fairShareDeferred() {
+    fairShareDeferred.increment();
   }
 
   @Override

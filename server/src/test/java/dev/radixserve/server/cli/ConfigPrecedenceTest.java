@@ -103,6 +103,12 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.DTYPE, "bfloat16");
     values.put(ConfigKey.CUDA_DEVICE_ID, "3");
     values.put(ConfigKey.CUDA_TF32, "true");
+    values.put(ConfigKey.FAIR_SHARE, "false");
+    values.put(ConfigKey.MAX_SEQS_PER_REQUEST, "3");
+    values.put(ConfigKey.CLIENT_ID_HEADER, "X-User");
+    values.put(ConfigKey.KV_OFFLOAD_MEMORY, "3g");
+    values.put(ConfigKey.KV_OFFLOAD_DIR, "/var/cache/radixserve-kv");
+    values.put(ConfigKey.KV_OFFLOAD_DISK_SIZE, "100g");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
@@ -112,7 +118,9 @@ class ConfigPrecedenceTest {
         12, 40, 128, 77, Duration.ofMinutes(2), Duration.ofSeconds(3), Duration.ofMillis(250), false,
         new dev.radixserve.model.Device(dev.radixserve.model.Device.Kind.CUDA,
             dev.radixserve.model.graph.GraphDtype.BFLOAT16,
-            new dev.radixserve.model.ort.CudaProvider.Settings(3, true)));
+            new dev.radixserve.model.ort.CudaProvider.Settings(3, true)),
+        false, 3, "X-User",
+        3L << 30, Path.of("/var/cache/radixserve-kv"), 100L << 30);
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
@@ -153,7 +161,9 @@ class ConfigPrecedenceTest {
         + "kv-events-endpoint, kv-events-replay-endpoint, kv-events-topic, kv-events-queue-size, "
         + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
         + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, "
-        + "cuda-device-id, cuda-tf32)",
+        + "cuda-device-id, cuda-tf32, fair-share, "
+        + "max-seqs-per-request, client-id-header, kv-offload-memory, kv-offload-dir, "
+        + "kv-offload-disk-size)",
         e.getMessage());
   }
 

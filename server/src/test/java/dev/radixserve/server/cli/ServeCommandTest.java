@@ -75,6 +75,12 @@ class ServeCommandTest {
         dtype: float32
         cuda-device-id: 0
         cuda-tf32: false
+        fair-share: true
+        max-seqs-per-request: null
+        client-id-header: null
+        kv-offload-memory: 0
+        kv-offload-dir: null
+        kv-offload-disk-size: 16g
         """, r.out());
   }
 

@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
 
 /**
  * Scheduler, blocks and output processing driven one step at a time, as the engine thread does,
@@ -59,6 +61,7 @@ class EngineHarness {
   final boolean caching;
   final Scheduler scheduler;
   final OutputProcessor outputs;
+  final SequenceBlocks sb;
   final List<String> finished = new ArrayList<>();
   final Map<String, RequestUsage> usage = new HashMap<>();
   /** Sampled tokens by {@code id#choice}. */
@@ -67,7 +70,13 @@ class EngineHarness {
   final List<Integer> sampled = new ArrayList<>();
   /** Prompt logprobs by request id. */
   final Map<String, List<SampledToken>> scored = new HashMap<>();
+  /** Request ids in the order their sequences were admitted (again after a preemption too). */
+  final List<String> admissions = new ArrayList<>();
+  /** Runs between a step's schedule and its forward (to check what was scheduled). */
+  Runnable afterSchedule = () -> {};
   int preemptions;
+  int fairSharePreemptions;
+  int deferrals;
   /** The batch and logits of the last step. */
   ForwardBatch lastBatch;
   float[][] lastLogits;
@@ -86,6 +95,37 @@ class EngineHarness {
    */
   EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
       int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward) {
+    this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, prefillChunk, forward,
+        8, new Engine.FairShareSettings(true, 2), null, Runnable::run);
+  }
+
+  /**
+   * @param maxNumSeqs sequence slots
+   * @param fairShare fair shares between clients, on or off
+   */
+  EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
+      int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward, int maxNumSeqs,
+      Engine.FairShareSettings fairShare) {
+    this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, prefillChunk, forward,
+        maxNumSeqs, fairShare, null, Runnable::run);
+  }
+
+  /**
+   * @param tiers the cache tiers below the pool, listening to {@link #cache} once the harness
+   *     is built (null: none)
+   * @param loader runs their loads ({@code Runnable::run}: within the step that starts them)
+   */
+  EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
+      int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward,
+      Function<RadixCache, BlockTiers> tiers, Executor loader) {
+    this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, prefillChunk, forward,
+        8, new Engine.FairShareSettings(true, 2), tiers, loader);
+  }
+
+  private EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
+      int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward, int maxNumSeqs,
+      Engine.FairShareSettings fairShare, Function<RadixCache, BlockTiers> tiers,
+      Executor loader) {
     this.blockSize = blockSize;
     this.forward = forward;
     this.caching = caching;
@@ -96,10 +136,29 @@ class EngineHarness {
       public void preempted() {
         preemptions++;
       }
+
+      @Override
+      public void prefixMatched(String requestId, int choice, String namespace, long nodeId,
+          int matchedTokens, int queriedTokens) {
+        admissions.add(requestId);
+      }
+
+      @Override
+      public void fairSharePreempted() {
+        fairSharePreemptions++;
+      }
+
+      @Override
+      public void fairShareDeferred() {
+        deferrals++;
+      }
     };
-    SequenceBlocks sb = new SequenceBlocks(new PoolBlocks(pool),
-        caching ? Optional.<PrefixCache>of(cache) : Optional.empty(), blockSize, observer);
-    scheduler = new Scheduler(sb, policy, 8, maxBatchedTokens, prefillChunk, observer);
+    BlockTiers below = tiers == null ? null : tiers.apply(cache);
+    sb = new SequenceBlocks(new PoolBlocks(pool),
+        caching ? Optional.<PrefixCache>of(cache) : Optional.empty(), blockSize, observer,
+        Optional.ofNullable(below), below == null ? null : new TierLoads(loader, () -> { }));
+    scheduler = new Scheduler(sb, policy, maxNumSeqs, maxBatchedTokens, prefillChunk, fairShare,
+        observer);
     outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, vocabSize), TOKENIZER,
         Set.of(TOKENIZER.eosTokenId()), observer, requests);
   }
@@ -118,6 +177,12 @@ class EngineHarness {
 
   Sequence submit(String id, String group, int[] prompt, int n, int maxTokens,
       boolean promptLogprobs) {
+    return submit(id, group, group, 0, prompt, n, maxTokens, promptLogprobs);
+  }
+
+  /** A prompt of request {@code group} from {@code client} at {@code priority}. */
+  Sequence submit(String id, String group, String client, int priority, int[] prompt, int n,
+      int maxTokens, boolean promptLogprobs) {
     EngineRequest r = new EngineRequest(id, group, prompt, SamplingParams.greedy(), n, maxTokens,
         true, "", new TokenSink() {
           @Override
@@ -142,7 +207,7 @@ class EngineHarness {
 
           @Override
           public void onError(int httpStatus, String message) {}
-        }, promptLogprobs);
+        }, promptLogprobs, client, priority);
     Sequence s = outputs.newRequest(r, 0);
     scheduler.enqueue(s);
     return s;
@@ -150,6 +215,7 @@ class EngineHarness {
 
   ScheduledStep step() {
     ScheduledStep step = scheduler.schedule();
+    afterSchedule.run();
     if (!step.isEmpty()) {
       lastBatch = step.toBatch();
       lastLogits = forward.run(step, lastBatch);
@@ -164,6 +230,11 @@ class EngineHarness {
       assertAccounting();
     }
     assertEquals(false, scheduler.hasWork(), "still working after 10,000 steps");
+  }
+
+  /** Live request ids, in no particular order. */
+  List<String> liveRequests() {
+    return new ArrayList<>(requests.keySet());
   }
 
   /** Drops a request as the engine does on abort ({@code ABORT}) or failure ({@code ERROR}). */
@@ -186,11 +257,14 @@ class EngineHarness {
         }
       }
     }
+    for (int b : sb.loadingBlocks()) {
+      assertEquals(true, inUse.add(b), "block " + b + " loading and owned");
+    }
     int cached = cache.cachedBlocks();
     assertEquals(pool.total(), pool.freeCount() + cached + inUse.size(),
         "free + cached + in use");
     cache.checkIntegrity(inUse.size());
-    if (requests.isEmpty()) {
+    if (requests.isEmpty() && !sb.loadsInFlight()) { // a cancelled load keeps its lock till done
       assertEquals(0, cache.protectedBlocks(), "locks left when idle");
       assertEquals(pool.total(), pool.freeCount() + cached, "blocks left in use when idle");
     }

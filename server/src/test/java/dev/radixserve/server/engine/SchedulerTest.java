@@ -201,9 +201,11 @@ class SchedulerTest {
   }
 
   @Test
-  void admissionIsFairBetweenRequestsNotOnlyBetweenSequences() {
+  void withoutFairSharesALateRequestWaitsForAFreeSlotThenGoesFirst() {
     for (SchedulePolicy policy : SchedulePolicy.values()) {
-      Harness h = new Harness(256, policy, 1024); // 8 sequence slots
+      EngineHarness h = new EngineHarness(256, B, true, policy, 1024,
+          EngineHarness.TOKENIZER.vocabSize(), Integer.MAX_VALUE, EngineHarness.FAKE, 8,
+          new Engine.FairShareSettings(false, 8));
       for (int i = 0; i < 20; i++) {
         h.submit("many-" + i, "many", tokens(100 + 10 * i, 4), 1, 20);
       }

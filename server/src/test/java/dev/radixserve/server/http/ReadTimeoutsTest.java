@@ -42,7 +42,7 @@ class ReadTimeoutsTest {
 
   private EmbeddedChannel channel() {
     ReadTimeouts t = new ReadTimeouts(Duration.ofMillis(IDLE), Duration.ofMillis(HEAD),
-        Duration.ofMillis(BODY), new Responses(metrics));
+        Duration.ofMillis(BODY), new Responses(metrics), new ConnectionLimit.State());
     EmbeddedChannel ch = new EmbeddedChannel();
     ch.freezeTime();
     ch.pipeline().addLast(t.bytesWatcher(), new HttpServerCodec(), t,

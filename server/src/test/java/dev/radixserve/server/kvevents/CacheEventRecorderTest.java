@@ -30,6 +30,8 @@ class CacheEventRecorderTest {
           + s.fromBlock() + "," + s.toBlock() + ")";
       case CacheChange.Removed x -> "removed '" + x.namespace() + "' " + x.path().length + " ["
           + x.fromBlock() + "," + x.toBlock() + ")";
+      case CacheChange.TierStored x -> "tier stored " + x.medium() + " " + x.hash();
+      case CacheChange.TierRemoved x -> "tier removed " + x.medium() + " " + x.hash();
       case CacheChange.Cleared x -> "cleared";
     }).toList();
   }

@@ -26,9 +26,11 @@ class KvEventEncoderTest {
 
   private static List<KvEvent> events() {
     return List.of(
-        new KvEvent.BlockStored(new long[] {BIG, 7}, null, new int[] {1, 2, 3, 4}, 2, "t"),
-        new KvEvent.BlockStored(new long[] {9}, BIG, new int[] {5, 6}, 2, null),
-        new KvEvent.BlockRemoved(new long[] {BIG}),
+        new KvEvent.BlockStored(new long[] {BIG, 7}, null, new int[] {1, 2, 3, 4}, 2, "t",
+            KvEvent.MEDIUM),
+        new KvEvent.BlockStored(new long[] {9}, BIG, new int[] {5, 6}, 2, null,
+            KvEvent.MEDIUM_CPU), // a block offloaded to host memory
+        new KvEvent.BlockRemoved(new long[] {BIG}, KvEvent.MEDIUM_DISK),
         new KvEvent.AllBlocksCleared());
   }
 
@@ -38,8 +40,8 @@ class KvEventEncoderTest {
     assertEquals("[1.5,["
         + "[\"BlockStored\",[18364758544493064720,7],null,[1,2,3,4],2,null,\"GPU\",null,"
         + "[[\"t\"],null]],"
-        + "[\"BlockStored\",[9],18364758544493064720,[5,6],2,null,\"GPU\",null],"
-        + "[\"BlockRemoved\",[18364758544493064720],\"GPU\"],"
+        + "[\"BlockStored\",[9],18364758544493064720,[5,6],2,null,\"CPU\",null],"
+        + "[\"BlockRemoved\",[18364758544493064720],\"DISK\"],"
         + "[\"AllBlocksCleared\"]],0]", tree(payload));
   }
 
@@ -52,8 +54,8 @@ class KvEventEncoderTest {
         + "\"medium\":\"GPU\",\"lora_name\":null,\"extra_keys\":[[\"t\"],null]},"
         + "{\"type\":\"BlockStored\",\"block_hashes\":[9],"
         + "\"parent_block_hash\":18364758544493064720,\"token_ids\":[5,6],\"block_size\":2,"
-        + "\"lora_id\":null,\"medium\":\"GPU\",\"lora_name\":null},"
-        + "{\"type\":\"BlockRemoved\",\"block_hashes\":[18364758544493064720],\"medium\":\"GPU\"},"
+        + "\"lora_id\":null,\"medium\":\"CPU\",\"lora_name\":null},"
+        + "{\"type\":\"BlockRemoved\",\"block_hashes\":[18364758544493064720],\"medium\":\"DISK\"},"
         + "{\"type\":\"AllBlocksCleared\"}],0]", tree(payload));
   }
 
@@ -68,7 +70,25 @@ class KvEventEncoderTest {
           b.events().stream().map(KvEventDecoder.Event::type).toList());
       assertEquals(BIG, b.events().get(0).hashes()[0], encoding.name());
       assertEquals(BIG, b.events().get(1).parentHash());
-      assertEquals("GPU", b.events().get(2).medium());
+      assertEquals("DISK", b.events().get(2).medium());
     }
+  }
+
+  @Test
+  void tierChangesBecomeEventsWithTheirMediumAndOutliveAClearOfThePool() {
+    BlockHasher hasher = new BlockHasher("m", 2);
+    List<KvEvent> events = KvEvent.of(List.of(
+        new CacheChange.Removed("", new int[] {1, 2}, 0, 1),
+        new CacheChange.TierStored("CPU", 5, null, new int[] {1, 2}, "t"),
+        new CacheChange.Cleared(),
+        new CacheChange.TierRemoved("DISK", 6)), hasher);
+    assertEquals(List.of("BlockStored CPU [5] null t", "AllBlocksCleared", "BlockRemoved DISK [6]"),
+        events.stream().map(e -> switch (e) {
+          case KvEvent.BlockStored s -> "BlockStored " + s.medium() + " "
+              + java.util.Arrays.toString(s.hashes()) + " " + s.parentHash() + " " + s.salt();
+          case KvEvent.BlockRemoved r -> "BlockRemoved " + r.medium() + " "
+              + java.util.Arrays.toString(r.hashes());
+          case KvEvent.AllBlocksCleared c -> "AllBlocksCleared";
+        }).toList());
   }
 }

@@ -1,0 +1,274 @@
+package dev.radixserve.server.kvtier;
+
+import dev.radixserve.cache.CacheListener;
+import dev.radixserve.cache.RadixCache;
+import dev.radixserve.model.KvBlockIo;
+import dev.radixserve.server.engine.BlockTiers;
+import dev.radixserve.server.engine.CacheNamespace;
+import dev.radixserve.server.kvevents.BlockHasher;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The tiers below the KV pool, in order (host memory, then disk): listens to the radix cache and
+ * offloads every whole block it evicts into each tier (a partial last block is dropped, as it
+ * was before), finds and loads blocks for the engine, and on shutdown writes what the pool still
+ * caches to the disk tier, so a restart finds it.
+ *
+ * <p>Entries are keyed by the KV events' chained block hash ({@link BlockHasher}: the model name
+ * at its root, the namespace's salt in block 0), so a tier never serves another model's or
+ * another tenant's blocks; a disk entry's fingerprint also pins the model's shape, block size and
+ * dtype, so a directory reused by another model is skipped.
+ *
+ * <p>Engine thread: the listener calls, {@link #find}, {@link #clear}, {@link #offloading}. The
+ * loader thread: {@link BlockTiers.TierHits#load}.
+ */
+public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
+
+  private final List<KvTier> tiers;
+  private final KvBlockIo io;
+  private final BlockHasher hasher;
+  private final int blockSize;
+  private final Arena arena = Arena.ofShared();
+  /** Engine thread: a block on its way out. */
+  private final MemorySegment offloadBuffer;
+  /** Loader thread: a block on its way in. */
+  private final MemorySegment loadBuffer;
+  private boolean offloading = true;
+  private volatile TierListener listener;
+
+  private KvTiers(List<KvTier> tiers, KvBlockIo io, BlockHasher hasher) {
+    this.tiers = List.copyOf(tiers);
+    this.io = io;
+    this.hasher = hasher;
+    this.blockSize = hasher.blockSize();
+    this.offloadBuffer = arena.allocate(io.blockBytes(), 64);
+    this.loadBuffer = arena.allocate(io.blockBytes(), 64);
+  }
+
+  /**
+   * @param hostBytes budget of the host-memory tier; 0 for none
+   * @param dir the disk tier's directory; null for none
+   * @param diskBytes the disk tier's budget
+   * @param model the served model's name (in every block hash)
+   * @param modelShape what else a block's KV depends on (layers, width, heads, dtype): in the
+   *     disk entries' fingerprint
+   */
+  public static KvTiers create(long hostBytes, Path dir, long diskBytes, KvBlockIo io,
+      String model, String modelShape, int blockSize) {
+    List<KvTier> list = new ArrayList<>();
+    BlockHasher hasher = new BlockHasher(model, blockSize);
+    Forward events = new Forward(hasher.root());
+    if (hostBytes > 0) {
+      list.add(new HostTier(hostBytes, io.blockBytes(), events));
+    }
+    if (dir != null) {
+      list.add(new DiskTier(dir, diskBytes,
+          new EntryFile.Format(fingerprint(model, modelShape, blockSize), blockSize,
+              io.blockBytes()), events));
+    }
+    if (list.isEmpty()) {
+      throw new IllegalArgumentException("no tier configured");
+    }
+    KvTiers t = new KvTiers(list, io, hasher);
+    events.owner = t;
+    return t;
+  }
+
+  /**
+   * Tells {@code l} about every block the tiers hold now (those indexed from disk at start
+   * included) and from now on about each store and removal.
+   */
+  public void setListener(TierListener l) {
+    Forward replay = new Forward(hasher.root());
+    replay.owner = this;
+    listener = l;
+    for (KvTier t : tiers) {
+      t.replay(key -> replay.stored(t, key, l));
+    }
+  }
+
+  /** Hands tier events to the listener, once there is one. */
+  private static final class Forward implements KvTier.Events {
+    private final long root;
+    KvTiers owner;
+
+    Forward(long root) {
+      this.root = root;
+    }
+
+    @Override
+    public void stored(KvTier tier, BlockKey key) {
+      TierListener l = owner == null ? null : owner.listener;
+      if (l != null) {
+        stored(tier, key, l);
+      }
+    }
+
+    void stored(KvTier tier, BlockKey key, TierListener l) {
+      l.stored(tier.medium(), key.hash(), key.parent() == root ? null : key.parent(),
+          key.tokens(), key.salt());
+    }
+
+    @Override
+    public void removed(KvTier tier, long hash) {
+      TierListener l = owner == null ? null : owner.listener;
+      if (l != null) {
+        l.removed(tier.medium(), hash);
+      }
+    }
+  }
+
+  /** 64 bits of SHA-256 over what a block file's bytes mean. */
+  static long fingerprint(String model, String modelShape, int blockSize) {
+    try {
+      byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(
+          ("radixserve-kv-v1|" + model + "|" + modelShape + "|B=" + blockSize)
+              .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      return java.nio.ByteBuffer.wrap(d).getLong();
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every JDK", e);
+    }
+  }
+
+  public List<TierStats> stats() {
+    return tiers.stream().map(KvTier::stats).toList();
+  }
+
+  // ---- offload: the radix cache's evictions ----
+
+  @Override
+  public void evicted(String namespace, long nodeId, int[] pathTokens, int[] blocks) {
+    if (offloading) {
+      offload(namespace, pathTokens, blocks, tiers, KvTier::put);
+    }
+  }
+
+  /** How a block goes into a tier. */
+  private interface Store {
+    void put(KvTier tier, BlockKey key, MemorySegment kv);
+  }
+
+  /** Writes the whole blocks among a node's {@code blocks} into {@code into}. */
+  private void offload(String namespace, int[] path, int[] blocks, List<KvTier> into,
+      Store store) {
+    int whole = path.length / blockSize;
+    int first = (path.length + blockSize - 1) / blockSize - blocks.length; // path index of blocks[0]
+    if (first >= whole) {
+      return;
+    }
+    long[] hashes = hasher.chain(namespace, path, whole);
+    for (int i = first; i < whole; i++) {
+      BlockKey key = key(namespace, hashes, path, i);
+      boolean exported = false;
+      for (KvTier t : into) {
+        if (t.holds(key)) {
+          continue;
+        }
+        if (!exported) {
+          io.exportBlock(blocks[i - first], offloadBuffer);
+          exported = true;
+        }
+        store.put(t, key, offloadBuffer);
+      }
+    }
+  }
+
+  private BlockKey key(String namespace, long[] hashes, int[] path, int i) {
+    return new BlockKey(hashes[i], i == 0 ? hasher.root() : hashes[i - 1],
+        Arrays.copyOfRange(path, i * blockSize, (i + 1) * blockSize),
+        i == 0 ? CacheNamespace.saltOf(namespace) : null);
+  }
+
+  /**
+   * Writes every whole block {@code cache} holds to the disk tier (none without one): at
+   * shutdown, after the engine stopped, so a restart finds what the pool cached.
+   */
+  public void persist(RadixCache cache) {
+    for (KvTier t : tiers) {
+      if (t instanceof DiskTier disk) {
+        cache.replay(new CacheListener() {
+          @Override
+          public void stored(String namespace, long nodeId, long parentId, int[] pathTokens,
+              int[] blocks) {
+            offload(namespace, pathTokens, blocks, List.of(disk),
+                (t, key, kv) -> disk.putWaiting(key, kv));
+          }
+        });
+      }
+    }
+  }
+
+  // ---- load: the engine's lookups ----
+
+  @Override
+  public TierHits find(String namespace, int[] tokens, int from, int to) {
+    long[] hashes = hasher.chain(namespace, tokens, to);
+    List<BlockKey> found = new ArrayList<>();
+    for (int i = from; i < to; i++) {
+      BlockKey key = key(namespace, hashes, tokens, i);
+      if (!anyHolds(key)) {
+        break;
+      }
+      found.add(key);
+    }
+    return new Hits(found);
+  }
+
+  private boolean anyHolds(BlockKey key) {
+    for (KvTier t : tiers) {
+      if (t.holds(key)) {
+        t.hit();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private final class Hits implements TierHits {
+    private final List<BlockKey> keys;
+
+    Hits(List<BlockKey> keys) {
+      this.keys = keys;
+    }
+
+    @Override
+    public int count() {
+      return keys.size();
+    }
+
+    @Override
+    public boolean load(int i, int poolBlock) {
+      BlockKey key = keys.get(i);
+      for (KvTier t : tiers) {
+        if (t.read(key, loadBuffer)) {
+          io.importBlock(poolBlock, loadBuffer);
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  @Override
+  public void clear() {
+    tiers.forEach(KvTier::clear);
+  }
+
+  @Override
+  public void offloading(boolean on) {
+    offloading = on;
+  }
+
+  /** Finishes queued disk writes, frees host memory. After the engine and its loader stopped. */
+  @Override
+  public void close() {
+    offloading = false;
+    tiers.forEach(KvTier::close);
+    arena.close();
+  }
+}
