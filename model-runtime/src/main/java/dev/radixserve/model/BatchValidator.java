@@ -7,7 +7,7 @@ final class BatchValidator {
 
   private BatchValidator() {}
 
-  static void check(ForwardBatch batch, ModelConfig config, int blockSize, int numBlocks) {
+  static void check(ForwardBatch batch, ModelShape config, int blockSize, int numBlocks) {
     List<ForwardBatch.Seq> seqs = batch.seqs();
     for (int i = 0; i < seqs.size(); i++) {
       ForwardBatch.Seq s = seqs.get(i);

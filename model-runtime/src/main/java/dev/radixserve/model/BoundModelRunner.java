@@ -2,7 +2,7 @@ package dev.radixserve.model;
 
 import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.graph.GraphDtype;
-import dev.radixserve.model.graph.PagedGpt2Graph;
+import dev.radixserve.model.graph.PagedGraph;
 import dev.radixserve.model.ort.Allocator;
 import dev.radixserve.model.ort.CudaProvider;
 import dev.radixserve.model.ort.ElementType;
@@ -12,7 +12,6 @@ import dev.radixserve.model.ort.OrtEnv;
 import dev.radixserve.model.ort.OrtSession;
 import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.ort.SessionOptions;
-import dev.radixserve.model.weights.GptWeights;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -41,7 +40,7 @@ public final class BoundModelRunner implements ModelRunner {
   /** Bytes a step bound from host memory: step inputs up, logits down. */
   public record Traffic(long upBytes, long downBytes) {}
 
-  private final ModelConfig config;
+  private final ModelShape config;
   private final Device device;
   private final OrtEnv env;
   private final MemoryInfo host;
@@ -56,8 +55,8 @@ public final class BoundModelRunner implements ModelRunner {
   private Traffic lastTraffic = new Traffic(0, 0);
   private boolean closed;
 
-  private BoundModelRunner(GptWeights weights, Device device, int blockSize,
-      Function<ModelConfig, Integer> blocks, int intraOpThreads) {
+  private BoundModelRunner(ModelWeights weights, Device device, int blockSize,
+      Function<ModelShape, Integer> blocks, int intraOpThreads) {
     this.config = weights.config();
     this.device = device;
     List<AutoCloseable> opened = new ArrayList<>();
@@ -67,10 +66,11 @@ public final class BoundModelRunner implements ModelRunner {
       GraphDtype dtype = device.dtype();
       try (SessionOptions options = options(intraOpThreads);
           WeightTensors initializers = WeightTensors.of(weights, host, dtype)) {
-        options.addExternalInitializers(PagedGpt2Graph.initializerNames(config),
+        PagedGraph graph = weights.graph();
+        options.addExternalInitializers(List.copyOf(graph.initializers().keySet()),
             List.of(initializers.values()));
         session = Resources.track(opened, OrtSession.create(env,
-            PagedGpt2Graph.build(config, blockSize, dtype), options));
+            graph.build(blockSize, dtype), options));
       }
       MemoryInfo poolMemory = Resources.track(opened, device.kind() == Device.Kind.CUDA
           ? MemoryInfo.device("Cuda", device.cuda().deviceId()) : MemoryInfo.cpu());
@@ -83,10 +83,10 @@ public final class BoundModelRunner implements ModelRunner {
           }));
       binding = Resources.track(opened, IoBinding.create(session));
       for (int i = 0; i < config.nLayer(); i++) {
-        binding.bindInput(PagedGpt2Graph.keyCache(i), pool.keys(i));
-        binding.bindInput(PagedGpt2Graph.valueCache(i), pool.values(i));
-        binding.bindOutput(PagedGpt2Graph.keyCacheOut(i), pool.keys(i)); // updated in place
-        binding.bindOutput(PagedGpt2Graph.valueCacheOut(i), pool.values(i));
+        binding.bindInput(PagedGraph.keyCache(i), pool.keys(i));
+        binding.bindInput(PagedGraph.valueCache(i), pool.values(i));
+        binding.bindOutput(PagedGraph.keyCacheOut(i), pool.keys(i)); // updated in place
+        binding.bindOutput(PagedGraph.valueCacheOut(i), pool.values(i));
       }
     } catch (RuntimeException e) {
       Resources.closeAll(opened.reversed(), e);
@@ -96,13 +96,13 @@ public final class BoundModelRunner implements ModelRunner {
   }
 
   /** A runner with a pool of exactly {@code numBlocks} blocks. */
-  public static BoundModelRunner create(GptWeights weights, Device device, int blockSize,
+  public static BoundModelRunner create(ModelWeights weights, Device device, int blockSize,
       int numBlocks, int intraOpThreads) {
     return new BoundModelRunner(weights, device, blockSize, c -> numBlocks, intraOpThreads);
   }
 
   /** A runner whose pool takes as many blocks as fit in {@code kvBudgetBytes}. */
-  public static BoundModelRunner createForBudget(GptWeights weights, Device device, int blockSize,
+  public static BoundModelRunner createForBudget(ModelWeights weights, Device device, int blockSize,
       long kvBudgetBytes, int intraOpThreads) {
     return new BoundModelRunner(weights, device, blockSize,
         c -> DeviceKvPool.blocksFor(c, blockSize, device.dtype(), kvBudgetBytes), intraOpThreads);
@@ -128,7 +128,7 @@ public final class BoundModelRunner implements ModelRunner {
   }
 
   @Override
-  public ModelConfig config() {
+  public ModelShape config() {
     return config;
   }
 
@@ -175,14 +175,14 @@ public final class BoundModelRunner implements ModelRunner {
     int rows = batch.logitRows();
     long logitsBytes = (long) rows * config.vocabSize() * Float.BYTES;
     OrtValue[] stepValues = step.values(host);
-    List<String> names = PagedGpt2Graph.stepInputNames();
+    List<String> names = PagedGraph.stepInputNames();
     long boundBefore = binding.boundBytes();
     try (OrtValue logits = OrtValue.wrap(host, logitsBuffer(logitsBytes), ElementType.FLOAT,
         rows, config.vocabSize())) {
       for (int i = 0; i < stepValues.length; i++) {
         binding.bindInput(names.get(i), stepValues[i]);
       }
-      binding.bindOutput(PagedGpt2Graph.LOGITS, logits);
+      binding.bindOutput(PagedGraph.LOGITS, logits);
       binding.run();
       binding.synchronizeOutputs();
       long up = binding.boundBytes() - boundBefore - logitsBytes

@@ -46,11 +46,11 @@ public final class DeviceKvPool implements AutoCloseable {
   private final MemoryInfo host;
   private long indexBytes;
 
-  private DeviceKvPool(ModelConfig config, int blockSize, int numBlocks, GraphDtype dtype,
+  private DeviceKvPool(ModelShape config, int blockSize, int numBlocks, GraphDtype dtype,
       Allocator allocator, Function<byte[], OrtSession> sessions, List<AutoCloseable> opened) {
     this.blockSize = blockSize;
     this.numBlocks = numBlocks;
-    this.heads = config.nHead();
+    this.heads = config.kvHeads();
     this.headDim = config.headDim();
     this.dtype = dtype;
     int count = 2 * config.nLayer();
@@ -80,7 +80,7 @@ public final class DeviceKvPool implements AutoCloseable {
    * @param allocator where the caches live (the model session's device allocator)
    * @param sessions makes a session on the same device as the model's
    */
-  public static DeviceKvPool create(ModelConfig config, int blockSize, int numBlocks,
+  public static DeviceKvPool create(ModelShape config, int blockSize, int numBlocks,
       GraphDtype dtype, Allocator allocator, Function<byte[], OrtSession> sessions) {
     if (blockSize <= 0 || numBlocks <= 0) {
       throw new IllegalArgumentException("a KV pool needs positive block size and count, got "
@@ -101,12 +101,12 @@ public final class DeviceKvPool implements AutoCloseable {
   }
 
   /** Bytes one block takes over all layers, keys and values. */
-  public static long bytesPerBlock(ModelConfig config, int blockSize, GraphDtype dtype) {
-    return 2L * config.nLayer() * blockSize * config.nEmbd() * dtype.bytes();
+  public static long bytesPerBlock(ModelShape config, int blockSize, GraphDtype dtype) {
+    return 2L * config.nLayer() * blockSize * config.kvWidth() * dtype.bytes();
   }
 
   /** Blocks that fit in a budget; at least one must fit. */
-  public static int blocksFor(ModelConfig config, int blockSize, GraphDtype dtype,
+  public static int blocksFor(ModelShape config, int blockSize, GraphDtype dtype,
       long budgetBytes) {
     return KvPool.blocksOf(bytesPerBlock(config, blockSize, dtype), budgetBytes);
   }

@@ -6,7 +6,7 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * The paged KV cache in host memory: per layer one key and one value tensor of
- * {@code [numBlocks, blockSize, heads, headDim]} fp32, allocated once and owned here.
+ * {@code [numBlocks, blockSize, kvHeads, headDim]} fp32, allocated once and owned here.
  *
  * <pre>
  *   position p of a sequence lives in block blockTable[p / B], slot p % B:
@@ -17,7 +17,7 @@ public final class KvPool implements KvBlockIo, AutoCloseable {
 
   private static final long FLOAT_BYTES = Float.BYTES;
 
-  private final ModelConfig config;
+  private final ModelShape config;
   private final int blockSize;
   private final int numBlocks;
   private final long rowBytes;
@@ -25,7 +25,7 @@ public final class KvPool implements KvBlockIo, AutoCloseable {
   private final MemorySegment[] keys;
   private final MemorySegment[] values;
 
-  private KvPool(ModelConfig config, int blockSize, int numBlocks) {
+  private KvPool(ModelShape config, int blockSize, int numBlocks) {
     if (blockSize <= 0) {
       throw new IllegalArgumentException("block size must be positive, got " + blockSize);
     }
@@ -35,7 +35,7 @@ public final class KvPool implements KvBlockIo, AutoCloseable {
     this.config = config;
     this.blockSize = blockSize;
     this.numBlocks = numBlocks;
-    this.rowBytes = (long) config.nEmbd() * FLOAT_BYTES;
+    this.rowBytes = (long) config.kvWidth() * FLOAT_BYTES;
     this.arena = Arena.ofShared();
     this.keys = new MemorySegment[config.nLayer()];
     this.values = new MemorySegment[config.nLayer()];
@@ -48,17 +48,17 @@ public final class KvPool implements KvBlockIo, AutoCloseable {
   }
 
   /** A pool of exactly {@code numBlocks} blocks. */
-  public static KvPool ofBlocks(ModelConfig config, int blockSize, int numBlocks) {
+  public static KvPool ofBlocks(ModelShape config, int blockSize, int numBlocks) {
     return new KvPool(config, blockSize, numBlocks);
   }
 
   /** As many blocks as fit in {@code budgetBytes}. */
-  public static KvPool forBudget(ModelConfig config, int blockSize, long budgetBytes) {
+  public static KvPool forBudget(ModelShape config, int blockSize, long budgetBytes) {
     return new KvPool(config, blockSize, blocksFor(config, blockSize, budgetBytes));
   }
 
   /** Blocks that fit in a budget; at least one must fit. */
-  public static int blocksFor(ModelConfig config, int blockSize, long budgetBytes) {
+  public static int blocksFor(ModelShape config, int blockSize, long budgetBytes) {
     return blocksOf(bytesPerBlock(config, blockSize), budgetBytes);
   }
 
@@ -73,15 +73,15 @@ public final class KvPool implements KvBlockIo, AutoCloseable {
   }
 
   /** Bytes one block takes over all layers, keys and values. */
-  public static long bytesPerBlock(ModelConfig config, int blockSize) {
-    return 2L * config.nLayer() * blockSize * config.nEmbd() * FLOAT_BYTES;
+  public static long bytesPerBlock(ModelShape config, int blockSize) {
+    return 2L * config.nLayer() * blockSize * config.kvWidth() * FLOAT_BYTES;
   }
 
   public long bytesPerBlock() {
     return bytesPerBlock(config, blockSize);
   }
 
-  public ModelConfig config() {
+  public ModelShape config() {
     return config;
   }
 

@@ -26,7 +26,7 @@ public record ModelConfig(
     double layerNormEpsilon,
     String activationFunction,
     int nInner,
-    boolean tieWordEmbeddings) {
+    boolean tieWordEmbeddings) implements ModelShape {
 
   public ModelConfig {
     if (nLayer <= 0 || nHead <= 0 || nEmbd <= 0 || nPositions <= 0 || vocabSize <= 0 || nInner <= 0) {
@@ -44,8 +44,15 @@ public record ModelConfig(
         4 * nEmbd, true);
   }
 
+  @Override
   public int headDim() {
     return nEmbd / nHead;
+  }
+
+  /** GPT-2 caches every head: no grouped-query attention. */
+  @Override
+  public int kvHeads() {
+    return nHead;
   }
 
   /** This config with an MLP {@code nInner} wide. */

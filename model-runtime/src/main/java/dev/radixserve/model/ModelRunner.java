@@ -10,7 +10,7 @@ import java.util.Optional;
  */
 public interface ModelRunner extends AutoCloseable {
 
-  ModelConfig config();
+  ModelShape config();
 
   /** Tokens per KV block (B). */
   int blockSize();

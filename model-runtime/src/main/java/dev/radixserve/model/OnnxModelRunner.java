@@ -1,14 +1,13 @@
 package dev.radixserve.model;
 
 import dev.radixserve.model.attention.PagedAttentionOp;
-import dev.radixserve.model.graph.PagedGpt2Graph;
+import dev.radixserve.model.graph.PagedGraph;
 import dev.radixserve.model.ort.ElementType;
 import dev.radixserve.model.ort.MemoryInfo;
 import dev.radixserve.model.ort.OrtEnv;
 import dev.radixserve.model.ort.OrtSession;
 import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.ort.SessionOptions;
-import dev.radixserve.model.weights.GptWeights;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -18,7 +17,7 @@ import java.util.Optional;
 
 /**
  * {@link ModelRunner} on ONNX Runtime's CPU provider through its C API: one {@code Run} of the
- * paged GPT-2 graph ({@link PagedGpt2Graph}) per step over all sequences. Each layer's attention
+ * model family's paged graph ({@link PagedGraph}) per step over all sequences. Each layer's attention
  * is radixserve's CPU kernel for {@code com.microsoft.PagedAttention} ({@link PagedAttentionOp}),
  * which reads the {@link KvPool} in place and writes the new keys and values into it; the cache
  * outputs are bound to the pool's own buffers, so nothing is copied back.
@@ -31,7 +30,7 @@ import java.util.Optional;
  */
 public final class OnnxModelRunner implements ModelRunner {
 
-  private final ModelConfig config;
+  private final ModelShape config;
   private final KvPool pool;
   private final OrtEnv env;
   private final MemoryInfo cpu;
@@ -44,7 +43,7 @@ public final class OnnxModelRunner implements ModelRunner {
   private StepTimings lastTimings = new StepTimings(0, 0, 0);
   private boolean closed;
 
-  private OnnxModelRunner(GptWeights weights, KvPool pool, int intraOpThreads,
+  private OnnxModelRunner(ModelWeights weights, KvPool pool, int intraOpThreads,
       Map<String, String> sessionConfig) {
     this.config = weights.config();
     this.pool = pool;
@@ -52,20 +51,21 @@ public final class OnnxModelRunner implements ModelRunner {
     try {
       this.cpu = Resources.track(opened, MemoryInfo.cpu());
       this.env = Resources.track(opened, OrtEnv.create("radixserve"));
-      byte[] model = PagedGpt2Graph.build(config, pool.blockSize());
+      PagedGraph graph = weights.graph();
+      byte[] model = graph.build(pool.blockSize());
       try (SessionOptions options = SessionOptions.create();
           WeightTensors initializers = WeightTensors.of(weights, cpu)) {
         options.intraOpThreads(intraOpThreads).interOpThreads(1).sequentialExecution()
             .optimization(SessionOptions.Optimization.ALL)
             .addCustomOpDomain(PagedAttentionOp.domain())
-            .addExternalInitializers(PagedGpt2Graph.initializerNames(config),
+            .addExternalInitializers(List.copyOf(graph.initializers().keySet()),
                 List.of(initializers.values()));
         sessionConfig.forEach(options::config);
         this.session = Resources.track(opened, OrtSession.create(env, model, options));
       }
-      this.call = Resources.track(opened, session.call(PagedGpt2Graph.inputNames(config),
-          PagedGpt2Graph.outputNames(config)));
-      long[] cacheShape = {pool.numBlocks(), pool.blockSize(), config.nHead(), config.headDim()};
+      this.call = Resources.track(opened, session.call(PagedGraph.inputNames(config),
+          PagedGraph.outputNames(config)));
+      long[] cacheShape = {pool.numBlocks(), pool.blockSize(), config.kvHeads(), config.headDim()};
       cacheValues = new OrtValue[2 * config.nLayer()];
       for (int i = 0; i < config.nLayer(); i++) {
         cacheValues[2 * i] = Resources.track(opened,
@@ -78,7 +78,7 @@ public final class OnnxModelRunner implements ModelRunner {
       pool.close();
       throw e;
     }
-    int stepCount = PagedGpt2Graph.stepInputNames().size();
+    int stepCount = PagedGraph.stepInputNames().size();
     inputs = new OrtValue[stepCount + cacheValues.length];
     System.arraycopy(cacheValues, 0, inputs, stepCount, cacheValues.length);
     // logits: allocated by ONNX Runtime; each cache output: the cache input's own buffer
@@ -91,31 +91,31 @@ public final class OnnxModelRunner implements ModelRunner {
    *
    * @param intraOpThreads ONNX Runtime threads per operator; 0 = one per core
    */
-  public static OnnxModelRunner create(GptWeights weights, int blockSize, int numBlocks,
+  public static OnnxModelRunner create(ModelWeights weights, int blockSize, int numBlocks,
       int intraOpThreads) {
     return create(weights, blockSize, numBlocks, intraOpThreads, Map.of());
   }
 
   /**
-   * As {@link #create(GptWeights, int, int, int)}, with extra ONNX Runtime session config entries
+   * As {@link #create(ModelWeights, int, int, int)}, with extra ONNX Runtime session config entries
    * ({@code AddSessionConfigEntry}; e.g. {@code session.disable_prepacking=1} to measure what
    * pre-packed initializers buy).
    */
-  public static OnnxModelRunner create(GptWeights weights, int blockSize, int numBlocks,
+  public static OnnxModelRunner create(ModelWeights weights, int blockSize, int numBlocks,
       int intraOpThreads, Map<String, String> sessionConfig) {
     return new OnnxModelRunner(weights, KvPool.ofBlocks(weights.config(), blockSize, numBlocks),
         intraOpThreads, sessionConfig);
   }
 
   /** A runner whose pool takes as many blocks as fit in {@code kvBudgetBytes}. */
-  public static OnnxModelRunner createForBudget(GptWeights weights, int blockSize,
+  public static OnnxModelRunner createForBudget(ModelWeights weights, int blockSize,
       long kvBudgetBytes, int intraOpThreads) {
     return new OnnxModelRunner(weights,
         KvPool.forBudget(weights.config(), blockSize, kvBudgetBytes), intraOpThreads, Map.of());
   }
 
   @Override
-  public ModelConfig config() {
+  public ModelShape config() {
     return config;
   }
 

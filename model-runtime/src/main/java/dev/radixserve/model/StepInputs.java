@@ -82,7 +82,7 @@ final class StepInputs implements AutoCloseable {
         + bounds.byteSize();
   }
 
-  /** Tensors over the filled buffers, in {@code PagedGpt2Graph.stepInputNames()} order. */
+  /** Tensors over the filled buffers, in {@code PagedGraph.stepInputNames()} order. */
   OrtValue[] values(MemoryInfo info) {
     return new OrtValue[] {
         OrtValue.wrap(info, ids.asSlice(0, tokens * 8L), ElementType.INT64, tokens),

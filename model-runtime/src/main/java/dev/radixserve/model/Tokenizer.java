@@ -2,7 +2,7 @@ package dev.radixserve.model;
 
 import java.util.Optional;
 
-/** Text to token ids and back (GPT-2 byte-level BPE). Thread-safe: HTTP threads tokenize. */
+/** Text to token ids and back. Thread-safe: HTTP threads tokenize. */
 public interface Tokenizer {
 
   /** Encodes text; the special token {@code <|endoftext|>} in the text maps to its id. */
@@ -16,6 +16,19 @@ public interface Tokenizer {
   default Optional<int[]> encodeAtMost(String text, int maxTokens) {
     int[] ids = encode(text);
     return ids.length <= maxTokens ? Optional.of(ids) : Optional.empty();
+  }
+
+  /**
+   * Encodes a rendered chat template: no special tokens added around it (the template wrote
+   * them), special tokens in the text still map to their ids.
+   */
+  default int[] encodeTemplated(String text) {
+    return encode(text);
+  }
+
+  /** {@link #encodeTemplated} of a text that may have at most {@code maxTokens} tokens. */
+  default Optional<int[]> encodeTemplatedAtMost(String text, int maxTokens) {
+    return encodeAtMost(text, maxTokens);
   }
 
   /** Decodes ids to text; bytes that do not form valid UTF-8 become U+FFFD. */

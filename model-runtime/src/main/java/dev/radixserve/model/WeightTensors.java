@@ -5,7 +5,6 @@ import dev.radixserve.model.ort.ElementType;
 import dev.radixserve.model.ort.MemoryInfo;
 import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.weights.DType;
-import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -13,7 +12,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.Map;
 
 /**
- * One {@link OrtValue} per weight (fp32, or the graph's fp16/bf16), in {@code GptWeights.expectedShapes} order: the data the
+ * One {@link OrtValue} per weight (fp32, or the graph's fp16/bf16), in the order of the family graph's {@code initializers()}: the data the
  * session gets for the graph's external initializers ({@code AddExternalInitializers}). F32
  * tensors in native, 4-byte aligned memory are wrapped as they are; others (F16, BF16, heap or
  * misaligned data) are converted into fp32 memory owned here. ONNX Runtime copies the data while
@@ -35,13 +34,13 @@ final class WeightTensors implements AutoCloseable {
     this.values = values;
   }
 
-  static WeightTensors of(GptWeights weights, MemoryInfo info) {
+  static WeightTensors of(ModelWeights weights, MemoryInfo info) {
     return of(weights, info, GraphDtype.FLOAT32);
   }
 
   /** The weights in {@code dtype} (rounded to nearest even where it is narrower than theirs). */
-  static WeightTensors of(GptWeights weights, MemoryInfo info, GraphDtype dtype) {
-    Map<String, long[]> shapes = GptWeights.expectedShapes(weights.config());
+  static WeightTensors of(ModelWeights weights, MemoryInfo info, GraphDtype dtype) {
+    Map<String, long[]> shapes = weights.graph().initializers();
     Arena arena = Arena.ofShared();
     OrtValue[] values = new OrtValue[shapes.size()];
     int i = 0;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.PagedGpt2Graph;
+import dev.radixserve.model.graph.PagedGraph;
 import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.RandomGpt2;
 import java.util.ArrayList;
@@ -61,10 +62,15 @@ class BoundModelRunnerTest {
 
   @Test
   void fp32OnTheCpuGivesThePlainRunnersBits() {
+    assertPlainRunnersBits(RandomGpt2.create(SMALL, 5));
+  }
+
+  /** The bound runner in fp32 on the CPU computes the plain runner's bits (weights closed here). */
+  static void assertPlainRunnersBits(ModelWeights weights) {
     int[] a = prompt(30, 1);
     int[] b = sharedPrefix(a, 27);
     List<ForwardBatch> batches = script(a, b, 6, fixedPicks(6));
-    try (GptWeights w = RandomGpt2.create(SMALL, 5);
+    try (ModelWeights w = weights;
         OnnxModelRunner plain = OnnxModelRunner.create(w, BLOCK, 16, 1);
         BoundModelRunner bound = BoundModelRunner.create(w, Device.cpu(), BLOCK, 16, 1)) {
       for (ForwardBatch batch : batches) {
@@ -120,8 +126,8 @@ class BoundModelRunnerTest {
             runner.lastTraffic().downBytes(), "bytes down: the logits rows sampling reads");
       }
       for (int i = 0; i < SMALL.nLayer(); i++) {
-        for (String cache : List.of(PagedGpt2Graph.keyCache(i), PagedGpt2Graph.valueCache(i),
-            PagedGpt2Graph.keyCacheOut(i), PagedGpt2Graph.valueCacheOut(i))) {
+        for (String cache : List.of(PagedGraph.keyCache(i), PagedGraph.valueCache(i),
+            PagedGraph.keyCacheOut(i), PagedGraph.valueCacheOut(i))) {
           assertEquals(1, runner.binding().bindCount(cache), cache + " bound once, at creation");
         }
       }
@@ -145,10 +151,15 @@ class BoundModelRunnerTest {
    * not the fp32 bits.
    */
   static void assertGreedyParity(Device device) {
+    assertGreedyParity(device, RandomGpt2.create(SMALL, 5));
+  }
+
+  /** As {@link #assertGreedyParity(Device)} for any family's weights (closed here). */
+  static void assertGreedyParity(Device device, ModelWeights weights) {
     int steps = 24;
     int[] a = prompt(30, 1);
     int[] b = sharedPrefix(a, 27);
-    try (GptWeights w = RandomGpt2.create(SMALL, 5);
+    try (ModelWeights w = weights;
         OnnxModelRunner fp32 = OnnxModelRunner.create(w, BLOCK, 16, 1);
         BoundModelRunner fp16 = BoundModelRunner.create(w, device, BLOCK, 16, 1)) {
       int[][] picks = new int[2][steps];

@@ -54,7 +54,7 @@ class CheckpointReferenceTest {
     HfModelWriter.writeByteLevelTokenizer(dir);
     try (LoadedModel m = HfModelLoader.load(dir);
         OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), BLOCK, 16, 1)) {
-      ReferenceGpt2 ref = new ReferenceGpt2(m.weights());
+      ReferenceGpt2 ref = new ReferenceGpt2((GptWeights) m.weights());
       int[] prompt = m.tokenizer().encode("Checkpoints load as their config says.");
       int[] table = {3, 9, 1, 14, 7, 0, 12, 5, 11, 2, 15, 4, 8, 6};
       float[][] rows = runner.forward(new ForwardBatch(List.of(
@@ -65,13 +65,8 @@ class CheckpointReferenceTest {
         assertTrue(err <= 1e-4, m.weights().config() + " position " + p + ": relative error " + err);
       }
       int steps = 8;
-      int[] actual = new int[steps];
-      float[] last = rows[prompt.length - 1];
-      for (int i = 0; i < steps; i++) {
-        actual[i] = OnnxModelRunnerTest.argmax(last);
-        last = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-            new int[] {actual[i]}, prompt.length + i, table))))[0];
-      }
+      int[] actual = OnnxModelRunnerTest.decodeGreedy(runner, rows[prompt.length - 1],
+          prompt.length, table, steps, new float[1][]);
       assertArrayEquals(ref.greedy(prompt, steps), actual);
     }
   }

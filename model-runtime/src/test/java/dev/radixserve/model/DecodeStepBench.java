@@ -1,6 +1,6 @@
 package dev.radixserve.model;
 
-import dev.radixserve.model.weights.GptWeights;
+import dev.radixserve.model.weights.RandomLlama;
 import dev.radixserve.model.weights.RandomGpt2;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -15,7 +15,7 @@ import java.util.Random;
  * as a main class (BENCHMARKS.md has the command):
  *
  * <pre>
- *   DecodeStepBench [embedded|gpt2-small] [intra-op threads = 2] [seqs = 1,8,32,64]
+ *   DecodeStepBench [embedded|gpt2-small|llama-small] [intra-op threads = 2] [seqs = 1,8,32,64]
  *                   [contexts = 128,512,960] [steps = 10] [ORT session config key=value ...]
  * </pre>
  *
@@ -45,7 +45,20 @@ public final class DecodeStepBench {
 
   private DecodeStepBench() {}
 
+  /**
+   * Runs on a thread with a 16 MiB stack: ONNX Runtime's environment and session creation need
+   * more than a 1 MiB main thread has left (it segfaults there, as RadixServer's start notes).
+   */
   public static void main(String[] args) throws Exception {
+    java.util.concurrent.FutureTask<Void> run = new java.util.concurrent.FutureTask<>(() -> {
+      bench(args);
+      return null;
+    });
+    Thread.ofPlatform().name("bench").stackSize(16L << 20).start(run);
+    run.get();
+  }
+
+  private static void bench(String[] args) throws Exception {
     String model = args.length > 0 ? args[0] : "embedded";
     int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
     int[] seqs = args.length > 2 ? ints(args[2]) : new int[] {1, 8, 32, 64};
@@ -56,11 +69,14 @@ public final class DecodeStepBench {
       String[] kv = args[i].split("=", 2);
       sessionConfig.put(kv[0], kv[1]);
     }
-    ModelConfig config = switch (model) {
-      case "embedded" -> ModelConfig.embeddedDefault();
-      case "gpt2-small" -> new ModelConfig(12, 12, 768, 1024, 50257, 1e-5, "gelu_new");
-      default -> throw new IllegalArgumentException("model: embedded or gpt2-small");
+    ModelWeights w = switch (model) {
+      case "embedded" -> RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
+      case "gpt2-small" -> RandomGpt2.create(
+          new ModelConfig(12, 12, 768, 1024, 50257, 1e-5, "gelu_new"), 0);
+      case "llama-small" -> RandomLlama.create(LLAMA_SMALL, 0);
+      default -> throw new IllegalArgumentException("model: embedded, gpt2-small or llama-small");
     };
+    ModelShape config = w.config();
     double bandwidth = readBandwidth(threads);
     double copy = copyBandwidth(threads);
     System.out.printf("model %s %s, block %d, intra-op threads %d, %d steps per point, ORT config"
@@ -74,10 +90,10 @@ public final class DecodeStepBench {
     int maxSeqs = Arrays.stream(seqs).max().orElseThrow();
     int maxContext = Arrays.stream(contexts).max().orElseThrow();
     int blocksPerSeq = (maxContext + 1 + BLOCK - 1) / BLOCK;
-    long weightBytes = weightBytes(config);
+    long weightBytes = weightBytes(w);
     // the prefill prompts need 512 / B blocks whatever the decode points are
     int numBlocks = Math.max(maxSeqs * blocksPerSeq, PREFILL_TOKENS / BLOCK);
-    try (GptWeights w = RandomGpt2.create(config, 0);
+    try (w;
         OnnxModelRunner runner = OnnxModelRunner.create(w, BLOCK, numBlocks, threads,
             sessionConfig)) {
       KvPool pool = runner.kvPool();
@@ -114,7 +130,7 @@ public final class DecodeStepBench {
           // 13 ms instead of 0.5 for S = 1 right after S = 32), so let it recompile first
           decode(runner, tables, s, c, Math.max(3, steps / 2));
           double[] r = decode(runner, tables, s, c, steps);
-          long kvBytes = (long) s * (c + 1) * 2L * config.nLayer() * config.nEmbd() * 4;
+          long kvBytes = (long) s * (c + 1) * 2L * config.nLayer() * config.kvWidth() * 4;
           double roofline = (weightBytes + kvBytes) / bandwidth * 1e3;
           System.out.printf("| %d | %d | %.1f | %s | %.0f | %.1f | %.2f |%n", s, c, r[0],
               r[1] < 0 ? "-" : String.format("%.1f", r[1]), kvBytes / 1e6, roofline,
@@ -153,7 +169,7 @@ public final class DecodeStepBench {
    * warm-up runs (the kernel's loops were compiled for decode steps so far: they must be
    * recompiled with prefill-shaped profiles before they are measured).
    */
-  private static void prefill(OnnxModelRunner runner, int[] table, ModelConfig config) {
+  private static void prefill(OnnxModelRunner runner, int[] table, ModelShape config) {
     int warmup = 20;
     int runs = 5;
     for (int[] shape : new int[][] {{1, PREFILL_TOKENS}, {4, PREFILL_TOKENS / 4}}) {
@@ -189,11 +205,25 @@ public final class DecodeStepBench {
     }
   }
 
-  /** Layer weights + the full token embedding (LM head) + final norm, fp32. */
-  static long weightBytes(ModelConfig c) {
-    long e = c.nEmbd();
-    long layer = e * 3 * e + 3 * e + e * e + e + e * 4 * e + 4 * e + 4 * e * e + e + 4 * e;
-    return 4 * (c.nLayer() * layer + (long) c.vocabSize() * e + 2 * e);
+  /**
+   * A Llama-family model of GPT-2-small's size: 12 layers, 768 wide, 12 heads over 4 kv heads,
+   * SwiGLU 2,048 wide (three matrices: GPT-2's MLP FLOPs), GPT-2's vocabulary, tied head.
+   */
+  static final LlamaConfig LLAMA_SMALL =
+      LlamaConfig.llama(12, 768, 12, 4, 2048, 1024, 50257).withTiedEmbeddings();
+
+  /**
+   * Every weight a decode step reads in full, fp32: all of them but the position table
+   * ({@code wpe.weight}: S rows gathered); the token embedding counts as the LM head.
+   */
+  static long weightBytes(ModelWeights w) {
+    long elements = 0;
+    for (var e : w.graph().initializers().entrySet()) {
+      if (!e.getKey().equals("wpe.weight")) {
+        elements += dev.radixserve.model.weights.Tensor.elementCount(e.getValue());
+      }
+    }
+    return 4 * elements;
   }
 
   /** Bytes per second a plain long[] sum reads with {@code threads} threads. */

@@ -26,6 +26,24 @@ class OnnxModelRunnerTest {
     return maxDiff / maxRef;
   }
 
+  /**
+   * Greedy decode through the paged cache: {@code steps} tokens from {@code last} (the logits
+   * after {@code position} tokens of the sequence in {@code table}), one forward step each.
+   *
+   * @param out receives the logits after the last token decoded (length 1)
+   */
+  static int[] decodeGreedy(OnnxModelRunner runner, float[] last, int position, int[] table,
+      int steps, float[][] out) {
+    int[] tokens = new int[steps];
+    for (int i = 0; i < steps; i++) {
+      tokens[i] = argmax(last);
+      last = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+          new int[] {tokens[i]}, position + i, table))))[0];
+    }
+    out[0] = last;
+    return tokens;
+  }
+
   static int[] prompt(int len, int seed) {
     int[] p = new int[len];
     for (int i = 0; i < len; i++) {

@@ -10,19 +10,19 @@ import dev.radixserve.model.weights.GptWeights;
 public final class ReferenceGpt2 {
 
   private final ModelConfig c;
-  private final GptWeights w;
+  private final Float64Tensors w;
 
   public ReferenceGpt2(GptWeights weights) {
     this.c = weights.config();
-    this.w = weights;
+    this.w = new Float64Tensors(weights);
   }
 
   /** Logits at every position of {@code tokens}: [len][vocab]. */
   public double[][] logits(int[] tokens) {
     int n = tokens.length;
     int e = c.nEmbd();
-    double[] wte = doubles("wte.weight");
-    double[] wpe = doubles("wpe.weight");
+    double[] wte = w.get("wte.weight");
+    double[] wpe = w.get("wpe.weight");
     double[][] x = new double[n][e];
     for (int t = 0; t < n; t++) {
       for (int j = 0; j < e; j++) {
@@ -32,7 +32,7 @@ public final class ReferenceGpt2 {
     for (int layer = 0; layer < c.nLayer(); layer++) {
       x = block(layer, x);
     }
-    double[] head = doubles(GptWeights.lmHeadName(c)); // [vocab, embd], tied or not
+    double[] head = w.get(GptWeights.lmHeadName(c)); // [vocab, embd], tied or not
     double[][] out = new double[n][c.vocabSize()];
     for (int t = 0; t < n; t++) {
       double[] h = layerNorm(x[t], "ln_f");
@@ -179,8 +179,8 @@ public final class ReferenceGpt2 {
   }
 
   private double[] layerNorm(double[] x, String prefix) {
-    double[] g = doubles(prefix + ".weight");
-    double[] b = doubles(prefix + ".bias");
+    double[] g = w.get(prefix + ".weight");
+    double[] b = w.get(prefix + ".bias");
     double mean = 0;
     for (double v : x) {
       mean += v;
@@ -201,8 +201,8 @@ public final class ReferenceGpt2 {
 
   /** Conv1D: weight [in, out]. */
   private double[] linear(double[] x, String prefix, int in, int out) {
-    double[] wt = doubles(prefix + ".weight");
-    double[] b = doubles(prefix + ".bias");
+    double[] wt = w.get(prefix + ".weight");
+    double[] b = w.get(prefix + ".bias");
     double[] y = b.clone();
     for (int i = 0; i < in; i++) {
       double xi = x[i];
@@ -211,18 +211,5 @@ public final class ReferenceGpt2 {
       }
     }
     return y;
-  }
-
-  private final java.util.Map<String, double[]> cache = new java.util.HashMap<>();
-
-  private double[] doubles(String name) {
-    return cache.computeIfAbsent(name, k -> {
-      float[] f = w.tensor(k).toFloatArray();
-      double[] d = new double[f.length];
-      for (int i = 0; i < f.length; i++) {
-        d[i] = f[i];
-      }
-      return d;
-    });
   }
 }

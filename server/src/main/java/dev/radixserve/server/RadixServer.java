@@ -9,16 +9,19 @@ import dev.radixserve.model.BoundModelRunner;
 import dev.radixserve.model.Device;
 import dev.radixserve.model.KvBlockIo;
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.ModelShape;
+import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.ModelRunner;
 import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.RunnerWarmup;
 import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.chat.ChatMlTemplate;
+import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
 import dev.radixserve.model.weights.EosTokens;
-import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.RandomGpt2;
@@ -67,7 +70,7 @@ public final class RadixServer {
    * The CPU in fp32 keeps the plain runner (host pool, no IOBinding: as fast as ever); CUDA, and
    * fp16 on the CPU, take the IOBinding runner with its pool in the device's memory.
    */
-  private static ModelRunner createRunner(GptWeights weights, ServerConfig config) {
+  private static ModelRunner createRunner(ModelWeights weights, ServerConfig config) {
     Device device = config.device();
     if (device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32) {
       return config.numBlocks() != null
@@ -90,7 +93,7 @@ public final class RadixServer {
   private static final java.time.Duration WARMUP_BUDGET = java.time.Duration.ofSeconds(3);
   private static final long START_STACK_BYTES = 16L << 20;
 
-  private final GptWeights weights;
+  private final ModelWeights weights;
   private final ModelRunner runner;
   private final Engine engine;
   private final CacheViewService cacheView;
@@ -108,17 +111,20 @@ public final class RadixServer {
   private RadixServer(ServerConfig config) throws InterruptedException {
     Tokenizer tokenizer;
     EosTokens eos;
+    ChatTemplate chatTemplate;
     if (config.model() == null) {
       weights = RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
       tokenizer = TokenizerLoader.standard();
       eos = EosTokens.of(tokenizer);
+      chatTemplate = new ChatMlTemplate();
     } else {
       LoadedModel loaded = HfModelLoader.load(config.model());
       weights = loaded.weights();
       tokenizer = loaded.tokenizer();
       eos = loaded.eos();
+      chatTemplate = loaded.chatTemplate();
     }
-    ModelConfig mc = weights.config();
+    ModelShape mc = weights.config();
     if (!PagedAttentionOp.vectorized()) {
       LOG.warning("the JVM was started without --add-modules jdk.incubator.vector: the CPU"
           + " attention kernel runs without the Vector API (about 4x slower attention)");
@@ -183,7 +189,7 @@ public final class RadixServer {
     RequestLimits limits = new RequestLimits(maxModelLen, config.maxNumSeqs(),
         config.maxChoicesPerRequest(), config.maxQueuedRequests(), RequestLimits.OPENAI_MAX_STOPS,
         config.maxStopLength(), config.blockSize(), runner.numBlocks());
-    handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, metrics,
+    handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, chatTemplate, metrics,
         config.servedModelName(), limits, config.apiKey(), () -> ready,
         config.model() == null ? config.servedModelName() : config.model().toString(),
         config.clientIdHeader()));
@@ -200,11 +206,11 @@ public final class RadixServer {
         .bind(config.host(), config.port()).sync().channel();
     long params = weights.tensors().values().stream()
         .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
-    LOG.info(() -> String.format("model %s (%s): %d layers, %d heads, width %d, %,d parameters;"
+    LOG.info(() -> String.format("model %s (%s): %d layers, %d kv heads of %d, %,d parameters;"
         + " EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching %s;"
         + " listening on http://%s:%d", config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
-        mc.nHead(), mc.nEmbd(), params, eos.ids(), eos.source(), runner.numBlocks(), config.blockSize(),
+        mc.kvHeads(), mc.headDim(), params, eos.ids(), eos.source(), runner.numBlocks(), config.blockSize(),
         dev.radixserve.model.DeviceKvPool.bytesPerBlock(mc, config.blockSize(),
             config.device().dtype()) * runner.numBlocks(),
         config.prefixCaching() ? "on" : "off", config.host(), port()));
@@ -212,7 +218,7 @@ public final class RadixServer {
   }
 
   /** The cache tiers below the pool when one is configured (prefix caching on); else null. */
-  private KvTiers startTiers(ServerConfig config, ModelConfig mc) {
+  private KvTiers startTiers(ServerConfig config, ModelShape mc) {
     if (config.kvOffloadMemoryBytes() == 0 && config.kvOffloadDir() == null) {
       return null;
     }
@@ -225,8 +231,9 @@ public final class RadixServer {
             + " --dtype " + config.device().dtype() + " cannot export blocks yet (the tiers"
             + " work with the CPU float32 pool)"));
     // what else a block's bytes depend on: the shape and the pool's dtype
-    String shape = String.format("layers=%d,embd=%d,heads=%d,positions=%d,vocab=%d,dtype=%s",
-        mc.nLayer(), mc.nEmbd(), mc.nHead(), mc.nPositions(), mc.vocabSize(),
+    // (any family: a cached row is kv heads x head dim wide)
+    String shape = String.format("layers=%d,kvheads=%d,headdim=%d,positions=%d,vocab=%d,dtype=%s",
+        mc.nLayer(), mc.kvHeads(), mc.headDim(), mc.nPositions(), mc.vocabSize(),
         config.device().dtype());
     KvTiers t = KvTiers.create(config.kvOffloadMemoryBytes(), config.kvOffloadDir(),
         config.kvOffloadDiskBytes(), io, config.servedModelName(), shape, config.blockSize());

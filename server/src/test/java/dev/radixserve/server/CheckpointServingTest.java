@@ -80,12 +80,7 @@ class CheckpointServingTest {
   static void stop() throws Exception {
     server.shutdown(Duration.ofSeconds(5));
     weights.close();
-    try (var files = Files.list(dir)) {
-      for (Path f : files.toList()) {
-        Files.delete(f);
-      }
-    }
-    Files.delete(dir);
+    LocalServers.deleteModelDir(dir);
   }
 
   /** Greedy over the tokenizer's ids only, as the server samples. */

@@ -3,6 +3,9 @@ package dev.radixserve.server;
 import dev.radixserve.model.Device;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.server.config.ServerConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
  * Test servers: loopback, a free port, one ONNX Runtime thread, a small KV pool, on the device
@@ -33,5 +36,15 @@ public final class LocalServers {
     String dtype = System.getProperty(DTYPE_PROPERTY, "");
     b.dtype = dtype.isEmpty() || dtype.equals("auto") ? null : GraphDtype.ofSetting(dtype);
     return b;
+  }
+
+  /** Deletes a flat directory of model files a test wrote. */
+  public static void deleteModelDir(Path dir) throws IOException {
+    try (var files = Files.list(dir)) {
+      for (Path f : files.toList()) {
+        Files.delete(f);
+      }
+    }
+    Files.delete(dir);
   }
 }

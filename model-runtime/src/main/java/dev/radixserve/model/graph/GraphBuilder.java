@@ -175,6 +175,20 @@ final class GraphBuilder {
         .setI(value).build();
   }
 
+  /** A float constant of the given shape (row-major values). */
+  String floats(long[] dims, float... values) {
+    String name = "c" + (counter++);
+    TensorProto.Builder t = TensorProto.newBuilder().setName(name).setDataType(FLOAT);
+    for (long d : dims) {
+      t.addDims(d);
+    }
+    for (float v : values) {
+      t.addFloatData(v);
+    }
+    graph.addInitializer(t);
+    return name;
+  }
+
   static AttributeProto attr(String name, float value) {
     return AttributeProto.newBuilder().setName(name).setType(AttributeProto.AttributeType.FLOAT)
         .setF(value).build();

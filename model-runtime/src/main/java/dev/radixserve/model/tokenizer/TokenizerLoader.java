@@ -21,6 +21,7 @@ import java.util.Map;
 public final class TokenizerLoader {
 
   public static final String TOKENIZER_JSON = "tokenizer.json";
+  public static final String TOKENIZER_CONFIG_JSON = "tokenizer_config.json";
   public static final String VOCAB_JSON = "vocab.json";
   public static final String MERGES_TXT = "merges.txt";
 

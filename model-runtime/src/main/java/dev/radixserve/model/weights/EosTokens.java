@@ -1,6 +1,6 @@
 package dev.radixserve.model.weights;
 
-import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.Tokenizer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,7 +49,7 @@ public record EosTokens(Set<Integer> ids, String source) {
     return of(tokenizer);
   }
 
-  private static EosTokens checked(List<Integer> ids, Path file, ModelConfig model) {
+  private static EosTokens checked(List<Integer> ids, Path file, ModelShape model) {
     for (int id : ids) {
       if (id >= model.vocabSize()) {
         throw new ModelLoadException(file, "eos_token_id " + id + " is outside the vocabulary"

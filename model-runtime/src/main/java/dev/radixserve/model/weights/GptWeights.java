@@ -1,6 +1,8 @@
 package dev.radixserve.model.weights;
 
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.ModelWeights;
+import dev.radixserve.model.graph.PagedGpt2Graph;
 import java.lang.foreign.Arena;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -26,39 +28,38 @@ import java.util.Optional;
  *
  * Owns the arena its tensors live in; closing it releases (or unmaps) them.
  */
-public final class GptWeights implements AutoCloseable {
+public final class GptWeights extends TensorSet implements ModelWeights {
 
   /** The untied LM head's name (Hugging Face's, never under {@code transformer.}). */
   public static final String LM_HEAD = "lm_head.weight";
 
   private final ModelConfig config;
-  private final Map<String, Tensor> tensors;
-  private final Arena arena;
 
   /**
    * @param arena owner of the tensors' memory, closed with these weights (may be null for heap)
    */
   public GptWeights(ModelConfig config, Map<String, Tensor> tensors, Arena arena) {
+    super(tensors, expectedShapes(config), arena);
     this.config = config;
-    this.tensors = new LinkedHashMap<>(tensors);
-    this.arena = arena;
-    expectedShapes(config).forEach(this::checkShape);
   }
 
+  @Override
   public ModelConfig config() {
     return config;
   }
 
-  public Tensor tensor(String name) {
-    Tensor t = tensors.get(name);
-    if (t == null) {
-      throw new IllegalArgumentException("no tensor named " + name);
-    }
-    return t;
+  @Override
+  public PagedGpt2Graph graph() {
+    return new PagedGpt2Graph(config);
   }
 
-  public Map<String, Tensor> tensors() {
-    return java.util.Collections.unmodifiableMap(tensors);
+  @Override
+  public String describe() {
+    ModelConfig c = config;
+    return String.format("gpt2: %d layers, %d heads, n_embd %d, n_inner %d, n_positions %d,"
+        + " vocab_size %d, %s, layer_norm_epsilon %s%nlm head     %s", c.nLayer(), c.nHead(),
+        c.nEmbd(), c.nInner(), c.nPositions(), c.vocabSize(), c.activationFunction(),
+        c.layerNormEpsilon(), c.tieWordEmbeddings() ? "wte.weight (tied)" : LM_HEAD + " (untied)");
   }
 
   /** The LM head's tensor: {@code wte.weight} when tied, else {@code lm_head.weight}. */
@@ -94,31 +95,5 @@ public final class GptWeights implements AutoCloseable {
       m.put(LM_HEAD, new long[] {c.vocabSize(), e});
     }
     return m;
-  }
-
-  private void checkShape(String name, long[] shape) {
-    shapeProblem(tensors, name, shape).ifPresent(problem -> {
-      throw new IllegalArgumentException(problem);
-    });
-  }
-
-  /** What is wrong with tensor {@code name} of {@code tensors} given its expected shape, if anything. */
-  static Optional<String> shapeProblem(Map<String, Tensor> tensors, String name, long[] shape) {
-    Tensor t = tensors.get(name);
-    if (t == null) {
-      return Optional.of("missing tensor " + name);
-    }
-    if (!Arrays.equals(t.shape(), shape)) {
-      return Optional.of("tensor " + name + " has shape " + Arrays.toString(t.shape())
-          + ", expected " + Arrays.toString(shape));
-    }
-    return Optional.empty();
-  }
-
-  @Override
-  public void close() {
-    if (arena != null) {
-      arena.close();
-    }
   }
 }

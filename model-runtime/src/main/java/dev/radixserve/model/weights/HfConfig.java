@@ -2,6 +2,7 @@ package dev.radixserve.model.weights;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.ModelShape;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -9,14 +10,15 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A checkpoint's {@code config.json}: its {@link ModelConfig} and its {@code eos_token_id}s.
+ * A checkpoint's {@code config.json}: its hyper-parameters (a GPT-2 {@link ModelConfig}, or a
+ * Llama-family config by {@link LlamaConfigReader}) and its {@code eos_token_id}s.
  * Keys whose value would make the model compute something radixserve does not are refused by name
  * and value, never ignored: a model either loads and behaves as its config says, or does not load.
  *
  * @param model the hyper-parameters
  * @param eosTokenIds {@code eos_token_id} (an int or a list), empty when absent or null
  */
-record HfConfig(ModelConfig model, List<Integer> eosTokenIds) {
+record HfConfig(ModelShape model, List<Integer> eosTokenIds) {
 
   /** tanh-approximated GELU (GPT-2's, under two names) and exact GELU: what the graph computes. */
   static final Set<String> ACTIVATIONS = Set.of("gelu_new", "gelu_pytorch_tanh", "gelu");
@@ -34,6 +36,9 @@ record HfConfig(ModelConfig model, List<Integer> eosTokenIds) {
       throw new ModelLoadException(file, "file is missing");
     }
     JsonNode c = JsonFile.readObject(file);
+    if (LlamaConfigReader.ARCHITECTURES.containsKey(c.path("model_type").asText())) {
+      return new HfConfig(LlamaConfigReader.read(c, file), tokenIds(c, file, "eos_token_id"));
+    }
     checkArchitecture(c, file);
     checkSupported(c, file);
     String activation = c.path("activation_function").asText("gelu_new");
@@ -68,7 +73,8 @@ record HfConfig(ModelConfig model, List<Integer> eosTokenIds) {
     String modelType = c.path("model_type").asText("");
     if (!modelType.equals("gpt2")) {
       throw new ModelLoadException(file, "unknown architecture "
-          + (modelType.isEmpty() ? "(none)" : modelType) + " in config.json (need gpt2)");
+          + (modelType.isEmpty() ? "(none)" : modelType)
+          + " in config.json (need gpt2, llama, qwen2, qwen3 or mistral)");
     }
     JsonNode architectures = c.path("architectures");
     if (architectures.isArray() && !architectures.isEmpty()

@@ -1,20 +1,32 @@
 package dev.radixserve.model.weights;
 
+import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.ModelShape;
+import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.chat.ChatMlTemplate;
+import dev.radixserve.model.chat.ChatTemplate;
+import dev.radixserve.model.chat.ChatTemplates;
+import dev.radixserve.model.tokenizer.HfTokenizer;
+import java.time.Clock;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
+import java.nio.file.Files;
 import java.lang.foreign.Arena;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.List;
 import java.util.TreeSet;
+import java.util.function.Function;
 import java.util.logging.Logger;
 
 /**
- * Loads a GPT-2 model directory in Hugging Face layout: {@code config.json} ({@link HfConfig}),
- * the weights ({@code model.safetensors} or shards through {@code model.safetensors.index.json},
- * memory-mapped, F32/F16/BF16, names with or without {@code transformer.}; see {@link
+ * Loads a model directory in Hugging Face layout, GPT-2 or a Llama-family decoder: {@code
+ * config.json} ({@link HfConfig}), the weights ({@code model.safetensors} or shards through
+ * {@code model.safetensors.index.json}, memory-mapped, F32/F16/BF16, names with or without the
+ * family's prefix, {@code transformer.} or {@code model.}; see {@link
  * CheckpointFiles}), the tokenizer files ({@link TokenizerLoader#load}) and the EOS ids ({@link
  * EosTokens}). Every problem is a {@link ModelLoadException} naming the file.
  */
@@ -37,7 +49,7 @@ public final class HfModelLoader {
    */
   public static LoadedModel load(Path dir) {
     HfConfig config = HfConfig.read(dir);
-    Tokenizer tokenizer = TokenizerLoader.load(dir);
+    Tokenizer tokenizer = tokenizer(config.model(), dir);
     int vocab = config.model().vocabSize();
     if (tokenizer.vocabSize() > vocab) {
       throw new ModelLoadException(dir.resolve(CONFIG_JSON), "vocab_size " + vocab + " is smaller"
@@ -51,30 +63,66 @@ public final class HfModelLoader {
     }
     EosTokens eos = EosTokens.resolve(dir, config, tokenizer);
     Mapped mapped = map(dir, config.model());
-    return new LoadedModel(mapped.weights(), tokenizer, eos, mapped.files().files());
+    ChatTemplate chat = ChatTemplates.load(dir, Clock.systemDefaultZone())
+        .orElseGet(ChatMlTemplate::new);
+    return new LoadedModel(mapped.weights(), tokenizer, eos, mapped.files().files(), chat);
   }
 
-  public static ModelConfig loadConfig(Path dir) {
+  /**
+   * GPT-2 keeps its own exact byte-level BPE ({@link TokenizerLoader}); a Llama-family model's
+   * {@code tokenizer.json} runs in Hugging Face's tokenizers ({@link HfTokenizer}), since its
+   * normalizers, regexes and byte fallback vary by family.
+   */
+  private static Tokenizer tokenizer(ModelShape config, Path dir) {
+    return config instanceof LlamaConfig
+        && Files.isRegularFile(dir.resolve(TokenizerLoader.TOKENIZER_JSON))
+        ? HfTokenizer.load(dir) : TokenizerLoader.load(dir);
+  }
+
+  public static ModelShape loadConfig(Path dir) {
     return HfConfig.read(dir).model();
   }
 
   /** The weights alone, memory-mapped. */
-  public static GptWeights loadWeights(Path dir) {
+  public static ModelWeights loadWeights(Path dir) {
     return map(dir, loadConfig(dir)).weights();
   }
 
-  private record Mapped(GptWeights weights, CheckpointFiles files) {}
+  private record Mapped(ModelWeights weights, CheckpointFiles files) {}
 
-  private static Mapped map(Path dir, ModelConfig config) {
+  /**
+   * How a family's checkpoint names its tensors: the prefix Hugging Face's base model puts on
+   * them, non-weight buffers some checkpoints hold, the names and shapes the weights need, and
+   * the tied LM head's two names.
+   */
+  private record Layout(String family, String prefix, List<String> buffers,
+      Map<String, long[]> expected, String embed, String lmHead, boolean tied,
+      Function<Map<String, Tensor>, ModelWeights> weights) {}
+
+  private static Layout layout(ModelShape config, Arena arena) {
+    return switch (config) {
+      case ModelConfig c -> new Layout("a GPT-2 language model", PREFIX,
+          List.of(".attn.bias", ".attn.masked_bias"), GptWeights.expectedShapes(c), "wte.weight",
+          GptWeights.LM_HEAD, c.tieWordEmbeddings(), t -> new GptWeights(c, t, arena));
+      case LlamaConfig c -> new Layout(c.modelType(), "model.", List.of(".rotary_emb.inv_freq"),
+          LlamaWeights.expectedShapes(c), LlamaWeights.EMBED, LlamaWeights.LM_HEAD,
+          c.tieWordEmbeddings(), t -> new LlamaWeights(c, t, arena));
+      default -> throw new IllegalArgumentException("no checkpoint layout for " + config);
+    };
+  }
+
+  private static Mapped map(Path dir, ModelShape config) {
     Arena arena = Arena.ofShared();
+    Layout layout = layout(config, arena);
     try {
       CheckpointFiles files = CheckpointFiles.map(dir, arena);
       Map<String, Tensor> canonical = new LinkedHashMap<>();
       Map<String, Path> fileOf = new LinkedHashMap<>();
       for (Tensor t : files.tensors().values()) {
-        String name = t.name().startsWith(PREFIX) ? t.name().substring(PREFIX.length()) : t.name();
-        if (name.endsWith(".attn.bias") || name.endsWith(".attn.masked_bias")) {
-          continue; // causal-mask buffers, not weights
+        String name = t.name().startsWith(layout.prefix())
+            ? t.name().substring(layout.prefix().length()) : t.name();
+        if (layout.buffers().stream().anyMatch(name::endsWith)) {
+          continue; // causal masks, rotary tables: buffers, not weights
         }
         Path file = files.fileOf().get(t.name());
         if (canonical.put(name, new Tensor(name, t.dtype(), t.shape(), t.data())) != null) {
@@ -83,20 +131,20 @@ public final class HfModelLoader {
         fileOf.put(name, file);
       }
       Path primary = files.files().getFirst();
-      checkLmHead(config, canonical, fileOf, primary);
-      Map<String, long[]> expected = GptWeights.expectedShapes(config);
+      checkLmHead(layout, canonical, fileOf, primary);
+      Map<String, long[]> expected = layout.expected();
       for (Map.Entry<String, long[]> e : expected.entrySet()) {
-        GptWeights.shapeProblem(canonical, e.getKey(), e.getValue()).ifPresent(problem -> {
+        TensorSet.shapeProblem(canonical, e.getKey(), e.getValue()).ifPresent(problem -> {
           throw new ModelLoadException(fileOf.getOrDefault(e.getKey(), primary), problem);
         });
       }
       TreeSet<String> unused = new TreeSet<>(canonical.keySet());
       unused.removeAll(expected.keySet());
       if (!unused.isEmpty()) {
-        LOG.warning(() -> dir + ": ignoring tensors a GPT-2 language model does not use: " + unused);
+        LOG.warning(() -> dir + ": ignoring tensors " + layout.family() + " does not use: " + unused);
         canonical.keySet().removeAll(unused);
       }
-      return new Mapped(new GptWeights(config, canonical, arena), files);
+      return new Mapped(layout.weights().apply(canonical), files);
     } catch (IllegalArgumentException e) {
       arena.close();
       throw new ModelLoadException(dir.resolve(SAFETENSORS), e.getMessage(), e);
@@ -107,15 +155,16 @@ public final class HfModelLoader {
   }
 
   /**
-   * Tied (the default): an {@code lm_head.weight} in the file must equal {@code wte.weight}, since
-   * Hugging Face would silently replace it by wte. Untied: it must be there.
+   * Tied: an LM head in the file must equal the embedding, since Hugging Face would silently
+   * replace it by the embedding. Untied: it must be there.
    */
-  private static void checkLmHead(ModelConfig config, Map<String, Tensor> tensors,
+  private static void checkLmHead(Layout layout, Map<String, Tensor> tensors,
       Map<String, Path> fileOf, Path primary) {
-    Tensor lmHead = tensors.get(GptWeights.LM_HEAD);
-    if (!config.tieWordEmbeddings()) {
+    String head = layout.lmHead();
+    Tensor lmHead = tensors.get(head);
+    if (!layout.tied()) {
       if (lmHead == null) {
-        throw new ModelLoadException(primary, "has no " + GptWeights.LM_HEAD
+        throw new ModelLoadException(primary, "has no " + head
             + ", and config.json sets tie_word_embeddings false");
       }
       return;
@@ -123,15 +172,16 @@ public final class HfModelLoader {
     if (lmHead == null) {
       return;
     }
-    Tensor wte = tensors.get("wte.weight");
-    boolean same = wte != null && wte.dtype() == lmHead.dtype()
-        && Arrays.equals(wte.shape(), lmHead.shape())
-        && wte.data().mismatch(lmHead.data()) < 0;
+    Tensor embed = tensors.get(layout.embed());
+    boolean same = embed != null && embed.dtype() == lmHead.dtype()
+        && Arrays.equals(embed.shape(), lmHead.shape())
+        && embed.data().mismatch(lmHead.data()) < 0;
     if (!same) {
-      throw new ModelLoadException(fileOf.get(GptWeights.LM_HEAD), GptWeights.LM_HEAD
-          + " differs from wte.weight, but config.json has tie_word_embeddings true (the default),"
-          + " which ties the head to wte.weight: set tie_word_embeddings to false to use lm_head.weight");
+      throw new ModelLoadException(fileOf.get(head), head + " differs from " + layout.embed()
+          + ", but config.json has tie_word_embeddings true" + (layout.prefix().equals(PREFIX)
+          ? " (the default)" : "") + ", which ties the head to "
+          + layout.embed() + ": set tie_word_embeddings to false to use " + head);
     }
-    tensors.remove(GptWeights.LM_HEAD);
+    tensors.remove(head);
   }
 }

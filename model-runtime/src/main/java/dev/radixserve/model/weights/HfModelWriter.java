@@ -2,6 +2,7 @@ package dev.radixserve.model.weights;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.tokenizer.ByteLevelAlphabet;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
@@ -55,34 +56,108 @@ public final class HfModelWriter {
    * transformer.}), and {@code model.safetensors.index.json} mapping each name to its file.
    */
   public static void writeSharded(GptWeights weights, Path dir, DType dtype, int shards) {
-    List<String> names = new ArrayList<>(weights.tensors().keySet());
-    if (shards < 1 || shards > names.size()) {
-      throw new IllegalArgumentException(shards + " shards for " + names.size() + " tensors");
-    }
+    Map<String, Tensor> stored = new LinkedHashMap<>();
+    weights.tensors().forEach((name, t) -> stored.put(storedName(HfModelLoader.PREFIX, name), t));
     try {
       Files.createDirectories(dir);
       writeConfig(weights.config(), dir.resolve(HfModelLoader.CONFIG_JSON));
-      ObjectNode index = JSON.createObjectNode();
-      ObjectNode weightMap = JSON.createObjectNode();
-      long totalBytes = 0;
-      for (int k = 0; k < shards; k++) {
-        String file = String.format("model-%05d-of-%05d.safetensors", k + 1, shards);
-        Map<String, Tensor> part = new LinkedHashMap<>();
-        for (String name : names.subList(k * names.size() / shards, (k + 1) * names.size() / shards)) {
-          Tensor t = weights.tensor(name);
-          part.put(storedName(HfModelLoader.PREFIX, name), t);
-          weightMap.put(storedName(HfModelLoader.PREFIX, name), file);
-          totalBytes += t.elementCount() * dtype.bytes();
-        }
-        writeSafetensors(part, dtype, dir.resolve(file));
-      }
-      index.putObject("metadata").put("total_size", totalBytes);
-      index.set("weight_map", weightMap);
-      JSON.writerWithDefaultPrettyPrinter().writeValue(
-          dir.resolve(HfModelLoader.SAFETENSORS_INDEX).toFile(), index);
+      writeShards(stored, dir, dtype, shards);
     } catch (IOException e) {
       throw new UncheckedIOException("writing model directory " + dir, e);
     }
+  }
+
+  /**
+   * A Llama-family checkpoint as Hugging Face's {@code save_pretrained} writes it: the family's
+   * {@code config.json} keys, tensors under {@code model.} ({@code lm_head.weight} without), in
+   * one {@code model.safetensors} ({@code shards} 1) or in shards with their index.
+   */
+  public static void write(LlamaWeights weights, Path dir, DType dtype, int shards) {
+    Map<String, Tensor> stored = new LinkedHashMap<>();
+    weights.tensors().forEach((name, t) ->
+        stored.put(name.equals(LlamaWeights.LM_HEAD) ? name : "model." + name, t));
+    try {
+      Files.createDirectories(dir);
+      JSON.writerWithDefaultPrettyPrinter().writeValue(
+          dir.resolve(HfModelLoader.CONFIG_JSON).toFile(), llamaConfig(weights.config(), dtype));
+      if (shards == 1) {
+        writeSafetensors(stored, dtype, dir.resolve(HfModelLoader.SAFETENSORS));
+      } else {
+        writeShards(stored, dir, dtype, shards);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("writing model directory " + dir, e);
+    }
+  }
+
+  private static void writeShards(Map<String, Tensor> stored, Path dir, DType dtype, int shards)
+      throws IOException {
+    List<String> names = new ArrayList<>(stored.keySet());
+    if (shards < 1 || shards > names.size()) {
+      throw new IllegalArgumentException(shards + " shards for " + names.size() + " tensors");
+    }
+    ObjectNode index = JSON.createObjectNode();
+    ObjectNode weightMap = JSON.createObjectNode();
+    long totalBytes = 0;
+    for (int k = 0; k < shards; k++) {
+      String file = String.format("model-%05d-of-%05d.safetensors", k + 1, shards);
+      Map<String, Tensor> part = new LinkedHashMap<>();
+      for (String name : names.subList(k * names.size() / shards, (k + 1) * names.size() / shards)) {
+        Tensor t = stored.get(name);
+        part.put(name, t);
+        weightMap.put(name, file);
+        totalBytes += t.elementCount() * dtype.bytes();
+      }
+      writeSafetensors(part, dtype, dir.resolve(file));
+    }
+    index.putObject("metadata").put("total_size", totalBytes);
+    index.set("weight_map", weightMap);
+    JSON.writerWithDefaultPrettyPrinter().writeValue(
+        dir.resolve(HfModelLoader.SAFETENSORS_INDEX).toFile(), index);
+  }
+
+  /** The keys Hugging Face's config class of {@code c.modelType()} writes, with c's values. */
+  static ObjectNode llamaConfig(LlamaConfig c, DType dtype) {
+    ObjectNode n = JSON.createObjectNode();
+    n.putArray("architectures").add(LlamaConfigReader.ARCHITECTURES.get(c.modelType()));
+    n.put("model_type", c.modelType());
+    n.put("hidden_act", "silu");
+    n.put("hidden_size", c.hiddenSize());
+    n.put("intermediate_size", c.intermediateSize());
+    n.put("num_hidden_layers", c.nLayer());
+    n.put("num_attention_heads", c.nHeads());
+    n.put("num_key_value_heads", c.kvHeads());
+    if (c.modelType().equals("qwen3") || c.headDim() != c.hiddenSize() / c.nHeads()) {
+      n.put("head_dim", c.headDim());
+    }
+    n.put("max_position_embeddings", c.nPositions());
+    n.put("vocab_size", c.vocabSize());
+    n.put("rms_norm_eps", c.rmsNormEps());
+    n.put("rope_theta", c.rope().theta());
+    LlamaConfig.Rope r = c.rope();
+    switch (r.type()) {
+      case "default" -> n.putNull("rope_scaling");
+      case "linear" -> n.putObject("rope_scaling").put("rope_type", "linear").put("factor", r.factor());
+      default -> n.putObject("rope_scaling").put("rope_type", r.type()).put("factor", r.factor())
+          .put("low_freq_factor", r.lowFreqFactor()).put("high_freq_factor", r.highFreqFactor())
+          .put("original_max_position_embeddings", r.originalMaxPositions());
+    }
+    switch (c.modelType()) {
+      case "llama" -> n.put("attention_bias", c.oBias()).put("mlp_bias", c.mlpBias())
+          .put("pretraining_tp", 1);
+      case "qwen3" -> n.put("attention_bias", c.oBias()).put("use_sliding_window", false)
+          .putNull("sliding_window");
+      case "qwen2" -> n.put("use_sliding_window", false).put("sliding_window", c.nPositions());
+      case "mistral" -> n.putNull("sliding_window");
+      default -> throw new IllegalArgumentException("model_type " + c.modelType());
+    }
+    n.put("tie_word_embeddings", c.tieWordEmbeddings());
+    n.put("torch_dtype", switch (dtype) {
+      case F32 -> "float32";
+      case F16 -> "float16";
+      case BF16 -> "bfloat16";
+    });
+    return n;
   }
 
   /** {@code generation_config.json} with these {@code eos_token_id}s (one: an int; more: a list). */

@@ -32,4 +32,9 @@ public final class JsonFile {
     }
     return n;
   }
+
+  /** An empty JSON object (an optional file that is absent). */
+  public static JsonNode emptyObject() {
+    return JSON.createObjectNode();
+  }
 }

@@ -44,7 +44,7 @@ public final class RandomGpt2 {
   }
 
   // Box-Muller; SplittableRandom has no nextGaussian with a stable algorithm across JDKs.
-  private static double gaussian(SplittableRandom r) {
+  static double gaussian(SplittableRandom r) {
     double u1 = r.nextDouble();
     double u2 = r.nextDouble();
     return Math.sqrt(-2 * Math.log(1 - u1)) * Math.cos(2 * Math.PI * u2);

@@ -26,7 +26,7 @@ class PagedGpt2GraphDtypeTest {
       "gelu_new");
 
   static ModelProto build(GraphDtype dtype) throws Exception {
-    return ModelProto.parseFrom(PagedGpt2Graph.build(GPT2_SMALL_SHAPE, 16, dtype));
+    return ModelProto.parseFrom(new PagedGpt2Graph(GPT2_SMALL_SHAPE).build(16, dtype));
   }
 
   static Map<String, Integer> types(List<ValueInfoProto> values) {
@@ -45,10 +45,10 @@ class PagedGpt2GraphDtypeTest {
     Map<String, Integer> out = types(g.getOutputList());
     int f = dtype.onnxType();
     for (int i = 0; i < GPT2_SMALL_SHAPE.nLayer(); i++) {
-      assertEquals(f, in.get(PagedGpt2Graph.keyCache(i)));
-      assertEquals(f, in.get(PagedGpt2Graph.valueCache(i)));
-      assertEquals(f, out.get(PagedGpt2Graph.keyCacheOut(i)));
-      assertEquals(f, out.get(PagedGpt2Graph.valueCacheOut(i)));
+      assertEquals(f, in.get(PagedGraph.keyCache(i)));
+      assertEquals(f, in.get(PagedGraph.valueCache(i)));
+      assertEquals(f, out.get(PagedGraph.keyCacheOut(i)));
+      assertEquals(f, out.get(PagedGraph.valueCacheOut(i)));
     }
     assertEquals(TensorProto.DataType.FLOAT_VALUE, out.get(PagedGpt2Graph.LOGITS),
         "logits leave as fp32");

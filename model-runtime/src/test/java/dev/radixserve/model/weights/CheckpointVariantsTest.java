@@ -33,7 +33,7 @@ class CheckpointVariantsTest {
       for (DType dtype : List.of(DType.F32, DType.BF16)) {
         Path d = dir.resolve(dtype.name());
         HfModelWriter.write(w, d, dtype, "transformer.");
-        try (GptWeights loaded = HfModelLoader.loadWeights(d)) {
+        try (GptWeights loaded = (GptWeights) HfModelLoader.loadWeights(d)) {
           assertEquals(untied, loaded.config());
           Tensor head = loaded.tensor("lm_head.weight");
           assertEquals(dtype, head.dtype());
@@ -66,7 +66,7 @@ class CheckpointVariantsTest {
       HfModelWriter.write(w, dir, DType.F32);
     }
     assertTrue(Files.readString(dir.resolve("config.json")).contains("\"n_inner\" : 20"));
-    try (GptWeights loaded = HfModelLoader.loadWeights(dir)) {
+    try (GptWeights loaded = (GptWeights) HfModelLoader.loadWeights(dir)) {
       assertEquals(20, loaded.config().nInner());
       assertArrayEquals(new long[] {8, 20}, loaded.tensor("h.1.mlp.c_fc.weight").shape());
       assertArrayEquals(new long[] {20, 8}, loaded.tensor("h.1.mlp.c_proj.weight").shape());

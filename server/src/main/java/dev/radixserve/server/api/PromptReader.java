@@ -2,6 +2,8 @@ package dev.radixserve.server.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.chat.ChatTemplate;
+import dev.radixserve.model.chat.ChatTemplateException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -21,10 +23,12 @@ final class PromptReader {
       "tool_calls", "tool_call_id", "refusal");
 
   private final Tokenizer tokenizer;
+  private final ChatTemplate template;
   private final RequestLimits limits;
 
-  PromptReader(Tokenizer tokenizer, RequestLimits limits) {
+  PromptReader(Tokenizer tokenizer, ChatTemplate template, RequestLimits limits) {
     this.tokenizer = tokenizer;
+    this.template = template;
     this.limits = limits;
   }
 
@@ -95,9 +99,30 @@ final class PromptReader {
       out.add(new ChatTemplate.Message(role, text));
     }
     if (tools != null) {
-      out = ChatTemplate.withSystemText(out, tools.systemText());
+      out = withSystemText(out, tools.systemText());
     }
-    return encode(ChatTemplate.render(out), "messages", maxTokens);
+    String rendered;
+    try {
+      rendered = template.render(out);
+    } catch (ChatTemplateException e) {
+      throw ApiException.badRequest("messages", e.getMessage());
+    }
+    // the template wrote the special tokens (BOS and all): none added, as transformers does
+    int most = Math.max(0, limits.maxPromptTokens(maxTokens));
+    return tokenizer.encodeTemplatedAtMost(rendered, most).orElseThrow(() ->
+        limits.promptTooLong("messages", "more than " + most + " tokens", maxTokens));
+  }
+
+  /** {@code messages} with {@code text} appended to the leading system message (or one added). */
+  private static List<ChatTemplate.Message> withSystemText(List<ChatTemplate.Message> messages,
+      String text) {
+    List<ChatTemplate.Message> out = new ArrayList<>(messages);
+    if (!out.isEmpty() && out.getFirst().role().equals("system")) {
+      out.set(0, new ChatTemplate.Message("system", out.getFirst().content() + "\n\n" + text));
+    } else {
+      out.addFirst(new ChatTemplate.Message("system", text));
+    }
+    return out;
   }
 
   private int[] one(JsonNode p, int most, Integer maxTokens) {

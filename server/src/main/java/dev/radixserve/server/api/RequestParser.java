@@ -2,6 +2,7 @@ package dev.radixserve.server.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.model.sampling.SamplingParams;
 import dev.radixserve.server.engine.CacheNamespace;
 import java.util.ArrayList;
@@ -21,12 +22,15 @@ public final class RequestParser {
   private final String modelName;
   private final RequestLimits limits;
   private final PromptReader prompts;
+  private final ChatTemplate chatTemplate;
   private final ConstraintReader constraints;
 
-  public RequestParser(Tokenizer tokenizer, String modelName, RequestLimits limits) {
+  public RequestParser(Tokenizer tokenizer, ChatTemplate chatTemplate, String modelName,
+      RequestLimits limits) {
     this.modelName = modelName;
     this.limits = limits;
-    this.prompts = new PromptReader(tokenizer, limits);
+    this.chatTemplate = chatTemplate;
+    this.prompts = new PromptReader(tokenizer, chatTemplate, limits);
     this.constraints = new ConstraintReader(tokenizer);
   }
 
@@ -38,7 +42,7 @@ public final class RequestParser {
     List<String> stop = stops(body);
     if (chat) {
       stop = new ArrayList<>(stop);
-      stop.add(ChatTemplate.END);
+      stop.addAll(chatTemplate.stops());
     }
     String maxTokensParam = chat && body.has("max_completion_tokens")
         ? "max_completion_tokens" : "max_tokens";

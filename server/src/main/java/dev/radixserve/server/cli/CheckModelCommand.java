@@ -1,12 +1,11 @@
 package dev.radixserve.server.cli;
 
 import dev.radixserve.model.ForwardBatch;
-import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
-import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.ModelLoadException;
@@ -59,7 +58,7 @@ final class CheckModelCommand implements Callable<Integer> {
     try (LoadedModel m = HfModelLoader.load(dir)) {
       describe(m, out);
       int[] tokens = m.tokenizer().encode(prompt);
-      ModelConfig c = m.weights().config();
+      ModelShape c = m.weights().config();
       if (tokens.length == 0 || tokens.length > c.nPositions()) {
         err.println("radixserve: check-model: the prompt has " + tokens.length + " tokens; it needs"
             + " 1 to " + c.nPositions());
@@ -92,13 +91,9 @@ final class CheckModelCommand implements Callable<Integer> {
   }
 
   private void describe(LoadedModel m, PrintWriter out) {
-    ModelConfig c = m.weights().config();
+    ModelShape c = m.weights().config();
     out.println("model       " + dir.toAbsolutePath().normalize());
-    out.printf("config      gpt2: %d layers, %d heads, n_embd %d, n_inner %d, n_positions %d,"
-        + " vocab_size %d, %s, layer_norm_epsilon %s%n", c.nLayer(), c.nHead(), c.nEmbd(),
-        c.nInner(), c.nPositions(), c.vocabSize(), c.activationFunction(), c.layerNormEpsilon());
-    out.println("lm head     " + (c.tieWordEmbeddings() ? "wte.weight (tied)"
-        : GptWeights.LM_HEAD + " (untied)"));
+    out.println("config      " + m.weights().describe());
     var dtypes = new TreeMap<String, Integer>();
     long params = 0;
     for (Tensor t : m.weights().tensors().values()) {

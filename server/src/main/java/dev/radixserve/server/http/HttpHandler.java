@@ -1,6 +1,7 @@
 package dev.radixserve.server.http;
 
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.server.api.ApiException;
 import dev.radixserve.server.api.RequestLimits;
 import dev.radixserve.server.engine.Engine;
@@ -45,7 +46,8 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
    *
    * @param modelRoot where the model came from (its directory), {@code root} in /v1/models
    */
-  public record Context(Engine engine, Tokenizer tokenizer, ServerMetrics metrics,
+  public record Context(Engine engine, Tokenizer tokenizer, ChatTemplate chatTemplate,
+      ServerMetrics metrics,
       String modelName, RequestLimits limits, String apiKey, BooleanSupplier ready,
       String modelRoot, String clientIdHeader) {}
 

@@ -42,7 +42,7 @@ class CheckModelCommandTest {
       HfModelWriter.writeByteLevelTokenizer(dir);
       HfModelWriter.writeGenerationConfig(dir, 10, 13);
     }
-    try (GptWeights loaded = HfModelLoader.loadWeights(dir)) {
+    try (GptWeights loaded = (GptWeights) HfModelLoader.loadWeights(dir)) {
       int[] ids = {'a', 'b', 'c'}; // the byte-level tokenizer's ids are the bytes
       double[] logits = new ReferenceGpt2(loaded).logits(ids)[ids.length - 1];
       expected = ReferenceGpt2.argmax(Arrays.copyOf(logits, 257));

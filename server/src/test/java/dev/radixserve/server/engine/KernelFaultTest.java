@@ -63,7 +63,7 @@ class KernelFaultTest {
     }
 
     @Override
-    public dev.radixserve.model.ModelConfig config() {
+    public dev.radixserve.model.ModelShape config() {
       return delegate.config();
     }
 

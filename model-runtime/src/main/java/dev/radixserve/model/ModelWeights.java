@@ -1,0 +1,31 @@
+package dev.radixserve.model;
+
+import dev.radixserve.model.graph.PagedGraph;
+import dev.radixserve.model.weights.Tensor;
+import java.util.Map;
+
+/**
+ * One model family's weights under its canonical names, with the paged graph that computes it:
+ * what {@link OnnxModelRunner} runs, whatever the family. Owns the weights' memory.
+ */
+public interface ModelWeights extends AutoCloseable {
+
+  /** The family's hyper-parameters (a {@link ModelConfig}, a {@link LlamaConfig}). */
+  ModelShape config();
+
+  /** The family's graph builder, reading {@link #tensor}s under its initializer names. */
+  PagedGraph graph();
+
+  /** The tensor of one canonical name; an {@link IllegalArgumentException} when there is none. */
+  Tensor tensor(String name);
+
+  /** Every tensor, by canonical name. */
+  Map<String, Tensor> tensors();
+
+  /** One or two lines on the architecture, for {@code check-model}. */
+  String describe();
+
+  /** Releases (or unmaps) the weights. */
+  @Override
+  void close();
+}

@@ -1,0 +1,162 @@
+package dev.radixserve.model.graph;
+
+import static dev.radixserve.model.graph.GraphBuilder.attr;
+
+import dev.radixserve.model.LlamaConfig;
+import dev.radixserve.model.weights.LlamaWeights;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The paged Llama-family graph ({@link PagedGraph}'s contract, opset {@value #OPSET}; fp32, or
+ * fp16/bf16 as {@link GraphDtype} says):
+ * Llama 3.x, SmolLM2, TinyLlama, Qwen2.5, Qwen3 and Mistral, as {@link LlamaConfig} describes
+ * them. Initializers: every {@link LlamaWeights} tensor under its canonical name.
+ *
+ * <pre>
+ *   x = embed_tokens[ids]                                              [T, E]
+ *   per layer:
+ *     a = rms(x, input_layernorm)
+ *     q = q_proj(a) [T, H*D]   k = k_proj(a), v = v_proj(a) [T, KVH*D]
+ *     (Qwen3: q, k = rms per head with q_norm / k_norm [D])
+ *     q, k = rope(q, positions), rope(k, positions)    before PagedAttention writes k: the pool
+ *                                                      holds rotated keys at absolute positions
+ *     x += o_proj(PagedAttention(q, k, v))                             (GQA: H / KVH queries per kv head)
+ *     m = rms(x, post_attention_layernorm)
+ *     x += down_proj(silu(gate_proj(m)) * up_proj(m))
+ *   logits = lm_head(rms(x[logits_index], norm))                      [R, vocab]
+ * </pre>
+ *
+ * Rotary reads cos/sin tables of [max_position_embeddings, D/2] (angles rounded to fp32 as
+ * Hugging Face computes them; 128 k positions × 64 cost 2 × 32 MB). Rotary is applied here,
+ * before the attention node, rather than by PagedAttention's own {@code do_rotary}: the CPU
+ * kernel stays family-agnostic and keys enter the pool already rotated.
+ * Every projection goes through {@link #linear}, the one place a quantized or half-precision
+ * linear layer would be emitted.
+ */
+public final class PagedLlamaGraph implements PagedGraph {
+
+  public static final int OPSET = 17;
+
+  private final LlamaConfig c;
+  private GraphBuilder g;
+  private PagedIo io;
+  private String cos;
+  private String sin;
+  private String positionIds;
+
+  public PagedLlamaGraph(LlamaConfig config) {
+    this.c = config;
+  }
+
+  @Override
+  public LlamaConfig shape() {
+    return c;
+  }
+
+  @Override
+  public Map<String, long[]> initializers() {
+    return LlamaWeights.expectedShapes(c);
+  }
+
+  @Override
+  public byte[] build(int blockSize, GraphDtype dtype) {
+    g = new GraphBuilder(c.modelType() + "_paged");
+    io = new PagedIo(g, c, blockSize, dtype, initializers());
+    rotaryTables();
+    String x = io.gather(LlamaWeights.EMBED, io.ids);
+    for (int i = 0; i < c.nLayer(); i++) {
+      x = block(i, x);
+    }
+    io.logitsAndOutputs(rmsNorm(io.gather(x, io.logitsIndex), "norm.weight"),
+        LlamaWeights.lmHeadName(c));
+    return g.model(OPSET, "radixserve").toByteArray();
+  }
+
+  private String block(int layer, String x) {
+    String p = "layers." + layer + ".";
+    String a = rmsNorm(x, p + "input_layernorm.weight");
+    String q = linear(a, p + "self_attn.q_proj", c.qkvBias());
+    String k = linear(a, p + "self_attn.k_proj", c.qkvBias());
+    String v = linear(a, p + "self_attn.v_proj", c.qkvBias());
+    String qNorm = c.qkNorm() ? p + "self_attn.q_norm.weight" : null;
+    String kNorm = c.qkNorm() ? p + "self_attn.k_norm.weight" : null;
+    q = rotate(q, c.nHeads(), qNorm, "L" + layer + "_q_rope");
+    k = rotate(k, c.kvHeads(), kNorm, "L" + layer + "_k_rope");
+    String attn = io.attention(layer, q, k, v, c.nHeads());
+    x = g.op("Add", "L" + layer + "_res1", x, linear(attn, p + "self_attn.o_proj", c.oBias()));
+
+    String m = rmsNorm(x, p + "post_attention_layernorm.weight");
+    String gate = linear(m, p + "mlp.gate_proj", c.mlpBias());
+    String silu = g.op("Mul", "silu", gate, g.op("Sigmoid", "sigmoid", gate));
+    String up = g.op("Mul", "swiglu", silu, linear(m, p + "mlp.up_proj", c.mlpBias()));
+    return g.op("Add", "L" + layer + "_res2", x, linear(up, p + "mlp.down_proj", c.mlpBias()));
+  }
+
+  /** nn.Linear: weight [out, in], so x · Wᵀ (+ b). The one place projections are emitted. */
+  private String linear(String x, String prefix, boolean bias) {
+    List<String> inputs = bias
+        ? List.of(x, prefix + ".weight", prefix + ".bias")
+        : List.of(x, prefix + ".weight");
+    return g.op("Gemm", prefix, inputs, attr("transB", 1L));
+  }
+
+  /**
+   * Hugging Face's RMSNorm, x / sqrt(mean(x²) + eps) · weight over the last axis, as ONNX
+   * Runtime's one-node {@code SimplifiedLayerNormalization} (fp32 inside): the six-op pattern
+   * cost a decode step one kernel launch per op.
+   */
+  private String rmsNorm(String x, String weight) {
+    return g.op("SimplifiedLayerNormalization", "rmsnorm", List.of(x, weight),
+        attr("axis", -1L), attr("epsilon", (float) c.rmsNormEps()));
+  }
+
+  /**
+   * The rotary tables, [positions, D/2] each: cos and sin of position · inv_freq with the angle
+   * rounded to fp32 first, as Hugging Face computes it; and {@code positions} as [T, 1], the
+   * position ids {@code RotaryEmbedding} reads.
+   */
+  private void rotaryTables() {
+    double[] inv = c.rope().inverseFrequencies(c.headDim());
+    int half = inv.length;
+    float[] cosTable = new float[c.nPositions() * half];
+    float[] sinTable = new float[cosTable.length];
+    for (int p = 0; p < c.nPositions(); p++) {
+      for (int i = 0; i < half; i++) {
+        float angle = (float) p * (float) inv[i];
+        cosTable[p * half + i] = (float) Math.cos(angle);
+        sinTable[p * half + i] = (float) Math.sin(angle);
+      }
+    }
+    cos = toGraphType(g.floats(new long[] {c.nPositions(), half}, cosTable));
+    sin = toGraphType(g.floats(new long[] {c.nPositions(), half}, sinTable));
+    positionIds = g.op("Unsqueeze", "position_ids", io.positions, g.ints(1));           // [T, 1]
+  }
+
+  /** An fp32 constant in the graph's type (RotaryEmbedding takes its tables in the input's). */
+  private String toGraphType(String fp32) {
+    return io.dt == GraphDtype.FLOAT32 ? fp32
+        : g.op("Cast", "table", List.of(fp32), attr("to", (long) io.dt.onnxType()));
+  }
+
+  /**
+   * Rotary of a [T, heads*D] projection in Hugging Face's half-split layout ({@code
+   * rotate_half}: pairs are (i, i + D/2)) by ONNX Runtime's {@code com.microsoft.RotaryEmbedding}
+   * (one node instead of ten elementwise ones), after the per-head RMSNorm when {@code norm}
+   * names one.
+   */
+  private String rotate(String x, int heads, String norm, String name) {
+    int d = c.headDim();
+    if (norm != null) {
+      String perHead = rmsNorm(g.op("Reshape", "heads", x, g.ints(-1, heads, d)), norm);
+      x = g.op("Reshape", "flat", perHead, g.ints(-1, (long) heads * d));
+    }
+    // [T, 1, h*D]: each token its own batch row, since RotaryEmbedding refuses a sequence axis
+    // longer than its tables, and a step's T tokens (several sequences) may exceed the positions
+    String batched = g.op("Unsqueeze", "batched", x, g.ints(1));
+    g.node("RotaryEmbedding", "com.microsoft", name + "/RotaryEmbedding",
+        List.of(batched, positionIds, cos, sin), List.of(name),
+        attr("interleaved", 0L), attr("num_heads", (long) heads));
+    return g.op("Squeeze", "unbatched", name, g.ints(1));
+  }
+}

@@ -1,0 +1,126 @@
+package dev.radixserve.model.weights;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.radixserve.model.LlamaConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Llama-family config.json keys: Hugging Face's defaults per model_type, and every key whose
+ * value the graph would not compute refused at load with the key and value named.
+ */
+class LlamaConfigReaderTest {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final LlamaConfig TINY = LlamaConfig.llama(2, 32, 4, 2, 48, 128, 260);
+
+  @TempDir Path dir;
+
+  @BeforeEach
+  void write() {
+    try (LlamaWeights w = RandomLlama.create(TINY, 5)) {
+      HfModelWriter.write(w, dir, DType.F32, 1);
+    }
+  }
+
+  @Test
+  void writtenConfigReadsBack() {
+    assertEquals(TINY, HfModelLoader.loadConfig(dir));
+  }
+
+  @Test
+  void qwen2DefaultsToQkvBiasWithoutOutputBias() throws IOException {
+    edit(c -> c.put("model_type", "qwen2").putArray("architectures").add("Qwen2ForCausalLM"));
+    LlamaConfig c = (LlamaConfig) HfModelLoader.loadConfig(dir);
+    assertTrue(c.qkvBias());
+    assertEquals(false, c.oBias());
+  }
+
+  @Test
+  void qwen3DefaultsToHeadDim128AndQkNorm() throws IOException {
+    edit(c -> {
+      c.put("model_type", "qwen3").putArray("architectures").add("Qwen3ForCausalLM");
+      c.remove("head_dim");
+    });
+    LlamaConfig c = (LlamaConfig) HfModelLoader.loadConfig(dir);
+    assertEquals(128, c.headDim());
+    assertTrue(c.qkNorm());
+  }
+
+  @Test
+  void unknownRopeTypeIsRefusedByName() throws IOException {
+    edit(c -> c.putObject("rope_scaling").put("rope_type", "yarn").put("factor", 4.0));
+    assertProblem("config.json", "rope_scaling rope_type yarn is not supported (default, linear or llama3)");
+  }
+
+  @Test
+  void bindingMistralSlidingWindowIsRefused() throws IOException {
+    edit(c -> {
+      c.put("model_type", "mistral").putArray("architectures").add("MistralForCausalLM");
+      c.put("sliding_window", 64);
+    });
+    assertProblem("config.json", "sliding_window 64 is not supported: sliding-window attention is"
+        + " not implemented (null or >= max_position_embeddings 128 is)");
+  }
+
+  @Test
+  void qwenSlidingWindowCountsOnlyWhenUsed() throws IOException {
+    edit(c -> {
+      c.put("model_type", "qwen2").putArray("architectures").add("Qwen2ForCausalLM");
+      c.put("sliding_window", 64).put("use_sliding_window", false);
+    });
+    assertEquals("qwen2", ((LlamaConfig) HfModelLoader.loadConfig(dir)).modelType());
+    edit(c -> c.put("use_sliding_window", true));
+    assertProblem("config.json", "sliding_window 64 is not supported");
+  }
+
+  @Test
+  void mismatchedArchitectureIsRefused() throws IOException {
+    edit(c -> c.putArray("architectures").add("LlamaForSequenceClassification"));
+    assertProblem("config.json", "architectures LlamaForSequenceClassification is not a llama"
+        + " language model (need LlamaForCausalLM)");
+  }
+
+  @Test
+  void otherActivationIsRefused() throws IOException {
+    edit(c -> c.put("hidden_act", "gelu"));
+    assertProblem("config.json", "hidden_act gelu is not supported (silu)");
+  }
+
+  @Test
+  void missingTensorIsNamed() throws IOException {
+    try (LlamaWeights w = RandomLlama.create(TINY, 5)) {
+      var tensors = new java.util.LinkedHashMap<String, Tensor>();
+      w.tensors().forEach((name, t) -> {
+        if (!name.equals("layers.1.mlp.up_proj.weight")) {
+          tensors.put("model." + name, t);
+        }
+      });
+      HfModelWriter.writeSafetensors(tensors, DType.F32, dir.resolve("model.safetensors"));
+    }
+    assertProblem("model.safetensors", "missing tensor layers.1.mlp.up_proj.weight");
+  }
+
+  private void edit(Consumer<ObjectNode> change) throws IOException {
+    Path file = dir.resolve("config.json");
+    ObjectNode c = (ObjectNode) JSON.readTree(Files.readString(file));
+    change.accept(c);
+    Files.writeString(file, JSON.writeValueAsString(c));
+  }
+
+  private void assertProblem(String file, String problem) {
+    ModelLoadException e = assertThrows(ModelLoadException.class, () -> HfModelLoader.loadWeights(dir));
+    assertEquals(dir.resolve(file), e.file());
+    assertTrue(e.getMessage().startsWith(file + ": " + problem), e.getMessage());
+  }
+}

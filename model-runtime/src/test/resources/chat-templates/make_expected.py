@@ -1,0 +1,73 @@
+"""Renders each family's chat template with transformers' apply_chat_template: expected.json.
+
+The templates (*.jinja) are the families' tokenizer_config.json chat_template texts (Llama 3.0,
+Llama 3.1/3.2, Qwen2.5, Qwen3, Mistral 7B Instruct v0.1, SmolLM2). Run from this directory:
+
+    pip install --index-url file:///opt/pypi/simple tokenizers transformers jinja2
+    python make_expected.py
+
+strftime_now (Llama 3.1+ prints today's date) is pinned to 2026-11-24 so the fixture is stable;
+the Java test renders with a clock at that date.
+"""
+import datetime as _dt
+import json
+import os
+
+import transformers.utils.chat_template_utils as ctu
+from tokenizers import Tokenizer, models
+from transformers import PreTrainedTokenizerFast
+
+
+class _Pinned(_dt.datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return cls(2026, 11, 24, 12, 0, 0)
+
+
+ctu.datetime = _Pinned
+
+TOKENS = {
+    "llama3": ("<|begin_of_text|>", "<|eot_id|>"),
+    "llama3_2": ("<|begin_of_text|>", "<|eot_id|>"),
+    "qwen2_5": (None, "<|im_end|>"),
+    "qwen3": (None, "<|im_end|>"),
+    "mistral": ("<s>", "</s>"),
+    "smollm2": ("<|im_start|>", "<|im_end|>"),
+}
+
+CONVERSATIONS = [
+    [{"role": "user", "content": "Hello!"}],
+    [{"role": "system", "content": "You are a terse assistant."},
+     {"role": "user", "content": "What is 2 + 2?"}],
+    [{"role": "system", "content": "  Answer in French.\n"},
+     {"role": "user", "content": "Hi there"},
+     {"role": "assistant", "content": "Bonjour !"},
+     {"role": "user", "content": " Ünïcödé, 東京, 🙂 and\n\nnewlines  "}],
+    [{"role": "user", "content": "Think first."},
+     {"role": "assistant", "content": "<think>\nSome reasoning.\n</think>\n\nThe answer."},
+     {"role": "user", "content": "And again?"}],
+    [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+]
+
+
+def main():
+    out = []
+    for name, (bos, eos) in TOKENS.items():
+        with open(name + ".jinja", encoding="utf-8") as f:
+            template = f.read()
+        tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.BPE()), bos_token=bos,
+                                      eos_token=eos)
+        tok.chat_template = template
+        for messages in CONVERSATIONS:
+            case = {"template": name, "bos_token": bos, "eos_token": eos, "messages": messages}
+            try:
+                case["rendered"] = tok.apply_chat_template(messages, tokenize=False,
+                                                           add_generation_prompt=True)
+            except Exception as e:  # the template's raise_exception
+                case["error"] = str(e)
+            out.append(case)
+    with open("expected.json", "w", encoding="utf-8") as f:
+        json.dump(out, f, ensure_ascii=False, indent=1)
+
+
+main()
