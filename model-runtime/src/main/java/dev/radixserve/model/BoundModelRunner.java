@@ -2,7 +2,9 @@ package dev.radixserve.model;
 
 import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.OnnxGraph;
 import dev.radixserve.model.graph.PagedGraph;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.ort.Allocator;
 import dev.radixserve.model.ort.CudaProvider;
 import dev.radixserve.model.ort.ElementType;
@@ -56,7 +58,7 @@ public final class BoundModelRunner implements ModelRunner {
   private boolean closed;
 
   private BoundModelRunner(ModelWeights weights, Device device, int blockSize,
-      Function<ModelShape, Integer> blocks, int intraOpThreads) {
+      Function<ModelShape, Integer> blocks, int intraOpThreads, QuantSpec quant) {
     this.config = weights.config();
     this.device = device;
     List<AutoCloseable> opened = new ArrayList<>();
@@ -64,13 +66,13 @@ public final class BoundModelRunner implements ModelRunner {
       host = Resources.track(opened, MemoryInfo.cpu());
       env = Resources.track(opened, OrtEnv.create("radixserve"));
       GraphDtype dtype = device.dtype();
+      OnnxGraph decoder = weights.graph().build(blockSize, dtype, quant);
       try (SessionOptions options = options(intraOpThreads);
-          WeightTensors initializers = WeightTensors.of(weights, host, dtype)) {
-        PagedGraph graph = weights.graph();
-        options.addExternalInitializers(List.copyOf(graph.initializers().keySet()),
+          WeightTensors initializers = WeightTensors.of(weights.tensors(), decoder.initializers(),
+              host)) {
+        options.addExternalInitializers(decoder.initializerNames(),
             List.of(initializers.values()));
-        session = Resources.track(opened, OrtSession.create(env,
-            graph.build(blockSize, dtype), options));
+        session = Resources.track(opened, OrtSession.create(env, decoder.model(), options));
       }
       MemoryInfo poolMemory = Resources.track(opened, device.kind() == Device.Kind.CUDA
           ? MemoryInfo.device("Cuda", device.cuda().deviceId()) : MemoryInfo.cpu());
@@ -98,14 +100,29 @@ public final class BoundModelRunner implements ModelRunner {
   /** A runner with a pool of exactly {@code numBlocks} blocks. */
   public static BoundModelRunner create(ModelWeights weights, Device device, int blockSize,
       int numBlocks, int intraOpThreads) {
-    return new BoundModelRunner(weights, device, blockSize, c -> numBlocks, intraOpThreads);
+    return create(weights, device, blockSize, numBlocks, intraOpThreads, QuantSpec.none());
+  }
+
+  /** As above, the linear layers quantized as {@code quant} says (MatMulNBits). */
+  public static BoundModelRunner create(ModelWeights weights, Device device, int blockSize,
+      int numBlocks, int intraOpThreads, QuantSpec quant) {
+    return new BoundModelRunner(weights, device, blockSize, c -> numBlocks, intraOpThreads,
+        quant);
   }
 
   /** A runner whose pool takes as many blocks as fit in {@code kvBudgetBytes}. */
   public static BoundModelRunner createForBudget(ModelWeights weights, Device device, int blockSize,
       long kvBudgetBytes, int intraOpThreads) {
+    return createForBudget(weights, device, blockSize, kvBudgetBytes, intraOpThreads,
+        QuantSpec.none());
+  }
+
+  /** As above, the linear layers quantized as {@code quant} says (MatMulNBits). */
+  public static BoundModelRunner createForBudget(ModelWeights weights, Device device, int blockSize,
+      long kvBudgetBytes, int intraOpThreads, QuantSpec quant) {
     return new BoundModelRunner(weights, device, blockSize,
-        c -> DeviceKvPool.blocksFor(c, blockSize, device.dtype(), kvBudgetBytes), intraOpThreads);
+        c -> DeviceKvPool.blocksFor(c, blockSize, device.dtype(), kvBudgetBytes), intraOpThreads,
+        quant);
   }
 
   private SessionOptions options(int intraOpThreads) {

@@ -1,6 +1,8 @@
 package dev.radixserve.model;
 
 import dev.radixserve.model.attention.PagedAttentionOp;
+import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.OnnxGraph;
 import dev.radixserve.model.graph.PagedGraph;
 import dev.radixserve.model.ort.ElementType;
 import dev.radixserve.model.ort.MemoryInfo;
@@ -8,6 +10,7 @@ import dev.radixserve.model.ort.OrtEnv;
 import dev.radixserve.model.ort.OrtSession;
 import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.ort.SessionOptions;
+import dev.radixserve.model.quant.QuantSpec;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -44,24 +47,22 @@ public final class OnnxModelRunner implements ModelRunner {
   private boolean closed;
 
   private OnnxModelRunner(ModelWeights weights, KvPool pool, int intraOpThreads,
-      Map<String, String> sessionConfig) {
+      Map<String, String> sessionConfig, QuantSpec quant) {
     this.config = weights.config();
     this.pool = pool;
     List<AutoCloseable> opened = new ArrayList<>();
     try {
       this.cpu = Resources.track(opened, MemoryInfo.cpu());
       this.env = Resources.track(opened, OrtEnv.create("radixserve"));
-      PagedGraph graph = weights.graph();
-      byte[] model = graph.build(pool.blockSize());
+      OnnxGraph graph = weights.graph().build(pool.blockSize(), GraphDtype.FLOAT32, quant);
       try (SessionOptions options = SessionOptions.create();
-          WeightTensors initializers = WeightTensors.of(weights, cpu)) {
+          WeightTensors initializers = WeightTensors.of(weights.tensors(), graph.initializers(), cpu)) {
         options.intraOpThreads(intraOpThreads).interOpThreads(1).sequentialExecution()
             .optimization(SessionOptions.Optimization.ALL)
             .addCustomOpDomain(PagedAttentionOp.domain())
-            .addExternalInitializers(List.copyOf(graph.initializers().keySet()),
-                List.of(initializers.values()));
+            .addExternalInitializers(graph.initializerNames(), List.of(initializers.values()));
         sessionConfig.forEach(options::config);
-        this.session = Resources.track(opened, OrtSession.create(env, model, options));
+        this.session = Resources.track(opened, OrtSession.create(env, graph.model(), options));
       }
       this.call = Resources.track(opened, session.call(PagedGraph.inputNames(config),
           PagedGraph.outputNames(config)));
@@ -103,15 +104,46 @@ public final class OnnxModelRunner implements ModelRunner {
    */
   public static OnnxModelRunner create(ModelWeights weights, int blockSize, int numBlocks,
       int intraOpThreads, Map<String, String> sessionConfig) {
+    return create(weights, blockSize, numBlocks, intraOpThreads, sessionConfig, QuantSpec.none());
+  }
+
+  /**
+   * As {@link #create(ModelWeights, int, int, int, Map)}, with the linear layers quantized at load
+   * as {@code quant} says (ONNX Runtime's {@code MatMulNBits}).
+   *
+   * @throws IllegalArgumentException if the spec cannot quantize this model (a block size that
+   *     does not divide a layer's input width), before any native resource is made
+   */
+  public static OnnxModelRunner create(ModelWeights weights, int blockSize, int numBlocks,
+      int intraOpThreads, Map<String, String> sessionConfig, QuantSpec quant) {
+    check(weights, blockSize, quant);
     return new OnnxModelRunner(weights, KvPool.ofBlocks(weights.config(), blockSize, numBlocks),
-        intraOpThreads, sessionConfig);
+        intraOpThreads, sessionConfig, quant);
   }
 
   /** A runner whose pool takes as many blocks as fit in {@code kvBudgetBytes}. */
   public static OnnxModelRunner createForBudget(ModelWeights weights, int blockSize,
       long kvBudgetBytes, int intraOpThreads) {
+    return createForBudget(weights, blockSize, kvBudgetBytes, intraOpThreads, QuantSpec.none());
+  }
+
+  /** As {@link #createForBudget(ModelWeights, int, long, int)}, quantized as {@code quant} says. */
+  public static OnnxModelRunner createForBudget(ModelWeights weights, int blockSize,
+      long kvBudgetBytes, int intraOpThreads, QuantSpec quant) {
+    check(weights, blockSize, quant);
     return new OnnxModelRunner(weights,
-        KvPool.forBudget(weights.config(), blockSize, kvBudgetBytes), intraOpThreads, Map.of());
+        KvPool.forBudget(weights.config(), blockSize, kvBudgetBytes), intraOpThreads, Map.of(),
+        quant);
+  }
+
+  /**
+   * Whether {@code quant} can quantize a model of {@code config}: builds its graph (cheap: no
+   * weight is touched) so the refusal names the layer.
+   *
+   * @throws IllegalArgumentException with the reason when it cannot
+   */
+  public static void check(ModelWeights weights, int blockSize, QuantSpec quant) {
+    weights.graph().build(blockSize, GraphDtype.FLOAT32, quant);
   }
 
   @Override

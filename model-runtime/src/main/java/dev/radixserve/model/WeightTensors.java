@@ -1,28 +1,38 @@
 package dev.radixserve.model;
 
+import dev.radixserve.model.graph.ExternalInitializer;
 import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.WeightSource;
 import dev.radixserve.model.ort.ElementType;
 import dev.radixserve.model.ort.MemoryInfo;
 import dev.radixserve.model.ort.OrtValue;
+import dev.radixserve.model.quant.BlockQuantizer;
+import dev.radixserve.model.quant.QuantizedWeight;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * One {@link OrtValue} per weight (fp32, or the graph's fp16/bf16), in the order of the family graph's {@code initializers()}: the data the
- * session gets for the graph's external initializers ({@code AddExternalInitializers}). F32
- * tensors in native, 4-byte aligned memory are wrapped as they are; others (F16, BF16, heap or
- * misaligned data) are converted into fp32 memory owned here. ONNX Runtime copies the data while
- * it creates the session, so these values (and the converted memory) are closed right after.
+ * One {@link OrtValue} per external initializer the graph declares, in its order: the data the
+ * session gets for them ({@code AddExternalInitializers}), in the type the graph declares (fp32,
+ * or its fp16/bf16, rounded to nearest even). A dense F32 weight wanted as fp32, native and
+ * 4-byte aligned, is wrapped as it is; others (F16, BF16, heap or misaligned data, another
+ * type) are converted into memory owned here. A quantized weight is quantized here, once for its three parts
+ * ({@link BlockQuantizer}), from whatever dtype the checkpoint has. ONNX Runtime copies the data
+ * while it creates the session, so these values (and the memory made here) are closed right
+ * after.
  *
  * <p>Why this route: {@code AddInitializer} only replaces an initializer whose data the model
  * already holds (embedding every weight in the protobuf would copy it twice), and ONNX Runtime
  * rejects a data-less initializer; an external-data reference that no file holds, filled from
  * memory by {@code AddExternalInitializers} (API 12), is accepted, and the weights become real
- * initializers (MatMul pre-packing, constant folding).
+ * initializers (MatMul and MatMulNBits pre-packing, constant folding).
  */
 final class WeightTensors implements AutoCloseable {
 
@@ -34,21 +44,25 @@ final class WeightTensors implements AutoCloseable {
     this.values = values;
   }
 
-  static WeightTensors of(ModelWeights weights, MemoryInfo info) {
-    return of(weights, info, GraphDtype.FLOAT32);
-  }
-
-  /** The weights in {@code dtype} (rounded to nearest even where it is narrower than theirs). */
-  static WeightTensors of(ModelWeights weights, MemoryInfo info, GraphDtype dtype) {
-    Map<String, long[]> shapes = weights.graph().initializers();
+  /**
+   * @param tensors the checkpoint's tensors by name ({@code ModelWeights.tensors()})
+   */
+  static WeightTensors of(Map<String, Tensor> tensors, List<ExternalInitializer> initializers,
+      MemoryInfo info) {
     Arena arena = Arena.ofShared();
-    OrtValue[] values = new OrtValue[shapes.size()];
+    OrtValue[] values = new OrtValue[initializers.size()];
     int i = 0;
     try {
-      for (Map.Entry<String, long[]> e : shapes.entrySet()) {
-        Tensor t = weights.tensor(e.getKey());
-        MemorySegment data = dtype == GraphDtype.FLOAT32 ? fp32(t, arena) : convert(t, dtype, arena);
-        values[i++] = OrtValue.wrap(info, data, dtype.element(), e.getValue());
+      Map<String, QuantizedWeight> quantized = quantizeAll(tensors, initializers);
+      for (ExternalInitializer init : initializers) {
+        Tensor t = tensor(tensors, init.source().tensor());
+        GraphDtype type = floatType(init.elemType());
+        MemorySegment data = switch (init.source()) {
+          case WeightSource.Dense d -> type == GraphDtype.FLOAT32 ? fp32(t, arena)
+              : convert(t, type, arena);
+          case WeightSource.Quantized q -> part(quantized.get(q.tensor()), q.part(), type, arena);
+        };
+        values[i++] = OrtValue.wrap(info, data, ElementType.ofCode(init.elemType()), init.dims());
       }
     } catch (RuntimeException ex) {
       for (OrtValue v : values) {
@@ -60,6 +74,33 @@ final class WeightTensors implements AutoCloseable {
       throw ex;
     }
     return new WeightTensors(arena, values);
+  }
+
+  /**
+   * Every weight some initializer wants quantized, quantized once (its three parts share it), the
+   * layers in parallel over the common pool: at load this is most of the start's extra time.
+   */
+  private static Map<String, QuantizedWeight> quantizeAll(Map<String, Tensor> tensors,
+      List<ExternalInitializer> initializers) {
+    Map<String, WeightSource.Quantized> wanted = new LinkedHashMap<>();
+    for (ExternalInitializer init : initializers) {
+      if (init.source() instanceof WeightSource.Quantized q) {
+        wanted.putIfAbsent(q.tensor(), q);
+      }
+    }
+    Map<String, QuantizedWeight> out = new ConcurrentHashMap<>();
+    wanted.values().parallelStream().forEach(q -> out.put(q.tensor(), BlockQuantizer.quantize(
+        tensor(tensors, q.tensor()), q.layout(), q.spec().mode().bits(), q.spec().blockSize(),
+        q.spec().zeroPoints())));
+    return out;
+  }
+
+  private static Tensor tensor(Map<String, Tensor> tensors, String name) {
+    Tensor t = tensors.get(name);
+    if (t == null) {
+      throw new IllegalArgumentException("no tensor named " + name);
+    }
+    return t;
   }
 
   private static MemorySegment fp32(Tensor t, Arena arena) {
@@ -82,6 +123,33 @@ final class WeightTensors implements AutoCloseable {
       dtype.store(copy, k, t.get(k));
     }
     return copy;
+  }
+
+  /** @param scaleType the scales' type: A's, the graph's float type */
+  private static MemorySegment part(QuantizedWeight w, WeightSource.Part part,
+      GraphDtype scaleType, Arena arena) {
+    return switch (part) {
+      case WEIGHT -> arena.allocateFrom(ValueLayout.JAVA_BYTE, w.packed());
+      case ZERO_POINTS -> arena.allocateFrom(ValueLayout.JAVA_BYTE, w.zeroPoints());
+      case SCALES -> {
+        float[] scales = w.scales();
+        MemorySegment out = arena.allocate((long) scales.length * scaleType.bytes(), 64);
+        for (int i = 0; i < scales.length; i++) {
+          scaleType.store(out, i, scales[i]);
+        }
+        yield out;
+      }
+    };
+  }
+
+  /** The float type of ONNX code {@code elemType}; fp32 for the quantized bytes (unused). */
+  private static GraphDtype floatType(int elemType) {
+    for (GraphDtype t : GraphDtype.values()) {
+      if (t.onnxType() == elemType) {
+        return t;
+      }
+    }
+    return GraphDtype.FLOAT32;
   }
 
   OrtValue[] values() {

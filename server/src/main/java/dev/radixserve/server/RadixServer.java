@@ -75,16 +75,16 @@ public final class RadixServer {
     if (device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32) {
       return config.numBlocks() != null
           ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(),
-              config.threads())
+              config.threads(), java.util.Map.of(), config.quantization())
           : OnnxModelRunner.createForBudget(weights, config.blockSize(),
-              config.kvCacheMemoryBytes(), config.threads());
+              config.kvCacheMemoryBytes(), config.threads(), config.quantization());
     }
     LOG.info("running on " + device.kind().settingName() + " in " + device.dtype().settingName());
     return config.numBlocks() != null
         ? BoundModelRunner.create(weights, device, config.blockSize(), config.numBlocks(),
-            config.threads())
+            config.threads(), config.quantization())
         : BoundModelRunner.createForBudget(weights, device, config.blockSize(),
-            config.kvCacheMemoryBytes(), config.threads());
+            config.kvCacheMemoryBytes(), config.threads(), config.quantization());
   }
 
   private static final Logger LOG = Logger.getLogger(RadixServer.class.getName());
@@ -93,7 +93,6 @@ public final class RadixServer {
   private static final java.time.Duration WARMUP_BUDGET = java.time.Duration.ofSeconds(3);
   private static final long START_STACK_BYTES = 16L << 20;
 
-  private final ModelWeights weights;
   private final ModelRunner runner;
   private final Engine engine;
   private final CacheViewService cacheView;
@@ -111,6 +110,7 @@ public final class RadixServer {
   private RadixServer(ServerConfig config) throws InterruptedException {
     Tokenizer tokenizer;
     EosTokens eos;
+    ModelWeights weights;
     ChatTemplate chatTemplate;
     if (config.model() == null) {
       weights = RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
@@ -129,7 +129,15 @@ public final class RadixServer {
       LOG.warning("the JVM was started without --add-modules jdk.incubator.vector: the CPU"
           + " attention kernel runs without the Vector API (about 4x slower attention)");
     }
-    runner = createRunner(weights, config);
+    // ONNX Runtime keeps its own copy of every initializer (quantized, converted or as is), so
+    // the checkpoint's memory (a mapping, or the embedded model's arena) goes as soon as the
+    // session holds the weights: a quantized model then costs its quantized size, not both
+    long params;
+    try (weights) {
+      runner = createRunner(weights, config);
+      params = weights.tensors().values().stream()
+          .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
+    }
     if (config.warmup()) {
       // before any block is handed out: the warm-up scribbles on the first few
       RunnerWarmup.Result warm = RunnerWarmup.run(runner, WARMUP_BUDGET, WARMUP_STEPS);
@@ -204,13 +212,13 @@ public final class RadixServer {
     channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
         .childHandler(initializer)
         .bind(config.host(), config.port()).sync().channel();
-    long params = weights.tensors().values().stream()
-        .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
     LOG.info(() -> String.format("model %s (%s): %d layers, %d kv heads of %d, %,d parameters;"
-        + " EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching %s;"
-        + " listening on http://%s:%d", config.servedModelName(),
+        + " weights %s; EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching"
+        + " %s; listening on http://%s:%d", config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
-        mc.kvHeads(), mc.headDim(), params, eos.ids(), eos.source(), runner.numBlocks(), config.blockSize(),
+        mc.kvHeads(), mc.headDim(), params, config.quantization().quantized()
+            ? "quantized " + config.quantization().key() : "unquantized", eos.ids(), eos.source(),
+        runner.numBlocks(), config.blockSize(),
         dev.radixserve.model.DeviceKvPool.bytesPerBlock(mc, config.blockSize(),
             config.device().dtype()) * runner.numBlocks(),
         config.prefixCaching() ? "on" : "off", config.host(), port()));
@@ -230,13 +238,13 @@ public final class RadixServer {
         "kv-offload-memory/kv-offload-dir: the KV pool of --device " + config.device().kind()
             + " --dtype " + config.device().dtype() + " cannot export blocks yet (the tiers"
             + " work with the CPU float32 pool)"));
-    // what else a block's bytes depend on: the shape and the pool's dtype
-    // (any family: a cached row is kv heads x head dim wide)
+    // what else a block's bytes depend on: the shape and the pool's dtype (any family: a cached
+    // row is kv heads x head dim wide; the quantization is in the model key, as in the KV events)
     String shape = String.format("layers=%d,kvheads=%d,headdim=%d,positions=%d,vocab=%d,dtype=%s",
         mc.nLayer(), mc.kvHeads(), mc.headDim(), mc.nPositions(), mc.vocabSize(),
         config.device().dtype());
     KvTiers t = KvTiers.create(config.kvOffloadMemoryBytes(), config.kvOffloadDir(),
-        config.kvOffloadDiskBytes(), io, config.servedModelName(), shape, config.blockSize());
+        config.kvOffloadDiskBytes(), io, cacheModelKey(config), shape, config.blockSize());
     LOG.info(() -> "KV tiers below the pool: " + t.stats());
     return t;
   }
@@ -251,11 +259,25 @@ public final class RadixServer {
       return null;
     }
     KvEventPublisher publisher =
-        new KvEventPublisher(config.kvEvents(), radixCache, config.servedModelName());
+        new KvEventPublisher(config.kvEvents(), radixCache, cacheModelKey(config));
     LOG.info(() -> "KV events: publishing on " + publisher.endpoint() + (publisher.replayEndpoint()
         == null ? "" : ", replay on " + publisher.replayEndpoint()) + ", topic '"
         + (config.kvEvents().topic() == null ? "" : config.kvEvents().topic()) + "'");
     return publisher;
+  }
+
+  /**
+   * The model as the block hashes name it: the served name, then the dtype when it is not fp32
+   * and the quantization when there is one ({@code gpt2@int4/b32/sym/acc4},
+   * {@code gpt2@float16}), since an int4 or fp16 model's KV blocks are not the fp32 model's. For
+   * fp32 unquantized it is the plain name, so llm-d's own hash of a prefix still equals ours.
+   */
+  static String cacheModelKey(ServerConfig config) {
+    String key = config.servedModelName();
+    if (config.device().dtype() != GraphDtype.FLOAT32) {
+      key += "@" + config.device().dtype().settingName();
+    }
+    return config.quantization().quantized() ? key + "@" + config.quantization().key() : key;
   }
 
   /** Loads the model, starts the engine and the HTTP endpoint. */
@@ -356,7 +378,6 @@ public final class RadixServer {
         tiers.close();
       }
       runner.close();
-      weights.close();
       metrics.close();
       terminated.countDown();
     }

@@ -10,7 +10,10 @@ import ai.onnx.proto.OnnxMl.TensorProto;
 import ai.onnx.proto.OnnxMl.TensorShapeProto;
 import ai.onnx.proto.OnnxMl.TypeProto;
 import ai.onnx.proto.OnnxMl.ValueInfoProto;
+import dev.radixserve.model.ort.ElementType;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A thin writer of ONNX graphs over the {@code OnnxMl} protobuf classes: declares inputs and
@@ -21,8 +24,14 @@ final class GraphBuilder {
   static final int FLOAT = TensorProto.DataType.FLOAT_VALUE;
   static final int INT32 = TensorProto.DataType.INT32_VALUE;
   static final int INT64 = TensorProto.DataType.INT64_VALUE;
+  static final int UINT8 = TensorProto.DataType.UINT8_VALUE;
 
   private final GraphProto.Builder graph;
+  private final Map<String, ExternalInitializer> externals = new LinkedHashMap<>();
+  private final Map<String, Offered> offered = new LinkedHashMap<>();
+
+  /** A checkpoint tensor the graph may read, in the graph's float type. */
+  private record Offered(long[] dims, int elemType) {}
   private int counter;
 
   GraphBuilder(String name) {
@@ -45,11 +54,34 @@ final class GraphBuilder {
   }
 
   /**
+   * Offers checkpoint tensors (name → shape) as fp32 weights: each becomes an external
+   * initializer if, and only if, a node reads it when the graph is {@link #finish}ed. A family
+   * offers all its weights up front; a linear layer that is quantized reads its weight in
+   * another form, so the fp32 one is never declared, converted or handed to the session.
+   */
+  void offer(Map<String, long[]> weights, int elemType) {
+    weights.forEach((name, dims) -> offered.putIfAbsent(name, new Offered(dims.clone(), elemType)));
+  }
+
+  /** Offers one checkpoint tensor as fp32 unless already offered (see {@link #offer}). */
+  String weight(String name, long... dims) {
+    offered.putIfAbsent(name, new Offered(dims.clone(), FLOAT));
+    return name;
+  }
+
+  /**
    * Declares an initializer whose data the session gets from the caller
    * ({@code AddExternalInitializers}) instead of the model: an external-data reference to a
-   * location that no file holds.
+   * location that no file holds. The runner makes the data from {@code source}.
    */
-  void externalInitializer(String name, int elemType, long[] dims, long bytes) {
+  void externalInitializer(String name, int elemType, long[] dims, WeightSource source) {
+    if (externals.putIfAbsent(name, new ExternalInitializer(name, elemType, dims, source)) != null) {
+      throw new IllegalStateException("initializer " + name + " declared twice");
+    }
+    long bytes = ElementType.ofCode(elemType).bytes();
+    for (long d : dims) {
+      bytes *= d;
+    }
     TensorProto.Builder t = TensorProto.newBuilder().setName(name).setDataType(elemType)
         .setDataLocation(TensorProto.DataLocation.EXTERNAL)
         .addExternalData(entry("location", "radixserve-weights"))
@@ -79,6 +111,11 @@ final class GraphBuilder {
     TypeProto type = TypeProto.newBuilder().setTensorType(
         TypeProto.Tensor.newBuilder().setElemType(elemType).setShape(shape)).build();
     return ValueInfoProto.newBuilder().setName(name).setType(type).build();
+  }
+
+  /** A fresh value name after {@code hint}. */
+  String fresh(String hint) {
+    return hint + "_" + (counter++);
   }
 
   /** Adds one node with a single fresh output (named after {@code hint}) and returns that name. */
@@ -194,7 +231,24 @@ final class GraphBuilder {
         .setF(value).build();
   }
 
-  /** The finished model at the given default-domain opset, importing {@code com.microsoft} 1. */
+  /**
+   * The finished graph at the given default-domain opset, importing {@code com.microsoft} 1,
+   * with every offered weight a node reads declared as an fp32 external initializer.
+   */
+  OnnxGraph finish(int opset, String producer) {
+    java.util.Set<String> read = new java.util.HashSet<>();
+    for (NodeProto n : graph.getNodeList()) {
+      read.addAll(n.getInputList());
+    }
+    offered.forEach((name, w) -> {
+      if (read.contains(name) && !externals.containsKey(name)) {
+        externalInitializer(name, w.elemType(), w.dims(), new WeightSource.Dense(name));
+      }
+    });
+    return new OnnxGraph(model(opset, producer).toByteArray(), List.copyOf(externals.values()));
+  }
+
+  /** The model alone, for graphs with no external initializers. */
   ModelProto model(int opset, String producer) {
     return ModelProto.newBuilder()
         .setIrVersion(8)

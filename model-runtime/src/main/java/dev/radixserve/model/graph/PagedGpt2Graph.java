@@ -3,6 +3,8 @@ package dev.radixserve.model.graph;
 import static dev.radixserve.model.graph.GraphBuilder.attr;
 
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.quant.WeightLayout;
 import dev.radixserve.model.weights.GptWeights;
 import java.util.List;
 import java.util.Map;
@@ -12,7 +14,8 @@ import java.util.Map;
  * as {@link GraphDtype} says): each layer's
  * attention is one {@code com.microsoft.PagedAttention} node that reads the KV pool where it lies
  * and writes the new tokens' keys and values into it in place. Initializers: every {@link
- * GptWeights} tensor under its canonical name.
+ * GptWeights} tensor under its canonical name, or for a quantized linear layer MatMulNBits'
+ * three tensors instead of its weight ({@link Linear}).
  *
  * Per layer: {@code ln_1 → c_attn → split q|k|v [T, E] → PagedAttention → c_proj → + residual →
  * ln_2 → MLP → + residual}. {@code M} must cover every sequence's past and new tokens. Logits are
@@ -42,9 +45,9 @@ public final class PagedGpt2Graph implements PagedGraph {
   }
 
   @Override
-  public byte[] build(int blockSize, GraphDtype dtype) {
+  public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant) {
     g = new GraphBuilder("gpt2_paged");
-    io = new PagedIo(g, c, blockSize, dtype, initializers());
+    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant);
     String x = g.op("Add", "embed",
         io.gather("wte.weight", io.ids), io.gather("wpe.weight", io.positions));
     for (int i = 0; i < c.nLayer(); i++) {
@@ -52,7 +55,7 @@ public final class PagedGpt2Graph implements PagedGraph {
     }
     String last = io.gather(x, io.logitsIndex);
     io.logitsAndOutputs(layerNorm(last, "ln_f"), GptWeights.lmHeadName(c));
-    return g.model(OPSET, "radixserve").toByteArray();
+    return g.finish(OPSET, "radixserve");
   }
 
   private String block(int layer, String x) {
@@ -72,7 +75,7 @@ public final class PagedGpt2Graph implements PagedGraph {
 
   /** Conv1D: weight is [in, out], so x · W as is. */
   private String linear(String x, String prefix) {
-    return g.op("Add", prefix, g.op("MatMul", prefix + "_mm", x, prefix + ".weight"), prefix + ".bias");
+    return io.linear(x, prefix + ".weight", WeightLayout.IN_OUT, prefix + ".bias");
   }
 
   private String layerNorm(String x, String prefix) {

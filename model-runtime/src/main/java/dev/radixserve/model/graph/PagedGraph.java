@@ -1,6 +1,7 @@
 package dev.radixserve.model.graph;
 
 import dev.radixserve.model.ModelShape;
+import dev.radixserve.model.quant.QuantSpec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -50,13 +51,22 @@ public interface PagedGraph {
   Map<String, long[]> initializers();
 
   /**
-   * The serialized ModelProto for this block size computing in {@code dtype}: weights,
-   * activations and KV caches of that type, logits cast to fp32 at the end.
+   * The graph for this block size computing in {@code dtype} (weights, activations and KV caches
+   * of that type, logits cast to fp32 at the end), its linear layers quantized as {@code quant}
+   * says (through {@link Linear}), with the external initializers the runner must supply.
+   *
+   * @throws dev.radixserve.model.quant.QuantizationException if {@code quant} cannot quantize a
+   *     layer (a block size that does not divide its input width)
    */
-  byte[] build(int blockSize, GraphDtype dtype);
+  OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant);
+
+  /** The unquantized graph computing in {@code dtype}. */
+  default OnnxGraph build(int blockSize, GraphDtype dtype) {
+    return build(blockSize, dtype, QuantSpec.none());
+  }
 
   /** The fp32 graph. */
-  default byte[] build(int blockSize) {
+  default OnnxGraph build(int blockSize) {
     return build(blockSize, GraphDtype.FLOAT32);
   }
 

@@ -6,6 +6,8 @@ import static dev.radixserve.model.graph.GraphBuilder.INT64;
 import static dev.radixserve.model.graph.GraphBuilder.attr;
 
 import dev.radixserve.model.ModelShape;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.quant.WeightLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -27,10 +29,13 @@ final class PagedIo {
   private final GraphBuilder g;
   private final ModelShape shape;
   private final int blockSize;
+  private final Map<String, long[]> weights;
+  private final Linear linear;
+  private final boolean quantizeHead;
 
   /** Declares the step inputs, the caches and the weights on {@code g}. */
   PagedIo(GraphBuilder g, ModelShape shape, int blockSize, GraphDtype dtype,
-      Map<String, long[]> weights) {
+      Map<String, long[]> weights, QuantSpec quant) {
     if (blockSize <= 0) {
       throw new IllegalArgumentException("block size must be positive, got " + blockSize);
     }
@@ -49,13 +54,21 @@ final class PagedIo {
       g.input(PagedGraph.keyCache(i), dt.onnxType(), cacheDims());
       g.input(PagedGraph.valueCache(i), dt.onnxType(), cacheDims());
     }
-    for (Map.Entry<String, long[]> w : weights.entrySet()) {
-      long elements = 1;
-      for (long dim : w.getValue()) {
-        elements *= dim;
-      }
-      g.externalInitializer(w.getKey(), dt.onnxType(), w.getValue(), elements * dt.bytes());
-    }
+    // only the weights a node reads become initializers: a quantized layer reads its own
+    g.offer(weights, dt.onnxType());
+    this.weights = weights;
+    this.linear = new Linear(g, quant, dt.onnxType());
+    this.quantizeHead = quant.lmHead();
+  }
+
+  /**
+   * {@code x · W (+ b)} for the checkpoint weight {@code weight} stored in {@code layout}, through
+   * {@link Linear}: MatMul/Gemm, or MatMulNBits when the quantization covers it.
+   *
+   * @param bias the bias tensor's name; null for none
+   */
+  String linear(String x, String weight, WeightLayout layout, String bias) {
+    return linear.emit(x, weight, layout, weights.get(weight), bias, true);
   }
 
   private Object[] cacheDims() {
@@ -87,11 +100,14 @@ final class PagedIo {
    * every output is declared.
    */
   void logitsAndOutputs(String normed, String head) {
+    // the head is [vocab, hidden] (nn.Linear's layout, or the tied embedding): quantized only
+    // with QuantSpec.lmHead
     if (dt == GraphDtype.FLOAT32) {
-      g.node("Gemm", "", "lm_head", List.of(normed, head), List.of(PagedGraph.LOGITS),
-          attr("transB", 1L));
+      linear.emitInto(PagedGraph.LOGITS, normed, head, WeightLayout.OUT_IN, weights.get(head),
+          null, quantizeHead);
     } else {
-      String low = g.op("Gemm", "lm_head", List.of(normed, head), attr("transB", 1L));
+      String low = linear.emit(normed, head, WeightLayout.OUT_IN, weights.get(head), null,
+          quantizeHead);
       g.node("Cast", "", "logits_to_fp32", List.of(low), List.of(PagedGraph.LOGITS),
           attr("to", (long) FLOAT));
     }

@@ -4,6 +4,8 @@ import static dev.radixserve.model.graph.GraphBuilder.attr;
 
 import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.weights.LlamaWeights;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.quant.WeightLayout;
 import java.util.List;
 import java.util.Map;
 
@@ -31,8 +33,8 @@ import java.util.Map;
  * Hugging Face computes them; 128 k positions × 64 cost 2 × 32 MB). Rotary is applied here,
  * before the attention node, rather than by PagedAttention's own {@code do_rotary}: the CPU
  * kernel stays family-agnostic and keys enter the pool already rotated.
- * Every projection goes through {@link #linear}, the one place a quantized or half-precision
- * linear layer would be emitted.
+ * Every projection goes through {@link #linear}, i.e. {@link Linear}: the one place a quantized
+ * (MatMulNBits) or dense linear layer is emitted.
  */
 public final class PagedLlamaGraph implements PagedGraph {
 
@@ -60,9 +62,9 @@ public final class PagedLlamaGraph implements PagedGraph {
   }
 
   @Override
-  public byte[] build(int blockSize, GraphDtype dtype) {
+  public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant) {
     g = new GraphBuilder(c.modelType() + "_paged");
-    io = new PagedIo(g, c, blockSize, dtype, initializers());
+    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant);
     rotaryTables();
     String x = io.gather(LlamaWeights.EMBED, io.ids);
     for (int i = 0; i < c.nLayer(); i++) {
@@ -70,7 +72,7 @@ public final class PagedLlamaGraph implements PagedGraph {
     }
     io.logitsAndOutputs(rmsNorm(io.gather(x, io.logitsIndex), "norm.weight"),
         LlamaWeights.lmHeadName(c));
-    return g.model(OPSET, "radixserve").toByteArray();
+    return g.finish(OPSET, "radixserve");
   }
 
   private String block(int layer, String x) {
@@ -95,11 +97,9 @@ public final class PagedLlamaGraph implements PagedGraph {
 
   /** nn.Linear: weight [out, in], so x · Wᵀ (+ b). The one place projections are emitted. */
   private String linear(String x, String prefix, boolean bias) {
-    List<String> inputs = bias
-        ? List.of(x, prefix + ".weight", prefix + ".bias")
-        : List.of(x, prefix + ".weight");
-    return g.op("Gemm", prefix, inputs, attr("transB", 1L));
+    return io.linear(x, prefix + ".weight", WeightLayout.OUT_IN, bias ? prefix + ".bias" : null);
   }
+
 
   /**
    * Hugging Face's RMSNorm, x / sqrt(mean(x²) + eps) · weight over the last axis, as ONNX

@@ -3,6 +3,7 @@ package dev.radixserve.model.ort;
 /** Tensor element types this runtime uses, with their {@code ONNXTensorElementDataType} codes. */
 public enum ElementType {
   FLOAT(1, 4),
+  UINT8(2, 1),
   INT32(6, 4),
   INT64(7, 8),
   FLOAT16(10, 2),
@@ -25,7 +26,8 @@ public enum ElementType {
     return bytes;
   }
 
-  static ElementType ofCode(int code) {
+  /** The type of ONNX code {@code code}. */
+  public static ElementType ofCode(int code) {
     for (ElementType t : values()) {
       if (t.code == code) {
         return t;

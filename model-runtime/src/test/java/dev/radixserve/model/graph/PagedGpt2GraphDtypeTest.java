@@ -26,7 +26,7 @@ class PagedGpt2GraphDtypeTest {
       "gelu_new");
 
   static ModelProto build(GraphDtype dtype) throws Exception {
-    return ModelProto.parseFrom(new PagedGpt2Graph(GPT2_SMALL_SHAPE).build(16, dtype));
+    return ModelProto.parseFrom(new PagedGpt2Graph(GPT2_SMALL_SHAPE).build(16, dtype).model());
   }
 
   static Map<String, Integer> types(List<ValueInfoProto> values) {

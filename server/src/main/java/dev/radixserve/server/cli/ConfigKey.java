@@ -2,6 +2,8 @@ package dev.radixserve.server.cli;
 
 import dev.radixserve.model.Device;
 import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.config.ServerConfig;
@@ -95,7 +97,21 @@ enum ConfigKey {
       c -> c.kvOffloadDir() == null ? null : c.kvOffloadDir().toString()),
   KV_OFFLOAD_DISK_SIZE("kv-offload-disk-size",
       (b, v) -> b.kvOffloadDiskBytes = ConfigValues.bytes(v),
-      c -> ConfigValues.formatBytes(c.kvOffloadDiskBytes()));
+      c -> ConfigValues.formatBytes(c.kvOffloadDiskBytes())),
+  QUANTIZATION("quantization",
+      (b, v) -> b.quantization = ConfigValues.choice(v, QuantMode.class),
+      c -> ConfigValues.formatChoice(c.quantization().mode())),
+  QUANTIZATION_BLOCK_SIZE("quantization-block-size",
+      (b, v) -> b.quantizationBlockSize = ConfigValues.integer(v),
+      c -> c.quantization().blockSize()),
+  QUANTIZATION_ZERO_POINTS("quantization-zero-points",
+      (b, v) -> b.quantizationZeroPoints = ConfigValues.bool(v),
+      c -> c.quantization().zeroPoints()),
+  QUANTIZATION_LM_HEAD("quantization-lm-head",
+      (b, v) -> b.quantizationLmHead = v.strip().equalsIgnoreCase("auto") ? null
+          : ConfigValues.bool(v),
+      c -> c.quantization().lmHead() == QuantSpec.defaultLmHead(c.quantization().mode())
+          ? "auto" : c.quantization().lmHead());
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

@@ -1,6 +1,7 @@
 package dev.radixserve.server.cli;
 
 import dev.radixserve.bench.BenchCommand;
+import dev.radixserve.model.quant.QuantizationException;
 import dev.radixserve.model.weights.ModelLoadException;
 import dev.radixserve.server.config.ServerConfig;
 import java.io.PrintWriter;
@@ -56,6 +57,11 @@ public final class Main implements Runnable {
         .setErr(err)
         .setExecutionExceptionHandler((e, cmd, parsed) -> {
           if (e instanceof ConfigException) {
+            cmd.getErr().println("radixserve: " + e.getMessage());
+            cmd.getErr().flush();
+            return CommandLine.ExitCode.USAGE;
+          }
+          if (e instanceof QuantizationException) {
             cmd.getErr().println("radixserve: " + e.getMessage());
             cmd.getErr().flush();
             return CommandLine.ExitCode.USAGE;

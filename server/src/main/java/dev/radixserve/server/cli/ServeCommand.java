@@ -250,6 +250,30 @@ final class ServeCommand implements Callable<Integer> {
       description = "Budget of the disk tier. Default: 16g. Env RADIXSERVE_KV_OFFLOAD_DISK_SIZE.")
   String kvOffloadDiskSize;
 
+  @Option(names = "--quantization", paramLabel = "none|int8|int4", order = 45,
+      description = "Store the linear layers' weights block-quantized (ONNX Runtime's "
+          + "MatMulNBits), quantized at load from the checkpoint; embeddings stay as they are. "
+          + "Env RADIXSERVE_QUANTIZATION.")
+  String quantization;
+
+  @Option(names = "--quantization-block-size", paramLabel = "N", order = 46,
+      description = "Weights per quantization block along the input dimension (16..256, a power"
+          + " of two that divides every layer's input width). Env "
+          + "RADIXSERVE_QUANTIZATION_BLOCK_SIZE.")
+  String quantizationBlockSize;
+
+  @Option(names = "--quantization-zero-points", paramLabel = "true|false", order = 47,
+      arity = "0..1", fallbackValue = "true",
+      description = "Asymmetric blocks (a zero point per block) instead of symmetric ones. Env "
+          + "RADIXSERVE_QUANTIZATION_ZERO_POINTS.")
+  String quantizationZeroPoints;
+
+  @Option(names = "--quantization-lm-head", paramLabel = "true|false|auto", order = 48,
+      arity = "0..1", fallbackValue = "true",
+      description = "Quantize the LM head too. auto (the default): true with int8, false with "
+          + "int4. Env RADIXSERVE_QUANTIZATION_LM_HEAD.")
+  String quantizationLmHead;
+
   @Option(names = "--config", paramLabel = "FILE", order = 90,
       description = "YAML file setting any of the above by name (see config/radixserve.yaml). "
           + "Env RADIXSERVE_CONFIG.")

@@ -3,6 +3,8 @@ package dev.radixserve.server.config;
 import dev.radixserve.model.Device;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.ort.CudaProvider;
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -48,6 +50,8 @@ import java.time.Duration;
  * @param kvOffloadDir directory of the disk tier below the KV pool (kept across restarts); null:
  *     none
  * @param kvOffloadDiskBytes the disk tier's budget
+ * @param quantization how the linear layers' weights are stored ({@code --quantization} and its
+ *     block size, zero points and LM-head keys; the accuracy level is the device's)
  */
 public record ServerConfig(
     String host,
@@ -82,7 +86,8 @@ public record ServerConfig(
     String clientIdHeader,
     long kvOffloadMemoryBytes,
     Path kvOffloadDir,
-    long kvOffloadDiskBytes) {
+    long kvOffloadDiskBytes,
+    QuantSpec quantization) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -117,6 +122,9 @@ public record ServerConfig(
         "client-id-header", clientIdHeader, "an HTTP header name");
     require(kvOffloadMemoryBytes >= 0, "kv-offload-memory", kvOffloadMemoryBytes, ">= 0 bytes");
     require(kvOffloadDiskBytes > 0, "kv-offload-disk-size", kvOffloadDiskBytes, "> 0 bytes");
+    if (quantization == null) {
+      quantization = QuantSpec.none();
+    }
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -185,6 +193,10 @@ public record ServerConfig(
     b.kvOffloadMemoryBytes = kvOffloadMemoryBytes;
     b.kvOffloadDir = kvOffloadDir;
     b.kvOffloadDiskBytes = kvOffloadDiskBytes;
+    b.quantization = quantization.mode();
+    b.quantizationBlockSize = quantization.blockSize();
+    b.quantizationZeroPoints = quantization.zeroPoints();
+    b.quantizationLmHead = quantization.lmHead();
     return b;
   }
 
@@ -221,6 +233,12 @@ public record ServerConfig(
     public Duration headerTimeout = Duration.ofSeconds(20);
     public Duration bodyTimeout = Duration.ofSeconds(60);
     public boolean warmup = true;
+    public QuantMode quantization = QuantMode.NONE;
+    public int quantizationBlockSize = QuantSpec.DEFAULT_BLOCK_SIZE;
+    public boolean quantizationZeroPoints;
+    /** null: the mode's default ({@link QuantSpec#defaultLmHead}). */
+    public Boolean quantizationLmHead;
+
     public Device.Kind device = Device.Kind.CPU;
     /** null: float32 on the CPU, float16 on CUDA. */
     public GraphDtype dtype;
@@ -240,6 +258,9 @@ public record ServerConfig(
         throw new IllegalArgumentException("invalid value for cuda-device-id: " + cudaDeviceId
             + " (allowed: >= 0)");
       }
+      require(quantizationBlockSize >= 16 && quantizationBlockSize <= 256
+          && Integer.bitCount(quantizationBlockSize) == 1, "quantization-block-size",
+          quantizationBlockSize, "16, 32, 64, 128 or 256");
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
           numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
           apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout,
@@ -249,7 +270,21 @@ public record ServerConfig(
           headerTimeout, bodyTimeout, warmup,
           new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)),
           fairShare, maxSeqsPerRequest, clientIdHeader,
-          kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes);
+          kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes,
+          quantization());
+    }
+
+    /**
+     * The quantization as the device runs it: on the CPU, {@code accuracy_level} 4 (int8 dot
+     * products, measured faster; ONNX Runtime has no fp32-compute kernel for 8-bit weights on
+     * x86); CUDA's MatMulNBits computes in the activations' type and takes no level (0).
+     */
+    private QuantSpec quantization() {
+      return quantization == QuantMode.NONE ? QuantSpec.none()
+          : QuantSpec.of(quantization).withBlockSize(quantizationBlockSize)
+              .withZeroPoints(quantizationZeroPoints).withLmHead(quantizationLmHead == null
+                  ? QuantSpec.defaultLmHead(quantization) : quantizationLmHead)
+              .withAccuracyLevel(device == Device.Kind.CUDA ? 0 : QuantSpec.CPU_ACCURACY_LEVEL);
     }
   }
 }

@@ -19,6 +19,10 @@ import java.nio.charset.StandardCharsets;
  * unsalted prefix the hash radixserve publishes equals the key llm-d computes from the token ids.
  * llm-d does not rely on that: it keeps engine hashes as opaque keys and recomputes its own.
  *
+ * <p>{@code model} is the served name for fp32 weights and {@code name@quantization} (e.g.
+ * {@code gpt2@int4/b32/sym/acc4}) for quantized ones: the same tokens under another quantization
+ * are other KV blocks, so their hashes differ from the root on.
+ *
  * <p>A salt enters at block 0 and so changes every later hash: two tenants' equal prefixes never
  * share a hash (up to a 64-bit collision), as they never share blocks in the radix cache. Only
  * full blocks have hashes; a partial last block is never published.

@@ -62,7 +62,8 @@ public final class KvEventPublisher implements AutoCloseable {
   /**
    * Binds (or connects) the sockets, registers with {@code cache} and starts the publisher thread.
    *
-   * @param model the served model name, the root of the hash chain (see {@link BlockHasher})
+   * @param model the served model name, with its quantization when the weights are quantized
+   *     ({@code RadixServer.cacheModelKey}): the root of the hash chain (see {@link BlockHasher})
    * @throws IllegalStateException when an endpoint cannot be bound (e.g. the port is taken)
    */
   public KvEventPublisher(KvEventsConfig config, RadixCache cache, String model) {

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.KvEventsConfig;
 import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.server.config.ServerConfig;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -109,6 +111,10 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.KV_OFFLOAD_MEMORY, "3g");
     values.put(ConfigKey.KV_OFFLOAD_DIR, "/var/cache/radixserve-kv");
     values.put(ConfigKey.KV_OFFLOAD_DISK_SIZE, "100g");
+    values.put(ConfigKey.QUANTIZATION, "int4");
+    values.put(ConfigKey.QUANTIZATION_BLOCK_SIZE, "64");
+    values.put(ConfigKey.QUANTIZATION_ZERO_POINTS, "true");
+    values.put(ConfigKey.QUANTIZATION_LM_HEAD, "true");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
@@ -120,7 +126,8 @@ class ConfigPrecedenceTest {
             dev.radixserve.model.graph.GraphDtype.BFLOAT16,
             new dev.radixserve.model.ort.CudaProvider.Settings(3, true)),
         false, 3, "X-User",
-        3L << 30, Path.of("/var/cache/radixserve-kv"), 100L << 30);
+        3L << 30, Path.of("/var/cache/radixserve-kv"), 100L << 30,
+        new QuantSpec(QuantMode.INT4, 64, true, true, 0)); // on CUDA: no accuracy_level
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
@@ -161,9 +168,9 @@ class ConfigPrecedenceTest {
         + "kv-events-endpoint, kv-events-replay-endpoint, kv-events-topic, kv-events-queue-size, "
         + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
         + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, "
-        + "cuda-device-id, cuda-tf32, fair-share, "
-        + "max-seqs-per-request, client-id-header, kv-offload-memory, kv-offload-dir, "
-        + "kv-offload-disk-size)",
+        + "cuda-device-id, cuda-tf32, fair-share, max-seqs-per-request, client-id-header, "
+        + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size, quantization, "
+        + "quantization-block-size, quantization-zero-points, quantization-lm-head)",
         e.getMessage());
   }
 

@@ -3,6 +3,11 @@ package dev.radixserve.server.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.weights.DType;
+import dev.radixserve.model.weights.GptWeights;
+import dev.radixserve.model.weights.HfModelWriter;
+import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.server.config.ServerConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -81,6 +86,10 @@ class ServeCommandTest {
         kv-offload-memory: 0
         kv-offload-dir: null
         kv-offload-disk-size: 16g
+        quantization: none
+        quantization-block-size: 32
+        quantization-zero-points: false
+        quantization-lm-head: auto
         """, r.out());
   }
 
@@ -125,9 +134,40 @@ class ServeCommandTest {
     assertEquals(2, range.status());
     assertTrue(range.err().contains("invalid value for block-size: 0 (allowed: 1..1024)"), range.err());
 
+    Run mode = run(Map.of(), "serve", "--quantization", "int3");
+    assertEquals(2, mode.status());
+    assertTrue(mode.err().contains("invalid value for quantization from flag --quantization: "
+        + "'int3' (allowed: none, int8, int4)"), mode.err());
+
+    Run quantBlock = run(Map.of(), "serve", "--quantization", "int4",
+        "--quantization-block-size", "48");
+    assertEquals(2, quantBlock.status());
+    assertTrue(quantBlock.err().contains("invalid value for quantization-block-size: 48 "
+        + "(allowed: 16, 32, 64, 128 or 256)"), quantBlock.err());
+
     Run unknownFlag = run(Map.of(), "serve", "--max-num-seq", "4");
     assertEquals(2, unknownFlag.status());
     assertTrue(unknownFlag.err().contains("Unknown options: '--max-num-seq', '4'"), unknownFlag.err());
+  }
+
+  @Test
+  void aQuantizationTheModelCannotTakeStopsTheStartWithStatus2() {
+    // n_embd 48: blocks of 32 do not divide c_attn's input width
+    try (GptWeights w = RandomGpt2.create(new ModelConfig(1, 2, 48, 32, 260, 1e-5, "gelu_new"),
+        4)) {
+      HfModelWriter.write(w, dir, DType.F32);
+    }
+    HfModelWriter.writeByteLevelTokenizer(dir);
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int status = Main.commandLine(Map.of(), RadixServerLauncher::start, new PrintWriter(out),
+        new PrintWriter(err)).execute("serve", "--model", dir.toString(), "--host", "127.0.0.1",
+        "--port", "0", "--num-blocks", "8", "--quantization", "int8");
+    assertEquals(2, status, err.toString());
+    assertEquals("", out.toString());
+    assertTrue(err.toString().startsWith("radixserve: cannot quantize h.0.attn.c_attn.weight: its"
+        + " input dimension K = 48 is not a multiple of the quantization block size 32"),
+        err.toString());
   }
 
   @Test

@@ -1,0 +1,129 @@
+package dev.radixserve.model.graph;
+
+import static dev.radixserve.model.graph.GraphBuilder.UINT8;
+import static dev.radixserve.model.graph.GraphBuilder.attr;
+
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.quant.WeightLayout;
+import dev.radixserve.model.graph.WeightSource.Part;
+import dev.radixserve.model.graph.WeightSource.Quantized;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The one place a linear layer {@code y = x·W (+ b)} becomes graph nodes, for every model family:
+ * the family names the checkpoint tensor, how it is stored ({@link WeightLayout}) and its bias;
+ * this declares the initializers and picks the operator.
+ *
+ * <pre>
+ *   not quantized, [in, out]   MatMul(x, W) → Add(b)
+ *   not quantized, [out, in]   Gemm(x, W, b, transB=1)
+ *   quantized (either layout)  com.microsoft.MatMulNBits(x, W.q, W.scales[, W.zero_points]) → Add(b)
+ *                              K, N, bits, block_size, accuracy_level from the {@link QuantSpec}
+ * </pre>
+ *
+ * The bias stays a separate Add: MatMulNBits' own bias input is not implemented by every
+ * execution provider (CUDA's kernel has none), and the Add over [T, N] is small beside the
+ * weight it follows.
+ */
+final class Linear {
+
+  static final String QWEIGHT = ".q";
+  static final String SCALES = ".scales";
+  static final String ZERO_POINTS = ".zero_points";
+
+  private final GraphBuilder g;
+  private final QuantSpec spec;
+  private final int floatType;
+
+  /**
+   * @param floatType the graph's float type (ONNX code): MatMulNBits' scales are of A's type
+   */
+  Linear(GraphBuilder g, QuantSpec spec, int floatType) {
+    this.g = g;
+    this.spec = spec;
+    this.floatType = floatType;
+  }
+
+  /**
+   * {@code x} [T, K] times the weight named {@code weight} (of {@code shape}, stored in
+   * {@code layout}), plus {@code bias} ([N]; null for none), into a fresh value.
+   *
+   * @param quantize whether this layer takes the spec's quantization (a family passes false for
+   *     layers the spec leaves alone, e.g. the LM head unless {@link QuantSpec#lmHead})
+   */
+  String emit(String x, String weight, WeightLayout layout, long[] shape, String bias,
+      boolean quantize) {
+    return emit(x, weight, layout, shape, bias, quantize, null);
+  }
+
+  /** As {@link #emit(String, String, WeightLayout, long[], String, boolean)}, into {@code out}. */
+  String emitInto(String out, String x, String weight, WeightLayout layout, long[] shape,
+      String bias, boolean quantize) {
+    return emit(x, weight, layout, shape, bias, quantize, out);
+  }
+
+  private String emit(String x, String weight, WeightLayout layout, long[] shape, String bias,
+      boolean quantize, String out) {
+    long[] kn = layout.kn(shape);
+    String product;
+    boolean last = bias == null;
+    if (quantize && spec.quantized()) {
+      product = matMulNBits(x, weight, layout, kn[0], kn[1], last ? out : null);
+    } else if (layout == WeightLayout.OUT_IN) {
+      List<String> inputs = new ArrayList<>(List.of(x, g.weight(weight, shape)));
+      if (bias != null) {
+        inputs.add(g.weight(bias, kn[1]));
+      }
+      return named(out, "Gemm", weight, inputs, attr("transB", 1L));
+    } else {
+      product = named(last ? out : null, "MatMul", weight + "_mm",
+          List.of(x, g.weight(weight, shape)));
+    }
+    if (bias == null) {
+      return product;
+    }
+    return named(out, "Add", weight, List.of(product, g.weight(bias, kn[1])));
+  }
+
+  private String matMulNBits(String x, String weight, WeightLayout layout, long k, long n,
+      String out) {
+    spec.requireDivides(weight, k);
+    int bits = spec.mode().bits();
+    long blocks = k / spec.blockSize();
+    long blob = (long) spec.blockSize() * bits / 8;
+    List<String> inputs = new ArrayList<>(List.of(x,
+        quantized(weight, layout, Part.WEIGHT, QWEIGHT, UINT8, n, blocks, blob),
+        quantized(weight, layout, Part.SCALES, SCALES, floatType, n, blocks)));
+    if (spec.zeroPoints()) {
+      inputs.add(quantized(weight, layout, Part.ZERO_POINTS, ZERO_POINTS, UINT8, n,
+          (blocks * bits + 7) / 8));
+    }
+    return named(out, "MatMulNBits", "com.microsoft", weight + "_q", inputs,
+        attr("K", k), attr("N", n), attr("bits", (long) bits),
+        attr("block_size", (long) spec.blockSize()),
+        attr("accuracy_level", (long) spec.accuracyLevel()));
+  }
+
+  private String quantized(String weight, WeightLayout layout, Part part, String suffix,
+      int elemType, long... dims) {
+    String name = weight + suffix;
+    g.externalInitializer(name, elemType, dims, new Quantized(weight, layout, spec, part));
+    return name;
+  }
+
+  private String named(String out, String opType, String hint, List<String> inputs,
+      ai.onnx.proto.OnnxMl.AttributeProto... attributes) {
+    return named(out, opType, "", hint, inputs, attributes);
+  }
+
+  private String named(String out, String opType, String domain, String hint, List<String> inputs,
+      ai.onnx.proto.OnnxMl.AttributeProto... attributes) {
+    if (out == null && domain.isEmpty()) {
+      return g.op(opType, hint, inputs, attributes);
+    }
+    String name = out == null ? g.fresh(hint) : out;
+    g.node(opType, domain, name + "/" + opType, inputs, List.of(name), attributes);
+    return name;
+  }
+}

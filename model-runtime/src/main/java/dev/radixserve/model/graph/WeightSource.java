@@ -1,0 +1,28 @@
+package dev.radixserve.model.graph;
+
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.quant.WeightLayout;
+
+/**
+ * What the data of one external initializer is made from at session creation: a checkpoint
+ * tensor as fp32, or one part of that tensor quantized for MatMulNBits.
+ */
+public sealed interface WeightSource {
+
+  /** The checkpoint tensor this comes from. */
+  String tensor();
+
+  /** The tensor widened to fp32 (or wrapped as it is when it already is fp32). */
+  record Dense(String tensor) implements WeightSource {}
+
+  /** One of the three MatMulNBits inputs of {@code tensor} quantized under {@code spec}. */
+  record Quantized(String tensor, WeightLayout layout, QuantSpec spec, Part part)
+      implements WeightSource {}
+
+  /** MatMulNBits' inputs 1 (B), 2 (scales) and 3 (zero_points). */
+  enum Part {
+    WEIGHT,
+    SCALES,
+    ZERO_POINTS
+  }
+}

@@ -1,0 +1,116 @@
+package dev.radixserve.model.quant;
+
+/**
+ * How a model's linear layers are quantized into ONNX Runtime's {@code com.microsoft.MatMulNBits}
+ * format: block-wise along the input dimension K, one scale (and with {@code zeroPoints} one zero
+ * point) per block of {@code blockSize} weights.
+ *
+ * @param mode none, int8 or int4
+ * @param blockSize weights per block along K: a power of two from 16 to 256 (MatMulNBits'
+ *     constraint); it must divide the K of every quantized weight
+ * @param zeroPoints asymmetric blocks (scale and zero point from the block's min and max); false:
+ *     symmetric (scale from the value of largest magnitude, the format's default zero point)
+ * @param lmHead quantize the LM head too (the embeddings stay as they are either way)
+ * @param accuracyLevel MatMulNBits' {@code accuracy_level}: 0 (unset: compute in A's type), 1
+ *     (fp32) .. 4 (A quantized to int8 per block on the fly: the CPU's integer dot products)
+ */
+public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, boolean lmHead,
+    int accuracyLevel) {
+
+  /** Block size when none is given (see BENCHMARKS.md: 32 against 64). */
+  public static final int DEFAULT_BLOCK_SIZE = 32;
+  /** The CPU's level: int8 activations against int8/int4 weights (see BENCHMARKS.md). */
+  public static final int CPU_ACCURACY_LEVEL = 4;
+
+  public QuantSpec {
+    if (mode == null) {
+      throw new IllegalArgumentException("quantization mode is required");
+    }
+    if (blockSize < 16 || blockSize > 256 || Integer.bitCount(blockSize) != 1) {
+      throw new IllegalArgumentException("invalid quantization block size " + blockSize
+          + " (allowed: 16, 32, 64, 128, 256: MatMulNBits takes a power of two from 16)");
+    }
+    if (accuracyLevel < 0 || accuracyLevel > 4) {
+      throw new IllegalArgumentException("invalid accuracy_level " + accuracyLevel + " (0..4)");
+    }
+  }
+
+  /** Weights as they are: plain MatMul. */
+  public static QuantSpec none() {
+    return new QuantSpec(QuantMode.NONE, DEFAULT_BLOCK_SIZE, false, false, 0);
+  }
+
+  /**
+   * {@code mode} with the defaults (BENCHMARKS.md, "Quantized weights"): block 32, symmetric, the
+   * CPU's accuracy level, and the LM head quantized with int8 but kept fp32 with int4 (an int8
+   * head costs next to nothing in accuracy and reads a quarter of the bytes; a 4-bit head costs
+   * far more: llama.cpp likewise keeps Q4_0's output matrix at 6 bits and Q8_0's at 8).
+   */
+  public static QuantSpec of(QuantMode mode) {
+    return new QuantSpec(mode, DEFAULT_BLOCK_SIZE, false, defaultLmHead(mode),
+        CPU_ACCURACY_LEVEL);
+  }
+
+  /** Whether {@code mode} quantizes the LM head unless told otherwise. */
+  public static boolean defaultLmHead(QuantMode mode) {
+    return mode == QuantMode.INT8;
+  }
+
+  public boolean quantized() {
+    return mode != QuantMode.NONE;
+  }
+
+  /** This spec with another block size. */
+  public QuantSpec withBlockSize(int size) {
+    return new QuantSpec(mode, size, zeroPoints, lmHead, accuracyLevel);
+  }
+
+  public QuantSpec withZeroPoints(boolean on) {
+    return new QuantSpec(mode, blockSize, on, lmHead, accuracyLevel);
+  }
+
+  public QuantSpec withLmHead(boolean on) {
+    return new QuantSpec(mode, blockSize, zeroPoints, on, accuracyLevel);
+  }
+
+  public QuantSpec withAccuracyLevel(int level) {
+    return new QuantSpec(mode, blockSize, zeroPoints, lmHead, level);
+  }
+
+  /**
+   * Everything here that changes the numbers a model computes, as one stable string: {@code none},
+   * or e.g. {@code int4/b32/sym/acc4} ({@code /head} when the LM head is quantized). KV blocks
+   * computed under one key are not the blocks of another, so caches and block hashes that
+   * outlive a process or leave it include this.
+   */
+  public String key() {
+    if (!quantized()) {
+      return "none";
+    }
+    return mode.label() + "/b" + blockSize + (zeroPoints ? "/asym" : "/sym") + "/acc"
+        + accuracyLevel + (lmHead ? "/head" : "");
+  }
+
+  /**
+   * Checks that a weight with {@code k} inputs can be quantized under this spec.
+   *
+   * @throws QuantizationException naming the weight, K and the block size
+   */
+  public void requireDivides(String weight, long k) {
+    if (k % blockSize != 0) {
+      throw new QuantizationException("cannot quantize " + weight + ": its input dimension K = "
+          + k + " is not a multiple of the quantization block size " + blockSize
+          + " (choose a block size that divides it, e.g. --quantization-block-size "
+          + largestDividingBlock(k) + ", or --quantization none)");
+    }
+  }
+
+  private static String largestDividingBlock(long k) {
+    for (int b = 256; b >= 16; b /= 2) {
+      if (k % b == 0) {
+        return Integer.toString(b);
+      }
+    }
+    return "(none divides " + k + ")";
+  }
+}

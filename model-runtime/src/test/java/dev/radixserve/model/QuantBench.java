@@ -1,0 +1,394 @@
+package dev.radixserve.model;
+
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.weights.DType;
+import dev.radixserve.model.weights.GptWeights;
+import dev.radixserve.model.weights.HfModelLoader;
+import dev.radixserve.model.weights.HfModelWriter;
+import dev.radixserve.model.weights.LoadedModel;
+import dev.radixserve.model.weights.RandomGpt2;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * Quantization modes side by side in one run: accuracy against fp32 and speed against each
+ * mode's memory roofline. Run as a main class (BENCHMARKS.md has the command):
+ *
+ * <pre>
+ *   QuantBench [gpt2-small|embedded|bf16-checkpoint] [intra-op threads = 2] [accuracy|speed|both]
+ *              [variants: indices into variants(), e.g. 1,2; fp32 is always measured]
+ * </pre>
+ *
+ * Accuracy, per variant, over a fixed prompt set (8 prompts of 16 seeded token ids, 32 greedy
+ * tokens each):
+ * <ul>
+ *   <li>greedy agreement: the share of the 32 tokens a variant generates before its first token
+ *       that differs from fp32's, averaged over prompts;
+ *   <li>mean |Δ logprob|: teacher-forced on fp32's continuation, the chosen (fp32 greedy) token's
+ *       log-probability under the variant against under fp32, over all 8 × 32 positions;
+ *   <li>top-5 overlap: |top-5(fp32) ∩ top-5(variant)| / 5 at the same positions.
+ * </ul>
+ * Speed, per variant: batch-1 decode at context 128 (median step of 30), prefill of one
+ * 512-token prompt (median of 5 after warm-up), the bytes a decode step reads (linear weights in
+ * the variant's format + fp32 embedding rows, norms, biases, the LM head in its format, the KV it
+ * attends over) and the roofline = those bytes ÷ copy bandwidth measured in the same run. On a
+ * shared machine wall times measure the neighbours too, so with one intra-op thread (ONNX
+ * Runtime then computes on the calling thread) steps and copy are also timed by the thread's CPU
+ * time. Two rounds over the variants; each variant's better round is reported.
+ */
+public final class QuantBench {
+
+  private static final int BLOCK = 16;
+  private static final int PROMPTS = 8;
+  private static final int PROMPT_LEN = 16;
+  private static final int GEN = 32;
+  private static final int DECODE_CONTEXT = 128;
+  private static final int PREFILL = 512;
+  private static final int ROUNDS = 2;
+  private static final java.lang.management.ThreadMXBean THREADS =
+      java.lang.management.ManagementFactory.getThreadMXBean();
+
+  private QuantBench() {}
+
+  /** The variants measured: the three modes at their defaults, then the alternatives. */
+  static Map<String, QuantSpec> variants() {
+    Map<String, QuantSpec> v = new LinkedHashMap<>();
+    v.put("none (fp32)", QuantSpec.none());
+    QuantSpec int8 = QuantSpec.of(QuantMode.INT8).withLmHead(false);
+    QuantSpec int4 = QuantSpec.of(QuantMode.INT4);
+    v.put("int8 b32 sym acc4", int8);
+    v.put("int4 b32 sym acc4 (default)", int4);
+    v.put("int8 b32 sym acc0", int8.withAccuracyLevel(0));
+    v.put("int4 b32 sym acc0", int4.withAccuracyLevel(0));
+    v.put("int8 b64 sym acc4", int8.withBlockSize(64));
+    v.put("int4 b64 sym acc4", int4.withBlockSize(64));
+    v.put("int8 b32 zp acc4", int8.withZeroPoints(true));
+    v.put("int4 b32 zp acc4", int4.withZeroPoints(true));
+    v.put("int8 b32 sym acc4 + LM head (default)", int8.withLmHead(true));
+    v.put("int4 b32 sym acc4 + LM head", int4.withLmHead(true));
+    return v;
+  }
+
+  public static void main(String[] args) throws Exception {
+    String model = args.length > 0 ? args[0] : "embedded";
+    int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
+    String what = args.length > 2 ? args[2] : "both";
+    // optional: which variants (indices into variants(), comma-separated; 0 = fp32 always first)
+    Map<String, QuantSpec> variants = variants();
+    if (args.length > 3) {
+      List<String> names = new ArrayList<>(variants.keySet());
+      Map<String, QuantSpec> picked = new LinkedHashMap<>();
+      picked.put(names.get(0), variants.get(names.get(0)));
+      for (String i : args[3].split(",")) {
+        picked.put(names.get(Integer.parseInt(i)), variants.get(names.get(Integer.parseInt(i))));
+      }
+      variants = picked;
+    }
+    try (GptWeights w = weights(model)) {
+      ModelConfig c = w.config();
+      System.out.printf("model %s %s, intra-op threads %d, KV block %d%n", model, c, threads,
+          BLOCK);
+      if (!what.equals("speed")) {
+        accuracy(w, threads, variants);
+      }
+      if (!what.equals("accuracy")) {
+        speed(w, threads, variants);
+      }
+    }
+  }
+
+  private static GptWeights weights(String model) throws Exception {
+    return switch (model) {
+      case "embedded" -> RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
+      case "gpt2-small" -> RandomGpt2.create(
+          new ModelConfig(12, 12, 768, 1024, 50257, 1e-5, "gelu_new"), 0);
+      case "bf16-checkpoint" -> {
+        // a reference checkpoint as the tests write them: untied head, BF16 shards, loaded back
+        Path dir = Files.createTempDirectory("quantbench");
+        ModelConfig c = new ModelConfig(4, 4, 256, 1024, 50257, 1e-5, "gelu_new")
+            .withUntiedHead();
+        try (GptWeights w = RandomGpt2.create(c, 5)) {
+          HfModelWriter.writeSharded(w, dir, DType.BF16, 2);
+        }
+        HfModelWriter.writeByteLevelTokenizer(dir);
+        LoadedModel m = HfModelLoader.load(dir);
+        yield (GptWeights) m.weights(); // a GPT-2 checkpoint
+      }
+      default -> throw new IllegalArgumentException("model: embedded, gpt2-small, bf16-checkpoint");
+    };
+  }
+
+  private static void accuracy(GptWeights w, int threads, Map<String, QuantSpec> variants) {
+    ModelConfig c = w.config();
+    int[][] prompts = new int[PROMPTS][PROMPT_LEN];
+    SplittableRandom r = new SplittableRandom(42);
+    for (int[] p : prompts) {
+      for (int i = 0; i < p.length; i++) {
+        p[i] = r.nextInt(Math.min(c.vocabSize(), 50257));
+      }
+    }
+    int blocksPerSeq = (PROMPT_LEN + GEN + BLOCK) / BLOCK;
+    int[][] tables = new int[PROMPTS][blocksPerSeq];
+    for (int s = 0; s < PROMPTS; s++) {
+      for (int b = 0; b < blocksPerSeq; b++) {
+        tables[s][b] = s * blocksPerSeq + b;
+      }
+    }
+    int blocks = PROMPTS * blocksPerSeq;
+    int[][] reference = null;
+    float[][][] refLogits = null;
+    System.out.println("| variant | greedy agreement | mean abs delta logprob | top-5 overlap |"
+        + " first divergence (token index per prompt) |");
+    System.out.println("|---|---:|---:|---:|---|");
+    for (Map.Entry<String, QuantSpec> v : variants.entrySet()) {
+      try (OnnxModelRunner runner = OnnxModelRunner.create(w, BLOCK, blocks, threads, Map.of(),
+          v.getValue())) {
+        int[][] greedy = greedy(runner, prompts, tables);
+        if (reference == null) {
+          reference = greedy;
+          refLogits = teacherForced(runner, prompts, reference, tables);
+          continue;
+        }
+        float[][][] logits = teacherForced(runner, prompts, reference, tables);
+        double agreement = 0;
+        int[] divergence = new int[PROMPTS];
+        double delta = 0;
+        double overlap = 0;
+        for (int s = 0; s < PROMPTS; s++) {
+          int same = 0;
+          while (same < GEN && greedy[s][same] == reference[s][same]) {
+            same++;
+          }
+          divergence[s] = same;
+          agreement += (double) same / GEN / PROMPTS;
+          for (int i = 0; i < GEN; i++) {
+            int token = reference[s][i];
+            delta += Math.abs(logprob(refLogits[s][i], token) - logprob(logits[s][i], token))
+                / (PROMPTS * GEN);
+            overlap += overlap(top5(refLogits[s][i]), top5(logits[s][i])) / (PROMPTS * GEN);
+          }
+        }
+        System.out.printf("| %s | %.1f%% | %.4f | %.1f%% | %s |%n", v.getKey(), 100 * agreement,
+            delta, 100 * overlap, Arrays.toString(divergence));
+      }
+    }
+  }
+
+  /** GEN greedy tokens after each prompt, all prompts in one batch per step. */
+  private static int[][] greedy(OnnxModelRunner runner, int[][] prompts, int[][] tables) {
+    int[][] out = new int[prompts.length][GEN];
+    List<ForwardBatch.Seq> batch = new ArrayList<>();
+    for (int s = 0; s < prompts.length; s++) {
+      batch.add(new ForwardBatch.Seq(prompts[s], 0, tables[s]));
+    }
+    float[][] rows = runner.forward(new ForwardBatch(batch));
+    for (int i = 0; i < GEN; i++) {
+      batch.clear();
+      for (int s = 0; s < prompts.length; s++) {
+        out[s][i] = OnnxModelRunnerTest.argmax(rows[s]);
+        batch.add(new ForwardBatch.Seq(new int[] {out[s][i]}, PROMPT_LEN + i, tables[s]));
+      }
+      if (i + 1 < GEN) {
+        rows = runner.forward(new ForwardBatch(batch));
+      }
+    }
+    return out;
+  }
+
+  /** [prompt][i]: logits predicting continuation token i, given prompt + continuation[0, i). */
+  private static float[][][] teacherForced(OnnxModelRunner runner, int[][] prompts,
+      int[][] continuation, int[][] tables) {
+    float[][][] out = new float[prompts.length][][];
+    for (int s = 0; s < prompts.length; s++) {
+      int[] all = new int[PROMPT_LEN + GEN - 1];
+      System.arraycopy(prompts[s], 0, all, 0, PROMPT_LEN);
+      System.arraycopy(continuation[s], 0, all, PROMPT_LEN, GEN - 1);
+      float[][] rows = runner.forward(new ForwardBatch(List.of(
+          new ForwardBatch.Seq(all, 0, tables[s], true))));
+      out[s] = Arrays.copyOfRange(rows, PROMPT_LEN - 1, PROMPT_LEN - 1 + GEN);
+    }
+    return out;
+  }
+
+  private static double logprob(float[] logits, int token) {
+    double max = Double.NEGATIVE_INFINITY;
+    for (float l : logits) {
+      max = Math.max(max, l);
+    }
+    double sum = 0;
+    for (float l : logits) {
+      sum += Math.exp(l - max);
+    }
+    return logits[token] - max - Math.log(sum);
+  }
+
+  private static int[] top5(float[] logits) {
+    int[] best = new int[5];
+    Arrays.fill(best, -1);
+    for (int t = 0; t < logits.length; t++) {
+      for (int j = 0; j < 5; j++) {
+        if (best[j] < 0 || logits[t] > logits[best[j]]) {
+          System.arraycopy(best, j, best, j + 1, 4 - j);
+          best[j] = t;
+          break;
+        }
+      }
+    }
+    return best;
+  }
+
+  private static double overlap(int[] a, int[] b) {
+    int n = 0;
+    for (int x : a) {
+      for (int y : b) {
+        n += x == y ? 1 : 0;
+      }
+    }
+    return n / 5.0;
+  }
+
+  private static void speed(GptWeights w, int threads, Map<String, QuantSpec> variants)
+      throws Exception {
+    ModelConfig c = w.config();
+    double copy = DecodeStepBench.copyBandwidth(threads);
+    double copyCpu = copyBandwidthCpu();
+    System.out.printf("copy bandwidth (System.arraycopy of 512 MiB, %d threads, best of 5, read +"
+        + " written): %.1f GB/s wall; one thread by its CPU time: %.1f GB/s%n", threads,
+        copy / 1e9, copyCpu / 1e9);
+    int blocks = PREFILL / BLOCK + (DECODE_CONTEXT + 1 + BLOCK - 1) / BLOCK;
+    int[] prefillTable = new int[PREFILL / BLOCK];
+    int[] decodeTable = new int[(DECODE_CONTEXT + 1 + BLOCK - 1) / BLOCK];
+    for (int b = 0; b < prefillTable.length; b++) {
+      prefillTable[b] = b;
+    }
+    for (int b = 0; b < decodeTable.length; b++) {
+      decodeTable[b] = prefillTable.length + b;
+    }
+    long kvBytes = (DECODE_CONTEXT + 1L) * 2 * c.nLayer() * c.nEmbd() * 4;
+    // two rounds over all variants, each variant's better round reported: on a shared machine
+    // a neighbour's burst then costs one round of one variant, not the comparison
+    Map<String, double[]> best = new LinkedHashMap<>();
+    for (int round = 0; round < ROUNDS; round++) {
+      for (Map.Entry<String, QuantSpec> v : variants.entrySet()) {
+        try (OnnxModelRunner runner = OnnxModelRunner.create(w, BLOCK, blocks, threads, Map.of(),
+            v.getValue())) {
+          double[] prefill = prefill(runner, prefillTable, c);
+          double[] step = decode(runner, decodeTable, 30);
+          double[] r = {1e3 / step[0], 1e3 / step[1], prefill[0], prefill[1]};
+          best.merge(v.getKey(), r, (a, b) -> {
+            double[] m = new double[a.length];
+            for (int i = 0; i < a.length; i++) {
+              m[i] = Math.max(a[i], b[i]);
+            }
+            return m;
+          });
+        }
+      }
+    }
+    System.out.println("| variant | bytes/token MB | roofline tok/s wall / CPU | decode tok/s"
+        + " wall / CPU | roofline / decode (CPU) | prefill 512 tok/s wall / CPU |");
+    System.out.println("|---|---:|---:|---:|---:|---:|");
+    for (Map.Entry<String, QuantSpec> v : variants.entrySet()) {
+      long bytes = stepBytes(c, v.getValue()) + kvBytes;
+      double[] r = best.get(v.getKey());
+      System.out.printf("| %s | %.1f | %.0f / %.0f | %.1f / %.1f | %.2f | %.0f / %.0f |%n",
+          v.getKey(), bytes / 1e6, copy / bytes, copyCpu / bytes, r[0], r[1],
+          copyCpu / bytes / r[1], r[2], r[3]);
+    }
+  }
+
+  /**
+   * Bytes per CPU-second one thread moves with {@code System.arraycopy} (512 MiB, read + written,
+   * best of 5): the roofline's bandwidth measured the way the decode steps are, by the thread's
+   * own CPU time, so that neighbours' load on a shared machine leaves both sides alike.
+   */
+  private static double copyBandwidthCpu() {
+    long[] from = new long[64 << 20];
+    long[] to = new long[from.length];
+    java.util.Arrays.fill(from, 5);
+    java.util.Arrays.fill(to, 1);
+    double best = Double.MAX_VALUE;
+    for (int r = 0; r < 5; r++) {
+      long c0 = THREADS.getCurrentThreadCpuTime();
+      System.arraycopy(from, 0, to, 0, from.length);
+      best = Math.min(best, (THREADS.getCurrentThreadCpuTime() - c0) / 1e9);
+    }
+    return 2.0 * from.length * 8 / best;
+  }
+
+  /**
+   * {wall ms, calling thread's CPU ms} of a batch-1 decode step at DECODE_CONTEXT, medians after
+   * warm-up steps. With one intra-op thread ONNX Runtime computes on the calling thread, so its
+   * CPU time is the step's compute time whatever the neighbours on a shared machine take.
+   */
+  private static double[] decode(OnnxModelRunner runner, int[] table, int steps) {
+    double[] ms = new double[steps];
+    double[] cpu = new double[steps];
+    for (int i = -10; i < steps; i++) {
+      long c0 = THREADS.getCurrentThreadCpuTime();
+      long t0 = System.nanoTime();
+      runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+          new int[] {(i * 131 + 7) & 0x3fff}, DECODE_CONTEXT, table))));
+      if (i >= 0) {
+        ms[i] = (System.nanoTime() - t0) / 1e6;
+        cpu[i] = (THREADS.getCurrentThreadCpuTime() - c0) / 1e6;
+      }
+    }
+    Arrays.sort(ms);
+    Arrays.sort(cpu);
+    return new double[] {ms[steps / 2], cpu[steps / 2]};
+  }
+
+  /** {wall, thread CPU} tokens/s of one 512-token prefill, medians of 5 after 3 warm-ups. */
+  private static double[] prefill(OnnxModelRunner runner, int[] table, ModelConfig c) {
+    double[] tps = new double[5];
+    double[] cpu = new double[5];
+    for (int r = -3; r < tps.length; r++) {
+      int[] prompt = new int[PREFILL];
+      for (int i = 0; i < PREFILL; i++) {
+        prompt[i] = Math.floorMod(i * 31 + r * 977 + 100, Math.min(c.vocabSize(), 50257));
+      }
+      long c0 = THREADS.getCurrentThreadCpuTime();
+      long t0 = System.nanoTime();
+      runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(prompt, 0, table))));
+      if (r >= 0) {
+        tps[r] = PREFILL / ((System.nanoTime() - t0) / 1e9);
+        cpu[r] = PREFILL / ((THREADS.getCurrentThreadCpuTime() - c0) / 1e9);
+      }
+    }
+    Arrays.sort(tps);
+    Arrays.sort(cpu);
+    return new double[] {tps[tps.length / 2], cpu[cpu.length / 2]};
+  }
+
+  /**
+   * Bytes of weights a batch-1 decode step reads under {@code q}: every linear layer in its
+   * format, biases and norms in fp32, one row of each embedding, and the LM head (fp32 or
+   * quantized).
+   */
+  static long stepBytes(ModelConfig c, QuantSpec q) {
+    long e = c.nEmbd();
+    long inner = c.nInner();
+    long layer = linear(q, e, 3 * e) + linear(q, e, e) + linear(q, e, inner) + linear(q, inner, e)
+        + 4 * (3 * e + e + inner + e) + 4 * 4 * e;
+    long head = q.lmHead() ? linear(q, e, c.vocabSize()) : 4L * c.vocabSize() * e;
+    return c.nLayer() * layer + head + 2 * 4 * e + 2 * 4 * e;
+  }
+
+  private static long linear(QuantSpec q, long k, long n) {
+    if (!q.quantized()) {
+      return 4 * k * n;
+    }
+    long blocks = k / q.blockSize();
+    int bits = q.mode().bits();
+    return n * blocks * (q.blockSize() * bits / 8) + 4 * n * blocks
+        + (q.zeroPoints() ? n * ((blocks * bits + 7) / 8) : 0);
+  }
+}

@@ -1,0 +1,69 @@
+package dev.radixserve.model.graph;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.quant.QuantizationException;
+import dev.radixserve.model.weights.GptWeights;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/** What a quantized GPT-2 graph asks the runner for: the quantized forms, never both. */
+class QuantizedGraphTest {
+
+  private static final ModelConfig C = new ModelConfig(2, 2, 64, 32, 300, 1e-5, "gelu_new");
+
+  private static Set<String> names(QuantSpec q) {
+    return new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32, q).initializers().stream()
+        .map(ExternalInitializer::name).collect(Collectors.toSet());
+  }
+
+  @Test
+  void fp32AsksForExactlyTheCheckpointsTensors() {
+    assertEquals(GptWeights.expectedShapes(C).keySet(), names(QuantSpec.none()));
+  }
+
+  @Test
+  void quantizedLayersAskForTheirThreePartsAndNotTheFp32Weight() {
+    Set<String> names = names(QuantSpec.of(QuantMode.INT4).withZeroPoints(true));
+    for (int i = 0; i < C.nLayer(); i++) {
+      for (String w : List.of("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")) {
+        String weight = "h." + i + "." + w + ".weight";
+        assertFalse(names.contains(weight), weight);
+        assertTrue(names.containsAll(List.of(weight + ".q", weight + ".scales",
+            weight + ".zero_points", "h." + i + "." + w + ".bias")), weight);
+      }
+    }
+    assertTrue(names.contains("wte.weight"), "the embedding stays fp32");
+    assertFalse(names.contains("wte.weight.q"), "the LM head only with lmHead");
+    Set<String> withHead = names(QuantSpec.of(QuantMode.INT8).withLmHead(true));
+    assertTrue(withHead.containsAll(List.of("wte.weight", "wte.weight.q")),
+        "tied: the gather reads fp32 rows, the head its quantized copy");
+    assertFalse(withHead.contains("h.0.attn.c_attn.weight.zero_points"), "symmetric");
+  }
+
+  @Test
+  void shapesAreMatMulNBitsShapes() {
+    ExternalInitializer q = new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32, QuantSpec.of(QuantMode.INT4)
+            .withZeroPoints(true)).initializers().stream()
+        .filter(i -> i.name().equals("h.0.mlp.c_proj.weight.q")).findFirst().orElseThrow();
+    // K = n_inner = 256, N = 64: [N, K / 32, 32 * 4 / 8]
+    assertEquals(List.of(64L, 8L, 16L), java.util.Arrays.stream(q.dims()).boxed().toList());
+  }
+
+  @Test
+  void aBlockThatDoesNotDivideKIsRefusedNamingTheLayer() {
+    QuantizationException e = assertThrows(QuantizationException.class,
+        () -> new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32,
+            QuantSpec.of(QuantMode.INT8).withBlockSize(128)));
+    assertTrue(e.getMessage().startsWith("cannot quantize h.0.attn.c_attn.weight: its input "
+        + "dimension K = 64 is not a multiple of the quantization block size 128"), e.getMessage());
+  }
+}
