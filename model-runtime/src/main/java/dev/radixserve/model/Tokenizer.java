@@ -37,6 +37,14 @@ public interface Tokenizer {
   /** The raw bytes of one token (byte-level BPE tokens are byte strings, not always UTF-8). */
   byte[] tokenBytes(int id);
 
+  /**
+   * Whether {@code id} is a special token (end-of-text and the like) or unused: its bytes are no
+   * text, so a constraint on the output never matches it.
+   */
+  default boolean isSpecial(int id) {
+    return id == eosTokenId();
+  }
+
   /** {@code <|endoftext|>}: 50256 for GPT-2. */
   int eosTokenId();
 

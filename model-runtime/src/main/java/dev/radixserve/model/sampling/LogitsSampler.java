@@ -24,7 +24,9 @@ import java.util.SplittableRandom;
  * </ol>
  *
  * Logprobs are those of the raw model distribution: log-softmax of the logits as given, before
- * penalties, temperature and filters. Top alternatives are best first, ties to lower ids.
+ * penalties, temperature and filters. Top alternatives are best first, ties to lower ids; tokens
+ * ruled out by a -inf logit (a structured-output mask) are never alternatives, so there may be
+ * fewer than asked.
  *
  * <p>Cost with top-k and top-p off: a few linear passes over the vocabulary, no sort. Top-k alone
  * is a heap selection; top-p sorts the surviving candidates.
@@ -253,6 +255,9 @@ public final class LogitsSampler implements Sampler {
     Arrays.setAll(all, i -> i);
     List<SampledToken.TokenLogprob> out = new ArrayList<>(n);
     for (int id : topK(logits, all, Math.min(n, logits.length))) {
+      if (logits[id] == Float.NEGATIVE_INFINITY) {
+        break; // ruled out (a structured-output mask, padding): no alternative, listed last
+      }
       out.add(new SampledToken.TokenLogprob(id, (float) (logits[id] - logZ)));
     }
     return out;

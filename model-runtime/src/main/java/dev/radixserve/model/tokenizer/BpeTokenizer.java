@@ -233,6 +233,12 @@ public final class BpeTokenizer implements Tokenizer {
   }
 
   @Override
+  public boolean isSpecial(int id) {
+    return id < 0 || id >= tokenBytes.length || tokenBytes[id] == null
+        || specials.containsValue(id);
+  }
+
+  @Override
   public byte[] tokenBytes(int id) {
     return bytesOf(id).clone();
   }

@@ -39,13 +39,16 @@ public final class HfTokenizer implements Tokenizer, AutoCloseable {
   private final Optional<Integer> eos;
   /** Ids to put around a plain encoding, when transformers overrides tokenizer.json's template. */
   private final Optional<int[][]> bosEos;
+  /** Added tokens marked special in tokenizer.json: no text (structured outputs skip them). */
+  private final java.util.BitSet special;
 
   private HfTokenizer(HuggingFaceTokenizer tokenizer, byte[][] tokenBytes, Optional<Integer> eos,
-      Optional<int[][]> bosEos) {
+      Optional<int[][]> bosEos, java.util.BitSet special) {
     this.native_ = tokenizer;
     this.tokenBytes = tokenBytes;
     this.eos = eos;
     this.bosEos = bosEos;
+    this.special = special;
   }
 
   /** The tokenizer of {@code dir}: its tokenizer.json, and tokenizer_config.json if present. */
@@ -70,7 +73,14 @@ public final class HfTokenizer implements Tokenizer, AutoCloseable {
     try {
       HuggingFaceTokenizer t = HuggingFaceTokenizer.newInstance(file,
           Map.of("addSpecialTokens", "true", "truncation", "false", "padding", "false"));
-      return new HfTokenizer(t, bytes, eos, bosEos);
+      java.util.BitSet special = new java.util.BitSet();
+      for (JsonNode a : root.path("added_tokens")) {
+        if (a.path("special").asBoolean(false)) {
+          special.set(a.path("id").asInt());
+        }
+      }
+      eos.ifPresent(special::set);
+      return new HfTokenizer(t, bytes, eos, bosEos, special);
     } catch (IOException | RuntimeException e) {
       throw new ModelLoadException(file, "Hugging Face tokenizers cannot load it: " + e.getMessage(), e);
     }
@@ -194,6 +204,11 @@ public final class HfTokenizer implements Tokenizer, AutoCloseable {
       l[i] = ids[i];
     }
     return native_.decode(l, false);
+  }
+
+  @Override
+  public boolean isSpecial(int id) {
+    return id < 0 || id >= tokenBytes.length || special.get(id);
   }
 
   @Override

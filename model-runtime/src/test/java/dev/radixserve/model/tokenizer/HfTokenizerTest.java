@@ -82,4 +82,17 @@ class HfTokenizerTest {
     }
     return out;
   }
+
+  @org.junit.jupiter.api.Test
+  void addedSpecialTokensAreSpecialAndVocabularyTokensAreNot() {
+    try (HfTokenizer t = HfTokenizer.load(fixture("llama3"))) {
+      for (int id = 529; id <= 533; id++) { // <|begin_of_text|> .. <|eot_id|>, special: true
+        assertTrue(t.isSpecial(id), "id " + id);
+      }
+      assertTrue(t.isSpecial(-1) && t.isSpecial(t.vocabSize()));
+      for (int id = 0; id < 529; id++) {
+        assertEquals(false, t.isSpecial(id), "id " + id);
+      }
+    }
+  }
 }

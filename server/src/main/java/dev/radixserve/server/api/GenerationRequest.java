@@ -1,5 +1,6 @@
 package dev.radixserve.server.api;
 
+import dev.radixserve.model.constraint.TokenConstraint;
 import dev.radixserve.model.sampling.SamplingParams;
 import java.util.List;
 
@@ -11,6 +12,9 @@ import java.util.List;
  * @param logprobs completions: top alternatives to report (null: none); chat: top_logprobs when
  *     logprobs is true
  * @param priority vLLM's {@code priority}: lower runs first, within the client's fair share
+ * @param constraint structured output (response_format, guided_*, a forced tool call); null for
+ *     free text
+ * @param tools chat tools when calls may be made (tool_choice other than none); null otherwise
  */
 public record GenerationRequest(
     boolean chat,
@@ -26,4 +30,6 @@ public record GenerationRequest(
     Integer logprobs,
     String namespace,
     String user,
-    int priority) {}
+    int priority,
+    TokenConstraint constraint,
+    Tools tools) {}

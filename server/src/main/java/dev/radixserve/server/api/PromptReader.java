@@ -17,8 +17,10 @@ import java.util.Set;
  */
 final class PromptReader {
 
-  private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
-  private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name");
+  private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant",
+      "tool");
+  private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name",
+      "tool_calls", "tool_call_id", "refusal");
 
   private final Tokenizer tokenizer;
   private final ChatTemplate template;
@@ -65,7 +67,8 @@ final class PromptReader {
     return out;
   }
 
-  int[] chat(JsonNode body, Integer maxTokens) {
+  /** @param tools their definitions go into the prompt; null for none */
+  int[] chat(JsonNode body, Integer maxTokens, Tools tools) {
     JsonNode msgs = body.get("messages");
     if (msgs == null || !msgs.isArray() || msgs.isEmpty()) {
       throw ApiException.badRequest("messages", "messages must be a non-empty list");
@@ -85,7 +88,18 @@ final class PromptReader {
       if (role == null || !ROLES.contains(role)) {
         throw ApiException.badRequest("messages", "message role must be one of " + ROLES);
       }
-      out.add(new ChatTemplate.Message(role, content(m.get("content"))));
+      JsonNode calls = m.get("tool_calls");
+      boolean hasCalls = role.equals("assistant") && calls != null && calls.isArray()
+          && !calls.isEmpty();
+      JsonNode c = m.get("content");
+      String text = hasCalls && (c == null || c.isNull()) ? "" : content(c);
+      if (hasCalls) {
+        text = text + ToolCallText.render(calls);
+      }
+      out.add(new ChatTemplate.Message(role, text));
+    }
+    if (tools != null) {
+      out = withSystemText(out, tools.systemText());
     }
     String rendered;
     try {
@@ -97,6 +111,18 @@ final class PromptReader {
     int most = Math.max(0, limits.maxPromptTokens(maxTokens));
     return tokenizer.encodeTemplatedAtMost(rendered, most).orElseThrow(() ->
         limits.promptTooLong("messages", "more than " + most + " tokens", maxTokens));
+  }
+
+  /** {@code messages} with {@code text} appended to the leading system message (or one added). */
+  private static List<ChatTemplate.Message> withSystemText(List<ChatTemplate.Message> messages,
+      String text) {
+    List<ChatTemplate.Message> out = new ArrayList<>(messages);
+    if (!out.isEmpty() && out.getFirst().role().equals("system")) {
+      out.set(0, new ChatTemplate.Message("system", out.getFirst().content() + "\n\n" + text));
+    } else {
+      out.addFirst(new ChatTemplate.Message("system", text));
+    }
+    return out;
   }
 
   private int[] one(JsonNode p, int most, Integer maxTokens) {

@@ -23,6 +23,7 @@ public final class RequestParser {
   private final RequestLimits limits;
   private final PromptReader prompts;
   private final ChatTemplate chatTemplate;
+  private final ConstraintReader constraints;
 
   public RequestParser(Tokenizer tokenizer, ChatTemplate chatTemplate, String modelName,
       RequestLimits limits) {
@@ -30,6 +31,7 @@ public final class RequestParser {
     this.limits = limits;
     this.chatTemplate = chatTemplate;
     this.prompts = new PromptReader(tokenizer, chatTemplate, limits);
+    this.constraints = new ConstraintReader(tokenizer);
   }
 
   public GenerationRequest parse(JsonNode body, boolean chat) {
@@ -47,7 +49,8 @@ public final class RequestParser {
     // echo with max_tokens 0 returns the prompt (scored, with logprobs) and generates nothing
     Integer maxTokens = optInt(body, maxTokensParam, echo ? 0 : 1);
     limits.checkMaxTokens(maxTokens, maxTokensParam);
-    List<int[]> ids = chat ? List.of(prompts.chat(body, maxTokens))
+    Tools tools = chat ? Tools.read(body) : null;
+    List<int[]> ids = chat ? List.of(prompts.chat(body, maxTokens, tools))
         : prompts.completion(body, maxTokens);
     for (int[] prompt : ids) {
       limits.maxTokensFor(prompt.length, maxTokens, chat ? "messages" : "prompt");
@@ -89,7 +92,8 @@ public final class RequestParser {
     }
     return new GenerationRequest(chat, ids, params, n, maxTokens, stop,
         boolField(body, "ignore_eos", false), stream, includeUsage, echo, logprobs,
-        CacheNamespace.ofSalt(str(body, "cache_salt")), str(body, "user"), priority(body));
+        CacheNamespace.ofSalt(str(body, "cache_salt")), str(body, "user"), priority(body),
+        constraints.read(body, tools), tools);
   }
 
   /** {@code model} is required, as OpenAI requires it; another model is 404. */

@@ -1,5 +1,6 @@
 package dev.radixserve.server.engine;
 
+import dev.radixserve.model.constraint.TokenConstraint;
 import dev.radixserve.model.sampling.SamplingParams;
 
 /**
@@ -23,6 +24,9 @@ import dev.radixserve.model.sampling.SamplingParams;
  * @param client who sent it (the operator's client-id header, else the connection): admission
  *     shares sequence slots fairly between clients ({@link FairShare})
  * @param priority lower runs first (vLLM's {@code priority}), within its client's fair share
+ * @param constraint structured output: each choice's tokens are sampled under its mask, and a
+ *     choice ends ({@link FinishReason#COMPLETE}) once its output is complete and nothing may
+ *     follow; null for free text. The prompt and the prefix cache do not depend on it.
  */
 public record EngineRequest(
     String id,
@@ -36,7 +40,8 @@ public record EngineRequest(
     TokenSink sink,
     boolean promptLogprobs,
     String client,
-    int priority) {
+    int priority,
+    TokenConstraint constraint) {
 
   public EngineRequest {
     if (promptTokens.length == 0) {
@@ -53,11 +58,19 @@ public record EngineRequest(
     }
   }
 
+  /** A request without a constraint. */
+  public EngineRequest(String id, String group, int[] promptTokens, SamplingParams params, int n,
+      int maxTokens, boolean ignoreEos, String namespace, TokenSink sink, boolean promptLogprobs,
+      String client, int priority) {
+    this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, promptLogprobs,
+        client, priority, null);
+  }
+
   /** A request of its own client ({@code group}) at the default priority 0. */
   public EngineRequest(String id, String group, int[] promptTokens, SamplingParams params, int n,
       int maxTokens, boolean ignoreEos, String namespace, TokenSink sink, boolean promptLogprobs) {
     this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, promptLogprobs,
-        group, 0);
+        group, 0, null);
   }
 
   /** A request without prompt logprobs. */

@@ -4,6 +4,11 @@ package dev.radixserve.server.engine;
 public enum FinishReason {
   /** An EOS token, a stop token id or a stop string. */
   STOP("stop"),
+  /**
+   * The output is complete under its constraint (structured outputs) and nothing may follow; on
+   * the wire a {@code stop}, but unlike {@link #STOP} the last token is text, not an end token.
+   */
+  COMPLETE("stop"),
   /** max_tokens or the model's length reached. */
   LENGTH("length"),
   /** The client went away or the server shut down. */

@@ -5,9 +5,11 @@ import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.model.sampling.SamplingParams;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.logging.Logger;
 
 /**
  * After a forward: advances computed lengths, caches finished prefill chunks, scores prompt tokens
@@ -17,6 +19,8 @@ import java.util.Set;
  * are the sink's side: it ends a choice through {@link #finishChoice}.
  */
 final class OutputProcessor {
+
+  private static final Logger LOG = Logger.getLogger(OutputProcessor.class.getName());
 
   private final Scheduler scheduler;
   private final SequenceBlocks blocks;
@@ -54,7 +58,11 @@ final class OutputProcessor {
     for (int t : r.promptTokens()) {
       sampler.accept(t, true);
     }
-    return new Sequence(r, state, choice, sampler);
+    Sequence s = new Sequence(r, state, choice, sampler);
+    if (s.guide != null) {
+      s.guideEnds = endTokens(r);
+    }
+    return s;
   }
 
   static SamplingParams seededFor(SamplingParams p, int choice) {
@@ -154,8 +162,19 @@ final class OutputProcessor {
   }
 
   private void emit(Sequence s, float[] logits) {
+    Set<Integer> ends = s.guideEnds;
+    if (s.guide != null && !s.guide.mask(logits, ends)) {
+      // the vocabulary cannot continue the constrained output (never for byte-level BPE)
+      LOG.warning(() -> s + ": no token continues its constrained output; ending it");
+      s.request.sink().onOutput(new ChoiceOutput(s.choice, List.of(), FinishReason.COMPLETE));
+      retire(s, FinishReason.COMPLETE);
+      return;
+    }
     SampledToken t = s.sampler.sample(logits);
     int id = t.tokenId();
+    if (s.guide != null) {
+      s.guide.advance(id, ends);
+    }
     s.sampler.accept(id, false);
     s.append(id);
     s.outputTokens++;
@@ -174,6 +193,8 @@ final class OutputProcessor {
     FinishReason finish = null;
     if (r.params().stopTokenIds().contains(id) || (!r.ignoreEos() && eosTokenIds.contains(id))) {
       finish = FinishReason.STOP;
+    } else if (s.guide != null && s.guide.isComplete()) {
+      finish = FinishReason.COMPLETE;
     } else if (s.outputTokens >= r.maxTokens()) {
       finish = FinishReason.LENGTH;
     }
@@ -182,6 +203,19 @@ final class OutputProcessor {
     if (finish != null) {
       retire(s, finish);
     }
+  }
+
+  /**
+   * The tokens that may end a constrained output where it is complete: the stop token ids, and
+   * the EOS tokens unless the request ignores EOS.
+   */
+  private Set<Integer> endTokens(EngineRequest r) {
+    if (r.ignoreEos()) {
+      return r.params().stopTokenIds();
+    }
+    Set<Integer> ends = new HashSet<>(eosTokenIds);
+    ends.addAll(r.params().stopTokenIds());
+    return Set.copyOf(ends);
   }
 
   /**

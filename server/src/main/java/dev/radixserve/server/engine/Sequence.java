@@ -2,9 +2,11 @@ package dev.radixserve.server.engine;
 
 import dev.radixserve.model.ForwardBatch;
 import dev.radixserve.cache.NodeHandle;
+import dev.radixserve.model.constraint.ConstraintState;
 import dev.radixserve.model.sampling.Sampler;
 import dev.radixserve.server.engine.SequenceBlocks.PrefixHold;
 import java.util.Arrays;
+import java.util.Set;
 
 /**
  * One choice of one request as the scheduler tracks it.
@@ -28,6 +30,10 @@ final class Sequence {
   final int choice;
   final Sampler sampler;
   final int promptLen;
+  /** Where the output stands in the request's constraint; null without one. */
+  final ConstraintState guide;
+  /** Tokens that may end the constrained output where it is complete (set with the guide). */
+  Set<Integer> guideEnds = Set.of();
 
   private int[] tokens;
   private int length;
@@ -61,6 +67,7 @@ final class Sequence {
     this.choice = choice;
     this.sampler = sampler;
     this.promptLen = request.promptTokens().length;
+    this.guide = request.constraint() == null ? null : request.constraint().start();
     this.tokens = Arrays.copyOf(request.promptTokens(), promptLen + 16);
     this.length = promptLen;
   }

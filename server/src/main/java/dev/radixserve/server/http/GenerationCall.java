@@ -21,6 +21,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -41,6 +42,8 @@ final class GenerationCall {
   private final String model;
   private final long created = System.currentTimeMillis() / 1000;
   private final ChoiceState[] choices;
+  /** Per choice of a chat stream with tools: what its text says (content or a call); else null. */
+  private final ToolCallParser[] toolCalls;
   private final LogprobsJson logprobsJson;
   /** Per prompt: its tokens' logprob entries (echo with logprobs), set before its first output. */
   private final ArrayNode[] promptLogprobs;
@@ -68,6 +71,12 @@ final class GenerationCall {
       }
     }
     pending = req.prompts().size();
+    toolCalls = new ToolCallParser[choices.length];
+    if (req.stream() && req.tools() != null) {
+      for (int i = 0; i < choices.length; i++) {
+        toolCalls[i] = new ToolCallParser(req.tools());
+      }
+    }
   }
 
   boolean isDone() {
@@ -137,11 +146,83 @@ final class GenerationCall {
       if (req.chat() && choice.takeRole()) {
         sse(chunk(index, null, null, null, "assistant"));
       }
-      if (!d.text().isEmpty() || !d.logprobs().isEmpty() || d.finishReason() != null) {
+      if (toolCalls[index] != null) {
+        streamToolCalls(index, d);
+      } else if (!d.text().isEmpty() || !d.logprobs().isEmpty() || d.finishReason() != null) {
         sse(chunk(index, d.text(), req.logprobs() != null ? d.logprobs() : null,
             d.finishReason(), null));
       }
     }
+  }
+
+  /** A chat stream with tools: content and tool-call deltas as the choice's parser reads them. */
+  private void streamToolCalls(int index, ChoiceState.Delta d) {
+    ToolCallParser parser = toolCalls[index];
+    List<ToolCallParser.Event> events = new ArrayList<>(parser.feed(d.text()));
+    if (d.finishReason() != null) {
+      events.addAll(parser.finish(d.finishReason().equals("stop")));
+    }
+    for (ToolCallParser.Event e : events) {
+      ObjectNode root = chunk(index, null, null, null, null);
+      ObjectNode delta = (ObjectNode) root.get("choices").get(0).get("delta");
+      switch (e) {
+        case ToolCallParser.Content c -> delta.put("content", c.text());
+        case ToolCallParser.Start st -> {
+          ObjectNode call = delta.putArray("tool_calls").addObject();
+          call.put("index", 0).put("id", st.id()).put("type", "function");
+          call.putObject("function").put("name", st.name()).put("arguments", "");
+        }
+        case ToolCallParser.Arguments a -> delta.putArray("tool_calls").addObject().put("index", 0)
+            .putObject("function").put("arguments", a.fragment());
+      }
+      sse(root);
+    }
+    boolean withLogprobs = req.logprobs() != null && !d.logprobs().isEmpty();
+    if (d.finishReason() != null || withLogprobs) {
+      sse(chunk(index, null, withLogprobs ? d.logprobs() : null,
+          finishReason(d.finishReason(), parser.isCall()), null));
+    }
+  }
+
+  /** A choice that ended in a complete tool call finishes with {@code tool_calls}. */
+  private static String finishReason(String fin, boolean call) {
+    return call && "stop".equals(fin) ? "tool_calls" : fin;
+  }
+
+  /** The non-streamed message of choice {@code i}: content, or tool_calls. */
+  private void message(ObjectNode c, int i) {
+    ObjectNode m = c.putObject("message");
+    m.put("role", "assistant");
+    ChoiceState choice = choices[i];
+    if (req.tools() == null) {
+      m.put("content", choice.text());
+      c.put("finish_reason", choice.finishReason());
+      return;
+    }
+    ToolCallParser parser = new ToolCallParser(req.tools());
+    List<ToolCallParser.Event> events = new ArrayList<>(parser.feed(choice.text()));
+    events.addAll(parser.finish("stop".equals(choice.finishReason())));
+    StringBuilder content = new StringBuilder();
+    StringBuilder args = new StringBuilder();
+    ObjectNode call = null;
+    for (ToolCallParser.Event e : events) {
+      switch (e) {
+        case ToolCallParser.Content t -> content.append(t.text());
+        case ToolCallParser.Start st -> {
+          call = m.putArray("tool_calls").addObject();
+          call.put("id", st.id()).put("type", "function");
+          call.putObject("function").put("name", st.name());
+        }
+        case ToolCallParser.Arguments a -> args.append(a.fragment());
+      }
+    }
+    if (call != null) {
+      m.putNull("content");
+      ((ObjectNode) call.get("function")).put("arguments", args.toString());
+    } else {
+      m.put("content", content.toString());
+    }
+    c.put("finish_reason", finishReason(choice.finishReason(), parser.isCall()));
   }
 
   private ObjectNode chunk(int choice, String delta, ArrayNode lp, String fin, String role) {
@@ -199,15 +280,13 @@ final class GenerationCall {
       ObjectNode c = out.addObject();
       c.put("index", i);
       if (req.chat()) {
-        ObjectNode m = c.putObject("message");
-        m.put("role", "assistant");
-        m.put("content", choices[i].text());
+        message(c, i);
       } else {
         c.put("text", choices[i].text());
+        c.put("finish_reason", choices[i].finishReason());
       }
       c.set("logprobs", req.logprobs() == null ? null
           : LogprobsJson.format(req.chat(), choices[i].logprobs()));
-      c.put("finish_reason", choices[i].finishReason());
     }
     root.set("usage", usage());
     responses.json(ctx, 200, root);

@@ -97,7 +97,7 @@ final class GenerationEndpoint {
       int maxTokens = limits.maxTokensFor(prompt.length, g.maxTokens(), chat ? "messages" : "prompt");
       engineRequests.add(new EngineRequest(call.engineId(i), id, prompt, g.params(), g.n(),
           maxTokens, g.ignoreEos(), g.namespace(), call.sink(i), g.echo() && g.logprobs() != null,
-          client, g.priority()));
+          client, g.priority(), g.constraint()));
     }
     ctx.executor().execute(() -> enqueue(ctx, g, call, engineRequests));
   }
