@@ -64,7 +64,9 @@ class FairShareEndToEndTest {
           + "\"radixserve-embedded-gpt2\",\"prompt\":[" + prompts + "],\"max_tokens\":200,"
           + "\"ignore_eos\":true,\"stream\":true}", "X-Client: a"));
       a.setSoTimeout(RawHttp.STALL_MS);
-      assertTrue(a.getInputStream().read() >= 0, "A's stream opened: the engine has its prompts");
+      // A's first token event: its first slots are running before B arrives (the response head
+      // alone can come before the engine has admitted anything, which let B in early when loaded)
+      awaitFirstEvent(a.getInputStream());
       HttpResponse<String> r = CLIENT.send(HttpRequest.newBuilder(
               URI.create("http://127.0.0.1:" + server.port() + "/v1/completions"))
           .header("X-Client", "b")
@@ -78,6 +80,16 @@ class FairShareEndToEndTest {
       return metrics;
     } finally {
       server.shutdown(Duration.ofMillis(1)); // aborts what is left of A
+    }
+  }
+
+  private static void awaitFirstEvent(java.io.InputStream in) throws java.io.IOException {
+    byte[] marker = "data: ".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    int matched = 0;
+    while (matched < marker.length) {
+      int b = in.read();
+      assertTrue(b >= 0, "A's stream ended before its first event");
+      matched = b == marker[matched] ? matched + 1 : (b == marker[0] ? 1 : 0);
     }
   }
 
