@@ -34,7 +34,6 @@ import dev.radixserve.server.engine.BlockTiers;
 import dev.radixserve.server.engine.Engine;
 import dev.radixserve.server.engine.EngineObserver;
 import dev.radixserve.server.engine.EngineSnapshot;
-import dev.radixserve.server.engine.PoolBlocks;
 import dev.radixserve.server.http.CacheViewHandler;
 import dev.radixserve.server.http.ConnectionLimit;
 import dev.radixserve.server.http.DescriptorLimit;
@@ -161,7 +160,7 @@ public final class RadixServer {
     int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
         : Math.min(config.maxModelLen(), mc.nPositions());
     metrics = new ServerMetrics();
-    engine = new Engine(runner, new PoolBlocks(pool), cache,
+    engine = new Engine(runner, pool, cache,
         Optional.<BlockTiers>ofNullable(tiers), tokenizer, eos.ids(),
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),

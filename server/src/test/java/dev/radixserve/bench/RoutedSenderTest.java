@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.radixserve.server.LocalServers;
 import dev.radixserve.server.RadixServer;
 import dev.radixserve.server.config.ServerConfig;
-import dev.radixserve.server.kvevents.BlockHasher;
+import dev.radixserve.cache.BlockHasher;
 import dev.radixserve.server.kvevents.KvEventPublisher;
 import java.net.URI;
 import java.time.Duration;

@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.radixserve.cache.BlockHasher;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.engine.EngineSnapshot;
-import dev.radixserve.server.kvevents.BlockHasher;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -1,10 +1,10 @@
 package dev.radixserve.server.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.radixserve.cache.CacheNamespace;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.model.sampling.SamplingParams;
-import dev.radixserve.server.engine.CacheNamespace;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;

@@ -1,10 +1,12 @@
 package dev.radixserve.server.engine;
 
+import dev.radixserve.cache.BlockPool;
 import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.model.ModelRunner;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.server.config.SchedulePolicy;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -69,7 +71,6 @@ public final class Engine {
   }
 
   private final ModelRunner runner;
-  private final BlockSource pool;
   private final Optional<PrefixCache> cache;
   private final Scheduler scheduler;
   private final SequenceBlocks blocks;
@@ -95,7 +96,7 @@ public final class Engine {
    * @param cache empty to run with prefix caching off
    * @param eosTokenIds tokens that end a choice (the model's EOS ids) unless it ignores EOS
    */
-  public Engine(ModelRunner runner, BlockSource pool, Optional<PrefixCache> cache,
+  public Engine(ModelRunner runner, BlockPool pool, Optional<PrefixCache> cache,
       Tokenizer tokenizer, Set<Integer> eosTokenIds, SamplerFactory samplers, Settings settings,
       EngineObserver observer) {
     this(runner, pool, cache, Optional.empty(), tokenizer, eosTokenIds, samplers, settings,
@@ -106,11 +107,10 @@ public final class Engine {
    * @param tiers cache tiers below the pool (needs {@code cache}): a match loads the blocks they
    *     hold on a loader thread of its own
    */
-  public Engine(ModelRunner runner, BlockSource pool, Optional<PrefixCache> cache,
+  public Engine(ModelRunner runner, BlockPool pool, Optional<PrefixCache> cache,
       Optional<BlockTiers> tiers, Tokenizer tokenizer, Set<Integer> eosTokenIds,
       SamplerFactory samplers, Settings settings, EngineObserver observer) {
     this.runner = runner;
-    this.pool = pool;
     this.cache = cache;
     this.maxQueued = settings.maxQueuedRequests();
     EngineObserver counting = new QueueCountingObserver(observer, queued, live);
@@ -292,7 +292,7 @@ public final class Engine {
       // still only this request is at fault: the others keep their place
       LOG.warning(() -> "request " + s.request.id() + " can never be admitted: " + s);
       fail(s.state, 400, "the request needs more KV blocks or sequence slots than the server has"
-          + " (pool of " + pool.totalBlocks() + " blocks)");
+          + " (pool of " + blocks.totalBlocks() + " blocks)");
     }
     if (step.isEmpty()) {
       return;
@@ -338,7 +338,7 @@ public final class Engine {
       }
     }
     gauges = new EngineGauges(requests.size() - waitingRequests, waitingRequests,
-        pool.totalBlocks(), pool.freeBlocks(), cache.map(PrefixCache::cachedBlocks).orElse(0),
+        blocks.totalBlocks(), blocks.freeBlocks(), cache.map(PrefixCache::cachedBlocks).orElse(0),
         ClientLoads.top(scheduler.running(), scheduler.waiting(), EngineGauges.TOP_CLIENTS));
   }
 
@@ -355,35 +355,11 @@ public final class Engine {
   }
 
   private EngineSnapshot snapshot() {
-    Set<Integer> inUse = new HashSet<>();
+    List<Sequence> live = new ArrayList<>();
     for (RequestState r : requests.values()) {
-      for (Sequence s : r.live) {
-        for (int b : s.ownedBlocks()) {
-          inUse.add(b);
-        }
-        if (s.hold != null) {
-          for (int b : s.hold.privateBlocks()) {
-            inUse.add(b);
-          }
-        }
-      }
+      live.addAll(r.live);
     }
-    inUse.addAll(blocks.loadingBlocks());
-    int cached = cache.map(PrefixCache::cachedBlocks).orElse(0);
-    int evictable = cache.map(PrefixCache::evictableBlocks).orElse(0);
-    String error = null;
-    if (pool.freeBlocks() + cached + inUse.size() != pool.totalBlocks()) {
-      error = "free " + pool.freeBlocks() + " + cached " + cached + " + inUse " + inUse.size()
-          + " != total " + pool.totalBlocks();
-    } else if (cache.isPresent()) {
-      try {
-        cache.get().checkIntegrity(inUse.size());
-      } catch (IllegalStateException e) {
-        error = e.getMessage();
-      }
-    }
-    return new EngineSnapshot(pool.totalBlocks(), pool.freeBlocks(), cached, evictable,
-        inUse.size(), scheduler.running().size(), scheduler.waiting().size(), error);
+    return blocks.snapshot(live, scheduler.running().size(), scheduler.waiting().size());
   }
 
   /** Counts requests out of the waiting queue at their first admission. */

@@ -4,6 +4,7 @@ import dev.radixserve.model.ForwardBatch;
 import dev.radixserve.cache.NodeHandle;
 import dev.radixserve.model.constraint.ConstraintState;
 import dev.radixserve.model.sampling.Sampler;
+import dev.radixserve.server.engine.SequenceBlocks.PrefixHold;
 import java.util.Arrays;
 import java.util.Set;
 

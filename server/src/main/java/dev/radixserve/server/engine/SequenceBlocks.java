@@ -1,17 +1,44 @@
 package dev.radixserve.server.engine;
 
+import dev.radixserve.cache.BlockPool;
 import dev.radixserve.cache.InsertResult;
 import dev.radixserve.cache.MatchResult;
+import dev.radixserve.cache.NodeHandle;
 import dev.radixserve.cache.PrefixCache;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
- * Moves KV blocks between the pool, the prefix cache and sequences: admission matches, growth
- * (evicting when the pool is short), caching of computed prefixes, forking and release. With
- * prefix caching off ({@code cache} empty) nothing is matched or inserted: blocks are allocated
- * and freed.
+ * All of a sequence's KV block bookkeeping, between the pool, the prefix cache and the sequences'
+ * block tables (nano-vllm's {@code BlockManager}, vLLM's {@code KVCacheManager}). With prefix
+ * caching off ({@code cache} empty) nothing is matched or inserted: blocks are allocated and
+ * freed. Engine thread only.
+ *
+ * <p>The contract, operation by operation:
+ *
+ * <ul>
+ *   <li><b>match</b>: {@link #probe} (how much the cache holds, for ranking) and {@link #admit}
+ *       (takes the cached prefix as the first blocks of the table). Never the last token.
+ *   <li><b>lock</b>: a sequence's claim on the leading blocks of its table it does not own alone
+ *       is a {@link PrefixHold}: a lock on a radix node (cache on) or a share of a forked
+ *       prompt's blocks (cache off, {@link #fork}). Each is released exactly once; {@link
+ *       #cacheComputed} moves the lock down the path as prefill chunks are cached.
+ *   <li><b>allocate</b>: {@link #ensureCapacity} grows a table, evicting unlocked cache leaves
+ *       when the pool is short, with the new blocks next to the table's last one.
+ *   <li><b>copy-on-write</b>: a sequence whose borrowed prefix ends inside a block carries a
+ *       {@link Sequence.PendingCopy} holding its source; the runner's next step copies the slots
+ *       into the sequence's own block and {@link #copied} lets the source go.
+ *   <li><b>free</b>: {@link #cacheAndRelease} (finished: what was computed goes into the cache
+ *       first) or {@link #release} (aborted or failed: nothing is cached); every block and lock
+ *       goes back.
+ *   <li><b>preempt</b>: the scheduler's victim goes through {@link #cacheAndRelease} too; it is
+ *       recomputed later from whatever of it the cache still holds.
+ *   <li><b>invariants</b>: {@link #snapshot} checks DESIGN.md's block invariants in one place
+ *       ({@code free + cached + inUse == total}, no block owned twice, the cache's integrity).
+ * </ul>
  *
  * <p>Reuse is token-granular. A sequence whose cached prefix ends k tokens into a block holds the
  * whole blocks before it and starts with a {@link Sequence.PendingCopy}: the block's first k
@@ -27,14 +54,14 @@ import java.util.Optional;
  */
 final class SequenceBlocks {
 
-  private final BlockSource pool;
+  private final BlockPool pool;
   private final Optional<PrefixCache> cache;
   private final int blockSize;
   private final EngineObserver observer;
   private final Optional<BlockTiers> tiers;
   private final TierLoads loads;
 
-  SequenceBlocks(BlockSource pool, Optional<PrefixCache> cache, int blockSize,
+  SequenceBlocks(BlockPool pool, Optional<PrefixCache> cache, int blockSize,
       EngineObserver observer) {
     this(pool, cache, blockSize, observer, Optional.empty(), null);
   }
@@ -43,7 +70,7 @@ final class SequenceBlocks {
    * @param tiers the tiers below the pool (only with a cache)
    * @param loads runs loads from them; null without tiers
    */
-  SequenceBlocks(BlockSource pool, Optional<PrefixCache> cache, int blockSize,
+  SequenceBlocks(BlockPool pool, Optional<PrefixCache> cache, int blockSize,
       EngineObserver observer, Optional<BlockTiers> tiers, TierLoads loads) {
     if (tiers.isPresent() && (cache.isEmpty() || loads == null)) {
       throw new IllegalArgumentException("cache tiers need the prefix cache and a loader");
@@ -80,11 +107,164 @@ final class SequenceBlocks {
 
   /** Free blocks plus those eviction could free. */
   int available() {
-    return pool.freeBlocks() + cache.map(PrefixCache::evictableBlocks).orElse(0);
+    return pool.freeCount() + cache.map(PrefixCache::evictableBlocks).orElse(0);
   }
 
   static int blocksFor(int tokens, int blockSize) {
     return (tokens + blockSize - 1) / blockSize;
+  }
+
+  /** Blocks in the pool and on its free list (the engine's gauges). */
+  int totalBlocks() {
+    return pool.total();
+  }
+
+  int freeBlocks() {
+    return pool.freeCount();
+  }
+
+  /**
+   * DESIGN.md's block invariants, checked here only (the engine each time it runs dry, the
+   * scheduler tests after every step): every block is free, cached or in use; a block in use is
+   * owned by one sequence, or shared through holds of one forked prompt; {@code free + cached +
+   * inUse == total}; the cache passes its own integrity check (with the pool: lock refs,
+   * evictable leaves, nothing both free and referenced).
+   *
+   * @param live every sequence that may hold blocks
+   * @param running sequences admitted, waiting: waiting ones (for the snapshot)
+   */
+  EngineSnapshot snapshot(Iterable<Sequence> live, int running, int waiting) {
+    Set<Integer> inUse = new HashSet<>();
+    String error = null;
+    for (Sequence s : live) {
+      for (int b : s.ownedBlocks()) {
+        if (!inUse.add(b) && error == null) {
+          error = "block " + b + " owned twice (again by " + s + ")";
+        }
+      }
+      if (s.hold != null) {
+        for (int b : s.hold.privateBlocks()) {
+          inUse.add(b); // a forked prompt's blocks: one share per choice
+        }
+      }
+    }
+    for (int b : loadingBlocks()) { // a load's blocks: in no table and not cached yet
+      if (!inUse.add(b) && error == null) {
+        error = "block " + b + " loading and owned";
+      }
+    }
+    int cached = cache.map(PrefixCache::cachedBlocks).orElse(0);
+    int evictable = cache.map(PrefixCache::evictableBlocks).orElse(0);
+    if (error == null && pool.freeCount() + cached + inUse.size() != pool.total()) {
+      error = "free " + pool.freeCount() + " + cached " + cached + " + inUse " + inUse.size()
+          + " != total " + pool.total();
+    }
+    if (error == null) {
+      try {
+        cache.ifPresent(c -> c.checkIntegrity(inUse.size()));
+      } catch (IllegalStateException e) {
+        error = e.getMessage();
+      }
+    }
+    return new EngineSnapshot(pool.total(), pool.freeCount(), cached, evictable, inUse.size(),
+        running, waiting, error);
+  }
+
+  // ---- locks: what a sequence holds of the blocks it does not own alone ----
+
+  /**
+   * A sequence's claim on the leading blocks of its block table that it does not own alone: a lock
+   * on a radix-cache node (cache on) or a share of a forked prompt's blocks (cache off).
+   * Released exactly once.
+   */
+  interface PrefixHold {
+
+    /** A second, independent claim on the same blocks (for a forked choice). */
+    PrefixHold share();
+
+    void release();
+
+    /** Blocks kept in use (not free, not cached) only by holds like this one; 0 for cache locks. */
+    int[] privateBlocks();
+  }
+
+  /** A lock on a radix-cache node: the path's blocks cannot be evicted while held. */
+  private static final class CacheHold implements PrefixHold {
+
+    private final PrefixCache cache;
+    private final NodeHandle node;
+    private boolean released;
+
+    /** Locks {@code node}. */
+    CacheHold(PrefixCache cache, NodeHandle node) {
+      this.cache = cache;
+      this.node = node;
+      cache.lock(node);
+    }
+
+    @Override
+    public PrefixHold share() {
+      return new CacheHold(cache, node);
+    }
+
+    @Override
+    public void release() {
+      if (released) {
+        throw new IllegalStateException("cache lock released twice");
+      }
+      released = true;
+      cache.unlock(node);
+    }
+
+    @Override
+    public int[] privateBlocks() {
+      return new int[0];
+    }
+  }
+
+  /**
+   * Prompt blocks shared by the choices of one request when prefix caching is off: freed when the
+   * last choice lets go.
+   */
+  private final class SharedBlocks {
+
+    private final int[] blockIds;
+    private int refs;
+
+    SharedBlocks(int[] blockIds) {
+      this.blockIds = blockIds.clone();
+    }
+
+    PrefixHold newHold() {
+      refs++;
+      return new Hold();
+    }
+
+    private final class Hold implements PrefixHold {
+      private boolean released;
+
+      @Override
+      public PrefixHold share() {
+        return newHold();
+      }
+
+      @Override
+      public void release() {
+        if (released) {
+          throw new IllegalStateException("shared prompt blocks released twice");
+        }
+        released = true;
+        refs--;
+        if (refs == 0) {
+          pool.free(blockIds);
+        }
+      }
+
+      @Override
+      public int[] privateBlocks() {
+        return blockIds;
+      }
+    }
   }
 
   /**
@@ -145,13 +325,13 @@ final class SequenceBlocks {
     if (need <= 0) {
       return true;
     }
-    if (pool.freeBlocks() < need && cache.isPresent()) {
-      int evicted = cache.get().evict(need - pool.freeBlocks());
+    if (pool.freeCount() < need && cache.isPresent()) {
+      int evicted = cache.get().evict(need - pool.freeCount());
       if (evicted > 0) {
         observer.evicted(evicted);
       }
     }
-    if (pool.freeBlocks() < need) {
+    if (pool.freeCount() < need) {
       return false;
     }
     // next to the table's last block (a cached prefix's or its own) where the pool allows: the
@@ -225,7 +405,7 @@ final class SequenceBlocks {
     int full = prompt / blockSize;
     if (cache.isEmpty() && parent.hold == null) {
       int covered = blocksFor(prompt, blockSize); // the partial block too: the copy source
-      SharedBlocks shared = new SharedBlocks(Arrays.copyOf(parent.blockTable(), covered), pool);
+      SharedBlocks shared = new SharedBlocks(Arrays.copyOf(parent.blockTable(), covered));
       parent.hold = shared.newHold();
       parent.heldBlocks = covered;
     }
@@ -327,8 +507,8 @@ final class SequenceBlocks {
       hold.release();
       return false;
     }
-    if (pool.freeBlocks() < n) {
-      int evicted = c.evict(n - pool.freeBlocks());
+    if (pool.freeCount() < n) {
+      int evicted = c.evict(n - pool.freeCount());
       if (evicted > 0) {
         observer.evicted(evicted);
       }

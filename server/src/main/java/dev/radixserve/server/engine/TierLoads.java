@@ -1,5 +1,6 @@
 package dev.radixserve.server.engine;
 
+import dev.radixserve.server.engine.SequenceBlocks.PrefixHold;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;

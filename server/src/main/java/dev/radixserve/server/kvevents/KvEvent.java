@@ -1,6 +1,7 @@
 package dev.radixserve.server.kvevents;
 
-import dev.radixserve.server.engine.CacheNamespace;
+import dev.radixserve.cache.BlockHasher;
+import dev.radixserve.cache.CacheNamespace;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

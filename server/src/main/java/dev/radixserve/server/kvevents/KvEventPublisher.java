@@ -1,5 +1,6 @@
 package dev.radixserve.server.kvevents;
 
+import dev.radixserve.cache.BlockHasher;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.server.config.KvEventsConfig;
 import java.nio.ByteBuffer;

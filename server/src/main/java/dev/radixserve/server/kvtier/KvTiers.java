@@ -1,11 +1,11 @@
 package dev.radixserve.server.kvtier;
 
+import dev.radixserve.cache.BlockHasher;
 import dev.radixserve.cache.CacheListener;
+import dev.radixserve.cache.CacheNamespace;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.model.KvBlockIo;
 import dev.radixserve.server.engine.BlockTiers;
-import dev.radixserve.server.engine.CacheNamespace;
-import dev.radixserve.server.kvevents.BlockHasher;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;

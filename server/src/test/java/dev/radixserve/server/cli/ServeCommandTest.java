@@ -41,6 +41,14 @@ class ServeCommandTest {
   }
 
   @Test
+  void benchIsTheBenchModulesCommandUnderTheServersName() {
+    Run r = run(Map.of(), "bench", "--help");
+    assertEquals(0, r.status(), r.err());
+    assertTrue(r.out().startsWith("Usage: radixserve bench"), r.out());
+    assertTrue(r.out().contains("--compare-url"), r.out());
+  }
+
+  @Test
   void printConfigShowsTheDefaultsAsYaml() {
     Run r = run(Map.of(), "serve", "--print-config");
     assertEquals(0, r.status(), r.err());

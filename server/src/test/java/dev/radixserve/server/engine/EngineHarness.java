@@ -1,6 +1,8 @@
 package dev.radixserve.server.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.radixserve.cache.BlockPool;
 import dev.radixserve.cache.EvictionPolicy;
@@ -15,7 +17,6 @@ import dev.radixserve.model.tokenizer.TokenizerLoader;
 import dev.radixserve.server.config.SchedulePolicy;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -154,7 +155,7 @@ class EngineHarness {
       }
     };
     BlockTiers below = tiers == null ? null : tiers.apply(cache);
-    sb = new SequenceBlocks(new PoolBlocks(pool),
+    sb = new SequenceBlocks(pool,
         caching ? Optional.<PrefixCache>of(cache) : Optional.empty(), blockSize, observer,
         Optional.ofNullable(below), below == null ? null : new TierLoads(loader, () -> { }));
     scheduler = new Scheduler(sb, policy, maxNumSeqs, maxBatchedTokens, prefillChunk, fairShare,
@@ -242,31 +243,20 @@ class EngineHarness {
     outputs.drop(requests.get(id), reason);
   }
 
-  /** Every block is free, cached or held by exactly one running owner; nothing is locked idle. */
+  /**
+   * Every block is free, cached or held by exactly one running owner (SequenceBlocks' one check of
+   * DESIGN.md's block invariants); nothing is locked or in use when idle.
+   */
   void assertAccounting() {
-    Set<Integer> inUse = new HashSet<>();
+    List<Sequence> live = new ArrayList<>();
     for (RequestState r : requests.values()) {
-      for (Sequence s : r.live) {
-        for (int b : s.ownedBlocks()) {
-          assertEquals(true, inUse.add(b), "block " + b + " owned twice");
-        }
-        if (s.hold != null) {
-          for (int b : s.hold.privateBlocks()) {
-            inUse.add(b);
-          }
-        }
-      }
+      live.addAll(r.live);
     }
-    for (int b : sb.loadingBlocks()) {
-      assertEquals(true, inUse.add(b), "block " + b + " loading and owned");
-    }
-    int cached = cache.cachedBlocks();
-    assertEquals(pool.total(), pool.freeCount() + cached + inUse.size(),
-        "free + cached + in use");
-    cache.checkIntegrity(inUse.size());
+    EngineSnapshot s = sb.snapshot(live, scheduler.running().size(),
+        scheduler.waiting().size());
+    assertNull(s.integrityError(), s.toString());
     if (requests.isEmpty() && !sb.loadsInFlight()) { // a cancelled load keeps its lock till done
-      assertEquals(0, cache.protectedBlocks(), "locks left when idle");
-      assertEquals(pool.total(), pool.freeCount() + cached, "blocks left in use when idle");
+      assertTrue(s.quiescent(), "locks or blocks left when idle: " + s);
     }
   }
 }

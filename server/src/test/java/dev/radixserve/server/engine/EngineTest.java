@@ -79,7 +79,7 @@ class EngineTest {
 
   private static Engine engine() {
     BlockPool pool = new BlockPool(16);
-    Engine e = new Engine(new FakeRunner(), new PoolBlocks(pool), Optional.empty(),
+    Engine e = new Engine(new FakeRunner(), pool, Optional.empty(),
         TokenizerLoader.standard(), Set.of(TokenizerLoader.standard().eosTokenId()),
         p -> new LogitsSampler(p, VOCAB),
         new Engine.Settings(SchedulePolicy.FCFS, 4, 256, 64, 16), EngineObserver.NONE);

@@ -112,7 +112,7 @@ class KernelFaultTest {
     try (GptWeights weights = RandomGpt2.create(config, 1);
         ModelRunner runner = new CorruptingRunner(OnnxModelRunner.create(weights, 16, 32, 1))) {
       BlockPool pool = new BlockPool(runner.numBlocks());
-      Engine engine = new Engine(runner, new PoolBlocks(pool),
+      Engine engine = new Engine(runner, pool,
           Optional.<PrefixCache>of(new RadixCache(pool, 16, dev.radixserve.cache.EvictionPolicy.lru())),
           tokenizer, java.util.Set.of(tokenizer.eosTokenId()),
           p -> new LogitsSampler(p, tokenizer.vocabSize()),

@@ -5,7 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.radixserve.server.engine.CacheNamespace;
+import dev.radixserve.cache.BlockHasher;
+import dev.radixserve.cache.CacheNamespace;
 import java.util.HexFormat;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;

@@ -3,6 +3,7 @@ package dev.radixserve.server.kvevents;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.radixserve.bench.KvEventDecoder;
+import dev.radixserve.cache.BlockHasher;
 import dev.radixserve.server.config.KvEventEncoding;
 import java.io.IOException;
 import java.util.List;

@@ -14,7 +14,7 @@ import dev.radixserve.server.LocalServers;
 import dev.radixserve.server.RadixServer;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.ServerConfig;
-import dev.radixserve.server.engine.CacheNamespace;
+import dev.radixserve.cache.CacheNamespace;
 import dev.radixserve.server.engine.EngineSnapshot;
 import java.net.URI;
 import java.net.http.HttpClient;

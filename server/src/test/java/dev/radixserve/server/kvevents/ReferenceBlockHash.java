@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets;
 /**
  * A second, deliberately plain implementation of the published block hash, for tests: build the
  * canonical CBOR bytes of {@code [parent, tokens, extra]} in a buffer, then FNV-1a-64 them. It
- * shares no code with {@link BlockHasher} (which hashes while it encodes).
+ * shares no code with {@link dev.radixserve.cache.BlockHasher} (which hashes while it encodes).
  */
 public final class ReferenceBlockHash {
 

@@ -1,6 +1,6 @@
 package dev.radixserve.bench;
 
-import dev.radixserve.server.kvevents.BlockHasher;
+import dev.radixserve.cache.BlockHasher;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;

@@ -1,6 +1,6 @@
 package dev.radixserve.bench;
 
-import dev.radixserve.server.kvevents.BlockHasher;
+import dev.radixserve.cache.BlockHasher;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;

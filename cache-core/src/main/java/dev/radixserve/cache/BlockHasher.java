@@ -1,6 +1,5 @@
-package dev.radixserve.server.kvevents;
+package dev.radixserve.cache;
 
-import dev.radixserve.server.engine.CacheNamespace;
 import java.nio.charset.StandardCharsets;
 
 /**

@@ -1,4 +1,4 @@
-package dev.radixserve.server.engine;
+package dev.radixserve.cache;
 
 /**
  * The radix-cache namespace of a request: {@value #DEFAULT} (empty) without {@code cache_salt},
