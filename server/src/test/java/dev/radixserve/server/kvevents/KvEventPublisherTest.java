@@ -47,7 +47,8 @@ class KvEventPublisherTest {
       // PUB drops what it sends before the subscription arrives: store until one gets through
       byte[] topic = null;
       int[] tokens = {1, 2, 3, 4, 5, 6, 7, 8};
-      for (int i = 0; topic == null && i < 200; i++) {
+      // (up to 60 s: on a loaded machine the subscription took over 20 s to reach the PUB socket)
+      for (int i = 0; topic == null && i < 600; i++) {
         if (cache.cachedBlocks() == 0) {
           cache.insert(tokens, pool.allocate(2), "");
         } else {
@@ -62,7 +63,7 @@ class KvEventPublisherTest {
       assertTrue(!sub.hasReceiveMore(), "three frames: topic, sequence, payload");
 
       ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
-      dealer.setReceiveTimeOut(5000);
+      dealer.setReceiveTimeOut(30_000);
       dealer.connect(p.replayEndpoint());
       dealer.sendMore(new byte[0]);
       dealer.send(ByteBuffer.allocate(8).putLong(0).array(), 0);
