@@ -16,7 +16,6 @@ import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.ort.SessionOptions;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -205,7 +204,7 @@ public final class BoundModelRunner implements ModelRunner {
       long up = binding.boundBytes() - boundBefore - logitsBytes
           + pool.indexBytes() - indexBefore;
       lastTraffic = new Traffic(up, logitsBytes);
-      return readLogits(rows);
+      return LogitRows.copy(logitsBuffer, rows, config.vocabSize());
     } finally {
       for (OrtValue v : stepValues) {
         v.close();
@@ -220,16 +219,6 @@ public final class BoundModelRunner implements ModelRunner {
       logitsBuffer = logitsArena.allocate(Math.max(bytes, 2 * logitsBuffer.byteSize()), 64);
     }
     return logitsBuffer.asSlice(0, bytes);
-  }
-
-  private float[][] readLogits(int rows) {
-    int vocab = config.vocabSize();
-    float[][] logits = new float[rows][vocab];
-    for (int s = 0; s < rows; s++) {
-      MemorySegment.copy(logitsBuffer, ValueLayout.JAVA_FLOAT, (long) s * vocab * Float.BYTES,
-          logits[s], 0, vocab);
-    }
-    return logits;
   }
 
   @Override

@@ -11,8 +11,6 @@ import dev.radixserve.model.ort.OrtSession;
 import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.ort.SessionOptions;
 import dev.radixserve.model.quant.QuantSpec;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -194,7 +192,9 @@ public final class OnnxModelRunner implements ModelRunner {
       long t1 = System.nanoTime();
       logits = call.run(inputs, bound)[0];
       long t2 = System.nanoTime();
-      float[][] rows = readLogits(logits, batch.logitRows());
+      int vocab = config.vocabSize();
+      float[][] rows = LogitRows.copy(logits.data((long) batch.logitRows() * vocab * Float.BYTES),
+          batch.logitRows(), vocab);
       lastTimings = new StepTimings(t1 - t0, t2 - t1, System.nanoTime() - t2);
       return rows;
     } finally {
@@ -205,17 +205,6 @@ public final class OnnxModelRunner implements ModelRunner {
         logits.close();
       }
     }
-  }
-
-  private float[][] readLogits(OrtValue value, int rows) {
-    int vocab = config.vocabSize();
-    MemorySegment data = value.data((long) rows * vocab * Float.BYTES);
-    float[][] logits = new float[rows][vocab];
-    for (int s = 0; s < rows; s++) {
-      MemorySegment.copy(data, ValueLayout.JAVA_FLOAT, (long) s * vocab * Float.BYTES,
-          logits[s], 0, vocab);
-    }
-    return logits;
   }
 
   @Override

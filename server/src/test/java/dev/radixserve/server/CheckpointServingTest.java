@@ -14,7 +14,6 @@ import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.HfModelWriter;
 import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
-import dev.radixserve.server.config.ServerConfig;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -69,11 +68,7 @@ class CheckpointServingTest {
     }
     eos = greedy[eosAt];
     HfModelWriter.writeGenerationConfig(dir, eos, 259);
-    ServerConfig.Builder b = LocalServers.builder(64);
-    b.model = dir;
-    b.servedModelName = "tiny-gpt2";
-    b.maxNumBatchedTokens = 16;
-    server = RadixServer.start(b.build());
+    server = LocalServers.startCheckpoint(dir, "tiny-gpt2");
   }
 
   @AfterAll

@@ -15,7 +15,6 @@ import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.HfModelWriter;
 import dev.radixserve.model.weights.LlamaWeights;
 import dev.radixserve.model.weights.RandomLlama;
-import dev.radixserve.server.config.ServerConfig;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -81,11 +80,7 @@ class LlamaChatServingTest {
     }
     int eot = tokenizer.encodeTemplated("<|eot_id|>")[0];
     HfModelWriter.writeGenerationConfig(dir, eot, greedy[eosAt]);
-    ServerConfig.Builder b = LocalServers.builder(64);
-    b.model = dir;
-    b.servedModelName = "tiny-llama-chat";
-    b.maxNumBatchedTokens = 16;
-    server = RadixServer.start(b.build());
+    server = LocalServers.startCheckpoint(dir, "tiny-llama-chat");
   }
 
   @AfterAll

@@ -14,7 +14,6 @@ import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.HfModelWriter;
 import dev.radixserve.model.weights.LlamaWeights;
 import dev.radixserve.model.weights.RandomLlama;
-import dev.radixserve.server.config.ServerConfig;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -62,11 +61,7 @@ class LlamaServingTest {
     HfModelWriter.writeByteLevelTokenizer(dir);
     tokenizer = TokenizerLoader.load(dir);
     prompt = tokenizer.encode(PROMPT);
-    ServerConfig.Builder b = LocalServers.builder(64);
-    b.model = dir;
-    b.servedModelName = "tiny-llama";
-    b.maxNumBatchedTokens = 16;
-    server = RadixServer.start(b.build());
+    server = LocalServers.startCheckpoint(dir, "tiny-llama");
   }
 
   @AfterAll

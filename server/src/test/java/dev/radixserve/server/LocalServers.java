@@ -38,6 +38,18 @@ public final class LocalServers {
     return b;
   }
 
+  /**
+   * A server for a checkpoint a test wrote to {@code dir}: 64 blocks, and prompts prefilled in
+   * 16-token chunks so that a short prompt still spans several steps.
+   */
+  public static RadixServer startCheckpoint(Path dir, String servedModelName) {
+    ServerConfig.Builder b = builder(64);
+    b.model = dir;
+    b.servedModelName = servedModelName;
+    b.maxNumBatchedTokens = 16;
+    return RadixServer.start(b.build());
+  }
+
   /** Deletes a flat directory of model files a test wrote. */
   public static void deleteModelDir(Path dir) throws IOException {
     try (var files = Files.list(dir)) {
