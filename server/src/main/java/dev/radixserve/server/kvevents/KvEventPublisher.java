@@ -87,6 +87,10 @@ public final class KvEventPublisher implements AutoCloseable {
       }
       if (config.replayEndpoint() != null) {
         replay = context.createSocket(SocketType.ROUTER);
+        // a ROUTER drops silently past its high-water mark (1,000 messages by default), end
+        // marker included: room for two whole replays per client, so one that reads late
+        // still gets every batch and the end
+        replay.setSndHWM(2 * (REPLAY_BUFFER + 1));
         replay.setLinger(0);
         replay.bind(config.replayEndpoint());
         replayEndpoint = replay.getLastEndpoint();
