@@ -155,6 +155,7 @@ public final class RadixServer {
     tiers = startTiers(config, mc);
     if (tiers != null) {
       radixCache.addListener(tiers);
+      cacheRecorder.showTiers(tiers); // the view marks their blocks as offloaded nodes
     }
     kvEvents = startKvEvents(config);
     int maxModelLen = config.maxModelLen() == null ? mc.nPositions()

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# What offloading costs when nothing comes back (BENCHMARKS.md, "Cache tiers at 0 % reuse"):
+# the `unique` workload (every prompt distinct, 128 x 256-token prompts = twice the pool, so
+# every request evicts and every eviction is offloaded) with the tiers off, host memory, and disk,
+# interleaved: REPS rounds, each running the three in a rotated order, one server at a time on a
+# loopback port. Prints each run and the per-round ratios host/off, disk/off (total tok/s).
+#   ./mvnw -B -ntp -q -pl server -am -DskipTests package && server/bench-tiers-unique.sh [OUT] [REPS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source .ci/java-home.sh
+JAR=${JAR:-server/target/radixserve.jar}
+OUT=${1:-bench-out/tiers-unique}
+REPS=${2:-3}
+PORT=${PORT:-8131}
+POOL=960   # blocks of 16: 15,360 tokens, half of the workload's prompts
+mkdir -p "$OUT"
+DIR=$(mktemp -d /tmp/radixserve-tiers.XXXXXX)
+pid=
+stop() { if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; fi; }
+trap 'stop; rm -rf "$DIR"' EXIT
+serve() {  # serve NAME ARGS...
+  local name=$1; shift
+  java --add-modules jdk.incubator.vector -jar "$JAR" serve --host 127.0.0.1 --port "$PORT" \
+    --num-blocks $POOL "$@" >> "$OUT/$name.log" 2>&1 & pid=$!
+  for _ in $(seq 240); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && return; sleep 0.5; done
+  echo "server $name did not start" >&2; exit 1
+}
+modes=(off host disk)
+for rep in $(seq "$REPS"); do
+  for k in 0 1 2; do
+    mode=${modes[$(( (k + rep - 1) % 3 ))]}
+    case $mode in
+      off) serve "$mode-$rep" ;;
+      host) serve "$mode-$rep" --kv-offload-memory 1g ;;
+      disk) rm -rf "$DIR/disk"; serve "$mode-$rep" --kv-offload-dir "$DIR/disk" --kv-offload-disk-size 2g ;;
+    esac
+    echo "round $rep: $mode ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))"
+    java --add-modules jdk.incubator.vector -jar "$JAR" bench --url "http://127.0.0.1:$PORT" \
+      --workload unique --num-requests 128 --max-tokens 8 --seed "$rep" --concurrency 4 \
+      --warmup 4 --quiet --output "$OUT/$mode-$rep.json" > "$OUT/$mode-$rep.txt"
+    curl -s "http://127.0.0.1:$PORT/metrics" | grep '^radixserve_kv_tier' > "$OUT/$mode-$rep.metrics" || true
+    stop
+  done
+done
+python3 - "$OUT" "$REPS" <<'PY'
+import json, statistics, sys
+out, reps = sys.argv[1], int(sys.argv[2])
+def tput(mode, rep):
+    s = json.load(open(f"{out}/{mode}-{rep}.json"))["runs"][0]["summary"]
+    return s["totalTokenThroughput"]
+ratios = {"host": [], "disk": []}
+for rep in range(1, reps + 1):
+    off = tput("off", rep)
+    row = [f"round {rep}: off {off:.0f} tok/s"]
+    for m in ratios:
+        t = tput(m, rep)
+        ratios[m].append(t / off)
+        row.append(f"{m} {t:.0f} ({t / off:.3f}x)")
+    print(", ".join(row))
+for m, r in ratios.items():
+    print(f"{m}/off: median {statistics.median(r):.3f}x, min {min(r):.3f}x, max {max(r):.3f}x")
+PY
