@@ -48,15 +48,25 @@ out, reps = sys.argv[1], int(sys.argv[2])
 def tput(mode, rep):
     s = json.load(open(f"{out}/{mode}-{rep}.json"))["runs"][0]["summary"]
     return s["totalTokenThroughput"]
+def offload_share(mode, rep):
+    # engine-thread seconds spent offloading / the run's wall time (warm-up requests included)
+    d = json.load(open(f"{out}/{mode}-{rep}.json"))["runs"][0]["summary"]["durationS"]
+    for line in open(f"{out}/{mode}-{rep}.metrics"):
+        if line.startswith("radixserve_kv_tier_offload_seconds_total"):
+            return float(line.split()[-1]) / d
+    return float("nan")
 ratios = {"host": [], "disk": []}
+shares = {"host": [], "disk": []}
 for rep in range(1, reps + 1):
     off = tput("off", rep)
     row = [f"round {rep}: off {off:.0f} tok/s"]
     for m in ratios:
         t = tput(m, rep)
         ratios[m].append(t / off)
-        row.append(f"{m} {t:.0f} ({t / off:.3f}x)")
+        shares[m].append(offload_share(m, rep))
+        row.append(f"{m} {t:.0f} ({t / off:.3f}x, offload {100 * shares[m][-1]:.2f} % of the run)")
     print(", ".join(row))
 for m, r in ratios.items():
-    print(f"{m}/off: median {statistics.median(r):.3f}x, min {min(r):.3f}x, max {max(r):.3f}x")
+    print(f"{m}/off: median {statistics.median(r):.3f}x, min {min(r):.3f}x, max {max(r):.3f}x;"
+          f" offload share median {100 * statistics.median(shares[m]):.2f} %")
 PY

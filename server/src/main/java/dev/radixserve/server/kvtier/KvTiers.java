@@ -39,6 +39,8 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
   /** Loader thread: a block on its way in. */
   private final MemorySegment loadBuffer;
   private boolean offloading = true;
+  /** Engine-thread time spent offloading evicted blocks (hashing, export, tier puts). */
+  private volatile long offloadNanos;
   private volatile TierListener listener;
   /** Entries stored or removed in any tier so far (the cache view's "changed since"). */
   private final java.util.concurrent.atomic.AtomicLong changes =
@@ -149,6 +151,11 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
     return hasher;
   }
 
+  /** Engine-thread time spent offloading evicted blocks so far. */
+  public long offloadNanos() {
+    return offloadNanos;
+  }
+
   /** Entries stored or removed so far: unchanged means {@link #index()} is unchanged. */
   public long changes() {
     return changes.get();
@@ -183,7 +190,9 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
   @Override
   public void evicted(String namespace, long nodeId, int[] pathTokens, int[] blocks) {
     if (offloading) {
+      long t0 = System.nanoTime();
       offload(namespace, pathTokens, blocks, tiers, KvTier::put);
+      offloadNanos += System.nanoTime() - t0; // engine thread only: no lost update
     }
   }
 

@@ -158,6 +158,10 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
       tierCounter("radixserve.kv.tier.corrupt.blocks", tier, tiers, () -> stats.get().corrupt());
       tierCounter("radixserve.kv.tier.dropped.blocks", tier, tiers, () -> stats.get().dropped());
     }
+    FunctionCounter.builder("radixserve.kv.tier.offload.seconds", tiers,
+            t -> t.offloadNanos() / 1e9)
+        .description("Engine-thread time spent offloading evicted blocks into the tiers")
+        .register(registry);
   }
 
   private void tierCounter(String name, String tier, KvTiers tiers, DoubleSupplier value) {
