@@ -131,10 +131,14 @@ class TierOffloadDeviceKvTest {
 
   @Test
   void aFreshFp16RunnerLoadsFromTheDiskTierAndGivesTheSameTokens() {
+    byte[][][] written = new byte[2][][];
     try (KvTiers tiers = disk(runner)) {
       EngineHarness h = harness(runner, tiers);
       h.submit("first", A, 1, 4);
       h.runToCompletion();
+      int[] ids = h.cache.matchPrefix(A, 8, "").blockIds();
+      written[0] = block(runner.kvPool(), ids[0]);
+      written[1] = block(runner.kvPool(), ids[1]);
       tiers.persist(h.cache); // as a shutdown does
     }
     try (BoundModelRunner restarted = BoundModelRunner.create(weights, FP16, B, BLOCKS, 1);
@@ -145,6 +149,9 @@ class TierOffloadDeviceKvTest {
       h.runToCompletion();
       assertEquals(8, h.usage.get("again").cachedTokens());
       assertEquals(2, tiers.stats().getFirst().loads());
+      int[] ids = h.cache.matchPrefix(A, 8, "").blockIds(); // where the loads landed
+      assertArrayEquals(written[0], block(restarted.kvPool(), ids[0]));
+      assertArrayEquals(written[1], block(restarted.kvPool(), ids[1]));
       assertEquals(tokens(false, A), h.tokens.get("again#0"), "loaded from disk = off");
     }
   }
