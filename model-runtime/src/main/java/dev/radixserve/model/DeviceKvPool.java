@@ -211,43 +211,40 @@ public final class DeviceKvPool implements KvBlockIo, AutoCloseable {
    */
   @Override
   public void exportBlock(int block, MemorySegment dst) {
-    requireBlock(block);
-    requireBuffer(dst);
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment index = arena.allocateFrom(ValueLayout.JAVA_LONG, block);
-      List<AutoCloseable> bound = new ArrayList<>();
-      try (OrtValue i = OrtValue.wrap(host, index, ElementType.INT64, 1)) {
-        readBinding.bindInput(BlockOpsGraph.BLOCK, i);
-        for (int c = 0; c < caches.length; c++) {
-          OrtValue v = blockValue(dst, c);
-          bound.add(v);
-          readBinding.bindOutput(BlockOpsGraph.block(c), v);
-        }
-        readBinding.run();
-        readBinding.synchronizeOutputs();
-      } finally {
-        Resources.closeAll(bound, null);
-      }
-    }
+    runOnBlock(readBinding, BlockOpsGraph.BLOCK, new long[] {1}, block, dst, true);
   }
 
   /** Overwrites block {@code block} of every cache from {@code src} (host memory). */
   @Override
   public void importBlock(int block, MemorySegment src) {
+    runOnBlock(writeBinding, BlockOpsGraph.BLOCK_INDEX, new long[] {1, 1}, block, src, false);
+  }
+
+  /**
+   * Runs the read or write graph on one block: its index bound as {@code indexName} of shape
+   * {@code indexShape}, cache {@code c}'s part of {@code buffer} bound as {@code block_c}, an
+   * output of the read graph ({@code out}) or an input of the write graph.
+   */
+  private void runOnBlock(IoBinding binding, String indexName, long[] indexShape, int block,
+      MemorySegment buffer, boolean out) {
     requireBlock(block);
-    requireBuffer(src);
+    requireBuffer(buffer);
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment index = arena.allocateFrom(ValueLayout.JAVA_LONG, block);
       List<AutoCloseable> bound = new ArrayList<>();
-      try (OrtValue i = OrtValue.wrap(host, index, ElementType.INT64, 1, 1)) {
-        writeBinding.bindInput(BlockOpsGraph.BLOCK_INDEX, i);
+      try (OrtValue i = OrtValue.wrap(host, index, ElementType.INT64, indexShape)) {
+        binding.bindInput(indexName, i);
         for (int c = 0; c < caches.length; c++) {
-          OrtValue v = blockValue(src, c);
+          OrtValue v = blockValue(buffer, c);
           bound.add(v);
-          writeBinding.bindInput(BlockOpsGraph.block(c), v);
+          if (out) {
+            binding.bindOutput(BlockOpsGraph.block(c), v);
+          } else {
+            binding.bindInput(BlockOpsGraph.block(c), v);
+          }
         }
-        writeBinding.run();
-        writeBinding.synchronizeOutputs();
+        binding.run();
+        binding.synchronizeOutputs();
       } finally {
         Resources.closeAll(bound, null);
       }

@@ -50,11 +50,8 @@ class TierOffloadDeviceKvTest {
   }
 
   private static EngineHarness harness(BoundModelRunner r, KvTiers tiers) {
-    return new EngineHarness(r.numBlocks(), B, true, SchedulePolicy.FCFS, 64, TINY.vocabSize(),
-        Integer.MAX_VALUE, (step, batch) -> r.forward(batch), cache -> {
-          cache.addListener(tiers);
-          return tiers;
-        }, Runnable::run);
+    return EngineHarness.withTiers(r.numBlocks(), B, TINY.vocabSize(), (step, batch) ->
+        r.forward(batch), tiers);
   }
 
   private static KvTiers host(BoundModelRunner r) {
