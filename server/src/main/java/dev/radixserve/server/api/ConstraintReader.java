@@ -58,7 +58,8 @@ final class ConstraintReader {
       case "guided_regex" -> compile(field, c -> c.regex(text(body.get(field), field)));
       case "guided_choice" -> compile(field, c -> c.choice(choices(body.get(field), field)));
       case "structured_outputs" -> structuredOutputs(body.get(field));
-      default -> compile("tools", c -> c.toolCall(tools.callable()));
+      default -> compile("tools", c -> c.toolCalls(tools.callable(), tools.syntax().layout(),
+          tools.parallel()));
     };
   }
 
