@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.radixserve.server.api.ToolCallSyntax;
 import dev.radixserve.server.api.Tools;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -81,5 +82,111 @@ class ToolCallParserTest {
         read(auto, "{\"name\": \"other\", \"arguments\": {}}", true, 3));
     assertEquals(List.of("Hello {there}", "null", "", "false"), read(auto, "Hello {there}", true, 4));
     assertFalse(Boolean.parseBoolean(read(auto, "  ", true, 5).get(3)));
+  }
+
+  // ---- the families' syntaxes, several calls ----
+
+  private static Tools family(ToolCallSyntax syntax, Tools.Choice choice, boolean parallel) {
+    Map<String, ObjectNode> f = new LinkedHashMap<>();
+    f.put("get_weather", JsonNodeFactory.instance.objectNode().put("name", "get_weather"));
+    f.put("now", JsonNodeFactory.instance.objectNode().put("name", "now"));
+    return new Tools(f, choice, null, syntax, parallel);
+  }
+
+  /** Content, then per call "name args", of {@code text} fed in random pieces. */
+  private static List<String> calls(Tools tools, String text, boolean complete, long seed) {
+    ToolCallParser p = new ToolCallParser(tools);
+    SplittableRandom rnd = new SplittableRandom(seed);
+    List<ToolCallParser.Event> events = new ArrayList<>();
+    for (int i = 0; i < text.length(); ) {
+      int n = 1 + rnd.nextInt(6);
+      events.addAll(p.feed(text.substring(i, Math.min(text.length(), i + n))));
+      i += n;
+    }
+    events.addAll(p.finish(complete));
+    StringBuilder content = new StringBuilder();
+    List<StringBuilder> calls = new ArrayList<>();
+    for (ToolCallParser.Event e : events) {
+      switch (e) {
+        case ToolCallParser.Content c -> {
+          assertTrue(calls.isEmpty(), "content after a call started: " + c);
+          content.append(c.text());
+        }
+        case ToolCallParser.Start s -> {
+          assertEquals(calls.size(), s.index());
+          calls.add(new StringBuilder(s.name()).append(' '));
+        }
+        case ToolCallParser.Arguments a -> calls.get(a.index()).append(a.fragment());
+      }
+    }
+    List<String> out = new ArrayList<>();
+    out.add(content.toString());
+    calls.forEach(c -> out.add(c.toString()));
+    return out;
+  }
+
+  private static final String HERMES_TWO = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\":"
+      + " {\"city\": \"O}\\\"slo\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"now\", \"arguments\": {}}"
+      + "\n</tool_call>";
+
+  @Test
+  void forcedHermesCallsSplitAnywhereGiveTheSameCalls() {
+    for (long seed = 0; seed < 50; seed++) {
+      assertEquals(List.of("", "get_weather {\"city\": \"O}\\\"slo\"}", "now {}"),
+          calls(family(ToolCallSyntax.HERMES, Tools.Choice.REQUIRED, true), HERMES_TWO, true, seed));
+    }
+  }
+
+  @Test
+  void forcedLlamaAndMistralCallsSplitAnywhereGiveTheSameCalls() {
+    String llama = "{\"name\": \"now\", \"parameters\": {}}; {\"name\": \"get_weather\","
+        + " \"parameters\": {\"city\": \"[Oslo]\"}}";
+    String mistral = "[TOOL_CALLS][{\"name\": \"now\", \"arguments\": {}}, {\"name\": \"get_weather\","
+        + " \"arguments\": {\"city\": \"[Oslo]\"}}]";
+    for (long seed = 0; seed < 30; seed++) {
+      List<String> expected = List.of("", "now {}", "get_weather {\"city\": \"[Oslo]\"}");
+      assertEquals(expected, calls(family(ToolCallSyntax.LLAMA3_JSON, Tools.Choice.REQUIRED, true),
+          llama, true, seed));
+      assertEquals(expected, calls(family(ToolCallSyntax.MISTRAL, Tools.Choice.REQUIRED, true),
+          mistral, true, seed));
+    }
+  }
+
+  @Test
+  void aForcedHermesCallCutByLengthKeepsWhatItHas() {
+    assertEquals(List.of("", "get_weather {\"city\": \"O}"), calls(family(ToolCallSyntax.HERMES,
+        Tools.Choice.REQUIRED, true), HERMES_TWO.substring(0, HERMES_TWO.indexOf("O}") + 2), false, 3));
+    assertEquals(List.of("<tool_call>\n{\"na"), calls(family(ToolCallSyntax.HERMES,
+        Tools.Choice.REQUIRED, true), "<tool_call>\n{\"na", false, 3));
+  }
+
+  @Test
+  void autoHermesStreamsContentUntilTheMarkerAndParsesTheRest() {
+    Tools auto = family(ToolCallSyntax.HERMES, Tools.Choice.AUTO, true);
+    for (long seed = 0; seed < 30; seed++) {
+      assertEquals(List.of("I will check <tool> tags.\n", "get_weather {\"city\":\"O}\\\"slo\"}", "now {}"),
+          calls(auto, "I will check <tool> tags.\n" + HERMES_TWO, true, seed));
+      // malformed calls: everything is content
+      String bad = "Hi <tool_call>\n{\"name\": \"now\", \"arguments\": [}\n</tool_call>";
+      assertEquals(List.of(bad), calls(auto, bad, true, seed));
+      assertEquals(List.of("plain <tool_c"), calls(auto, "plain <tool_c", false, seed));
+    }
+    // parallel_tool_calls false: the first call only
+    assertEquals(List.of("", "get_weather {\"city\":\"O}\\\"slo\"}"),
+        calls(family(ToolCallSyntax.HERMES, Tools.Choice.AUTO, false), HERMES_TWO, true, 1));
+  }
+
+  @Test
+  void autoLlamaCallsStartAtThePythonTagOrAnOpeningBrace() {
+    Tools auto = family(ToolCallSyntax.LLAMA3_JSON, Tools.Choice.AUTO, true);
+    for (long seed = 0; seed < 20; seed++) {
+      assertEquals(List.of("", "now {}", "get_weather {\"city\":\"x\"}"), calls(auto,
+          "  {\"name\": \"now\", \"parameters\": {}}; {\"name\": \"get_weather\", \"parameters\":"
+              + " {\"city\": \"x\"}}", true, seed));
+      assertEquals(List.of("So: ", "now {}"), calls(auto,
+          "So: <|python_tag|>{\"name\": \"now\", \"parameters\": {}}", true, seed));
+      assertEquals(List.of("So {\"name\": \"now\", \"parameters\": {}}"), calls(auto,
+          "So {\"name\": \"now\", \"parameters\": {}}", true, seed));
+    }
   }
 }
