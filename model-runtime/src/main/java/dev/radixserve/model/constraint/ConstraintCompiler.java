@@ -32,7 +32,15 @@ public final class ConstraintCompiler {
   };
 
   public ConstraintCompiler(Tokenizer tokenizer) {
-    this.vocab = new TokenVocabulary(tokenizer);
+    this(tokenizer, java.util.Set.of());
+  }
+
+  /**
+   * @param markers texts of special tokens that may be written as text: a tool-call syntax's
+   *     markers ({@code [TOOL_CALLS]}), so a forced call can use the model's own control token
+   */
+  public ConstraintCompiler(Tokenizer tokenizer, java.util.Set<String> markers) {
+    this.vocab = new TokenVocabulary(tokenizer, markers);
   }
 
   /** Output that satisfies {@code schema}. */

@@ -24,10 +24,13 @@ final class ConstraintReader {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Tokenizer tokenizer;
+  private final java.util.Set<String> markers;
   private volatile ConstraintCompiler compiler; // built on first use: the vocabulary trie costs
 
-  ConstraintReader(Tokenizer tokenizer) {
+  /** @param markers special tokens a forced tool call writes ({@link ToolCallSyntax#markers}) */
+  ConstraintReader(Tokenizer tokenizer, java.util.Set<String> markers) {
     this.tokenizer = tokenizer;
+    this.markers = markers;
   }
 
   /** Null when the request asks for free text. */
@@ -123,7 +126,7 @@ final class ConstraintReader {
     if (c == null) {
       synchronized (this) {
         if (compiler == null) {
-          compiler = new ConstraintCompiler(tokenizer);
+          compiler = new ConstraintCompiler(tokenizer, markers);
         }
         c = compiler;
       }

@@ -41,7 +41,7 @@ public final class RequestParser {
     this.limits = limits;
     this.chatTemplate = chatTemplate;
     this.prompts = new PromptReader(tokenizer, chatTemplate, limits);
-    this.constraints = new ConstraintReader(tokenizer);
+    this.constraints = new ConstraintReader(tokenizer, toolCallSyntax.markers());
   }
 
   public GenerationRequest parse(JsonNode body, boolean chat) {

@@ -234,6 +234,19 @@ public enum ToolCallSyntax {
         : null;
   }
 
+  /**
+   * The texts of the special tokens this syntax writes around forced calls: kept in the
+   * constraint's vocabulary (Mistral's {@code [TOOL_CALLS]} is a control token; Qwen's
+   * {@code <tool_call>} is an added token that is not special, kept anyway).
+   */
+  public Set<String> markers() {
+    return switch (this) {
+      case HERMES -> Set.of("<tool_call>", "</tool_call>");
+      case MISTRAL -> Set.of(marker);
+      case LLAMA3_JSON, GENERIC -> Set.of();
+    };
+  }
+
   /** Whether a reply may hold several calls (all but the generic format). */
   public boolean allowsParallel() {
     return this != GENERIC;
