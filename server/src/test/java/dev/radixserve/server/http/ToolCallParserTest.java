@@ -24,9 +24,9 @@ class ToolCallParserTest {
     return new Tools(f, choice, null);
   }
 
-  /** Content, name and arguments of {@code text} fed in random pieces. */
-  private static List<String> read(Tools tools, String text, boolean complete, long seed) {
-    ToolCallParser p = new ToolCallParser(tools);
+  /** The events of {@code text} fed to {@code p} in random pieces of 1 to 6 characters. */
+  private static List<ToolCallParser.Event> events(ToolCallParser p, String text,
+      boolean complete, long seed) {
     SplittableRandom rnd = new SplittableRandom(seed);
     List<ToolCallParser.Event> events = new ArrayList<>();
     for (int i = 0; i < text.length(); ) {
@@ -35,6 +35,13 @@ class ToolCallParserTest {
       i += n;
     }
     events.addAll(p.finish(complete));
+    return events;
+  }
+
+  /** Content, name and arguments of {@code text} fed in random pieces. */
+  private static List<String> read(Tools tools, String text, boolean complete, long seed) {
+    ToolCallParser p = new ToolCallParser(tools);
+    List<ToolCallParser.Event> events = events(p, text, complete, seed);
     StringBuilder content = new StringBuilder();
     StringBuilder args = new StringBuilder();
     String name = null;
@@ -95,15 +102,7 @@ class ToolCallParserTest {
 
   /** Content, then per call "name args", of {@code text} fed in random pieces. */
   private static List<String> calls(Tools tools, String text, boolean complete, long seed) {
-    ToolCallParser p = new ToolCallParser(tools);
-    SplittableRandom rnd = new SplittableRandom(seed);
-    List<ToolCallParser.Event> events = new ArrayList<>();
-    for (int i = 0; i < text.length(); ) {
-      int n = 1 + rnd.nextInt(6);
-      events.addAll(p.feed(text.substring(i, Math.min(text.length(), i + n))));
-      i += n;
-    }
-    events.addAll(p.finish(complete));
+    List<ToolCallParser.Event> events = events(new ToolCallParser(tools), text, complete, seed);
     StringBuilder content = new StringBuilder();
     List<StringBuilder> calls = new ArrayList<>();
     for (ToolCallParser.Event e : events) {
