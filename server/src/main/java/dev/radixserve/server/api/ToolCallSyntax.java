@@ -87,28 +87,52 @@ public enum ToolCallSyntax {
   }
 
   /**
-   * Where calls may start in {@code text} (free text, tool_choice auto): the index of the
-   * family's marker, or 0 when the reply itself opens with a JSON object (Llama, generic); -1
-   * when no call has started (yet).
+   * Where calls may start in {@code text} (free text, tool_choice auto): 0 when the reply itself
+   * opens with a JSON object (Llama, generic), else the index of the family's marker; -1 when no
+   * call has started (yet).
    */
-  public int callStart(String text) {
-    if (marker != null && text.contains(marker)) {
-      return text.indexOf(marker);
-    }
+  public int callStart(CharSequence text) {
+    return callStart(text, 0);
+  }
+
+  /**
+   * As {@link #callStart(CharSequence)}, for a text whose first {@code from} characters are
+   * known to start no call (a stream's content sent so far): the marker is looked for after
+   * them only, so a long reply is not scanned again for every piece.
+   */
+  public int callStart(CharSequence text, int from) {
     boolean bareJson = this == LLAMA3_JSON || this == GENERIC;
-    return bareJson && text.stripLeading().startsWith("{") ? 0 : -1;
+    if (bareJson && from == 0) {
+      for (int i = 0; i < text.length(); i++) {
+        if (!Character.isWhitespace(text.charAt(i))) {
+          if (text.charAt(i) == '{') {
+            return 0;
+          }
+          break;
+        }
+      }
+    }
+    if (marker == null) {
+      return -1;
+    }
+    for (int i = Math.max(0, from); i + marker.length() <= text.length(); i++) {
+      if (CharSequence.compare(text.subSequence(i, i + marker.length()), marker) == 0) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /**
    * How many characters at the end of {@code text} (no call started) might be the start of the
    * marker, to hold back from a stream until the next piece says.
    */
-  public int markerPrefixAtEnd(String text) {
+  public int markerPrefixAtEnd(CharSequence text) {
     if (marker == null) {
       return 0;
     }
     for (int n = Math.min(marker.length() - 1, text.length()); n > 0; n--) {
-      if (marker.startsWith(text.substring(text.length() - n))) {
+      if (marker.startsWith(text.subSequence(text.length() - n, text.length()).toString())) {
         return n;
       }
     }

@@ -78,10 +78,10 @@ final class ToolCallParser {
     if (tools.forced()) {
       readForced(out);
     } else if (callStart < 0) {
-      String all = text.toString();
-      callStart = syntax.callStart(all);
-      int upTo = callStart >= 0 ? callStart : all.length() - syntax.markerPrefixAtEnd(all);
-      if (callStart < 0 && emitted == 0 && all.isBlank()) {
+      // what was sent as content starts no call: look for one after it only
+      callStart = syntax.callStart(text, emitted);
+      int upTo = callStart >= 0 ? callStart : text.length() - syntax.markerPrefixAtEnd(text);
+      if (callStart < 0 && emitted == 0 && text.toString().isBlank()) {
         upTo = 0; // leading whitespace: a JSON call may still follow
       }
       content(upTo, out);

@@ -188,4 +188,56 @@ class ToolCallParserTest {
           "So {\"name\": \"now\", \"parameters\": {}}", true, seed));
     }
   }
+
+  /** Whatever the reply, auto mode's streamed pieces reassemble to the whole reply's reading. */
+  @Test
+  void autoStreamReassemblesToTheWholeReplyForRandomReplies() {
+    String[] pieces = {"<tool_call>", "</tool_call>", "<|python_tag|>", "[TOOL_CALLS]", "\n", " ",
+        "; ", ", ", "[", "]", "{", "}", "Hi", "<tool", "{\"name\": \"now\", \"arguments\": {}}",
+        "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"x\"}}", "\"", "{\"name\": \"rm\"}"};
+    SplittableRandom rnd = new SplittableRandom(7);
+    List<String> texts = new ArrayList<>(List.of(
+        // a reply that opens with JSON is read from its start, not from a later marker
+        "{\"x\": 1} <|python_tag|>{\"name\": \"now\", \"parameters\": {}}",
+        "{<tool_call>{\"name\": \"now\", \"arguments\": {}}</tool_call>",
+        " <|python_tag|>{\"name\": \"now\", \"parameters\": {}}"));
+    for (int round = 0; round < 400; round++) {
+      StringBuilder text = new StringBuilder();
+      for (int k = rnd.nextInt(1, 7); k > 0; k--) {
+        text.append(pieces[rnd.nextInt(pieces.length)]);
+      }
+      texts.add(text.toString());
+    }
+    int round = 0;
+    for (String text : texts) {
+      round++;
+      for (ToolCallSyntax syntax : ToolCallSyntax.values()) {
+        for (boolean parallel : new boolean[] {false, true}) {
+          Tools auto = family(syntax, Tools.Choice.AUTO, parallel);
+          ToolCallParser whole = new ToolCallParser(auto);
+          List<ToolCallParser.Event> all = new ArrayList<>(whole.feed(text));
+          all.addAll(whole.finish(true));
+          assertEquals(reading(all), calls(auto, text, true, round),
+              syntax + " " + parallel + ": " + text);
+        }
+      }
+    }
+  }
+
+  /** Content, then per call "name args". */
+  private static List<String> reading(List<ToolCallParser.Event> events) {
+    StringBuilder content = new StringBuilder();
+    List<StringBuilder> calls = new ArrayList<>();
+    for (ToolCallParser.Event e : events) {
+      switch (e) {
+        case ToolCallParser.Content c -> content.append(c.text());
+        case ToolCallParser.Start s -> calls.add(new StringBuilder(s.name()).append(' '));
+        case ToolCallParser.Arguments a -> calls.get(a.index()).append(a.fragment());
+      }
+    }
+    List<String> out = new ArrayList<>();
+    out.add(content.toString());
+    calls.forEach(c -> out.add(c.toString()));
+    return out;
+  }
 }
