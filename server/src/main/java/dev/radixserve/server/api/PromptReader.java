@@ -96,7 +96,7 @@ final class PromptReader {
       if (template.takesTools()) {
         // the template writes calls and results in its own syntax, from OpenAI's fields
         String text = hasCalls && (c == null || c.isNull()) ? null : content(c);
-        out.add(new ChatTemplate.Message(role, text, hasCalls ? ToolCallText.native_(calls) : null,
+        out.add(new ChatTemplate.Message(role, text, hasCalls ? ToolCallText.asMaps(calls) : null,
             m.hasNonNull("tool_call_id") ? text(m.get("tool_call_id"), "messages") : null,
             m.hasNonNull("name") ? text(m.get("name"), "messages") : null));
         continue;

@@ -23,7 +23,7 @@ final class ToolCallText {
    * JSON text parsed into its object (as vLLM does before it renders: Qwen's and Llama's
    * templates write {@code arguments | tojson}); arguments that do not parse stay text.
    */
-  static List<Map<String, Object>> native_(JsonNode calls) {
+  static List<Map<String, Object>> asMaps(JsonNode calls) {
     List<Map<String, Object>> out = new ArrayList<>();
     for (JsonNode call : calls) {
       JsonNode f = call.path("function");

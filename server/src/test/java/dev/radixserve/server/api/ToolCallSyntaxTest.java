@@ -114,4 +114,17 @@ class ToolCallSyntaxTest {
     assertNull(g.parse("{\"name\": \"now\", \"parameters\": 3}", NAMES));
     assertNull(g.parse("x {\"name\": \"now\", \"arguments\": {}}", NAMES));
   }
+
+  @Test
+  void aTemplateWithoutToolsIsToldTheChosenSyntaxInTheSystemText() throws Exception {
+    com.fasterxml.jackson.databind.JsonNode body = new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree("{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"now\"}}],"
+            + " \"tool_choice\": \"required\"}");
+    assertTrue(Tools.read(body, ToolCallSyntax.HERMES).systemText().endsWith("reply with only"
+        + " <tool_call>\n{\"name\": <function name>, \"arguments\": <arguments object>}\n</tool_call>."));
+    assertTrue(Tools.read(body, ToolCallSyntax.GENERIC).systemText().endsWith("reply with only a"
+        + " JSON object {\"name\": <function name>, \"arguments\": <arguments object>}."));
+    assertTrue(Tools.read(body, ToolCallSyntax.HERMES).parallel());
+    assertTrue(!Tools.read(body, ToolCallSyntax.GENERIC).parallel());
+  }
 }
