@@ -20,8 +20,9 @@ import java.util.List;
  *       "medium" (the fastest tier holding it: "CPU" or "DISK", as in the KV events), "media",
  *       "offloaded_blocks" and, when it leaves its parent's edge before the end, "branch_at";
  *       its "blocks" (pool blocks) is 0
- * with tiers below the pool, subtree/totals/more also count "offloaded_nodes", "offloaded_blocks", "offloaded_tokens"
- *       apart from the pool's nodes, blocks and tokens; totals add "offloaded_unplaced_blocks"
+ * with tiers below the pool, subtree/totals/more also count "offloaded_nodes",
+ *       "offloaded_blocks", "offloaded_tokens" apart from the pool's nodes, blocks and tokens;
+ *       totals add "offloaded_unplaced_blocks"
  * tree: {"version", "event_seq", "taken_at", "clock", "block_size", "totals", "stats",
  *        "truncated", "nodes": [node + "more" where children were left out], ...}
  * diff: {"version", "from", "event_seq", "totals", "upserts": [node], "removed": [id]}
