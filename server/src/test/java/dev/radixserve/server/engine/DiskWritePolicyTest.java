@@ -97,6 +97,25 @@ class DiskWritePolicyTest {
   }
 
   @Test
+  void reusedWritesBlocksThatCameBackFromTheHostTier() {
+    try (KvTiers tiers = tiers(DiskWritePolicy.REUSED)) {
+      EngineHarness h = EngineHarness.withTiers(BLOCKS, B, TINY.vocabSize(),
+          (step, batch) -> runner.forward(batch), tiers);
+      h.submit("d", D, 1, 1);
+      h.runToCompletion();
+      h.submit("c", C, 1, 1); // D goes to the host tier only: nobody reused it
+      h.runToCompletion();
+      assertEquals(0, tiers.stats().get(1).stores());
+      h.submit("d-again", D, 1, 1); // its first two blocks come back from the host tier
+      h.runToCompletion();
+      assertEquals(8, h.usage.get("d-again").cachedTokens());
+      assertEquals(2, tiers.stats().getFirst().loads());
+      h.cache.evictAll();
+    }
+    assertEquals(Set.of(block(D, 0), block(D, 1)), onDisk());
+  }
+
+  @Test
   void allWritesEveryEvictedBlock() {
     assertEquals(6, runWorkload(DiskWritePolicy.ALL));
     assertEquals(Set.of(block(D, 0), block(D, 1), block(D, 2), block(A, 0), block(A, 1),
