@@ -1,7 +1,11 @@
 """Renders each family's chat template with transformers' apply_chat_template: expected.json.
 
 The templates (*.jinja) are the families' tokenizer_config.json chat_template texts (Llama 3.0,
-Llama 3.1/3.2, Qwen2.5, Qwen3, Mistral 7B Instruct v0.1, SmolLM2). Run from this directory:
+Llama 3.1/3.2, Qwen2.5, Qwen3, Mistral 7B Instruct v0.1, Mistral Nemo Instruct 2407, SmolLM2).
+Each conversation is rendered without tools, and the tool conversations (TOOL_CASES) with
+`tools=` as well, exactly as `tokenizer.apply_chat_template(messages, tools=tools,
+add_generation_prompt=True)` does: a case has "tools" when they were passed. Run from this
+directory:
 
     pip install --index-url file:///opt/pypi/simple tokenizers transformers jinja2
     python make_expected.py
@@ -11,6 +15,7 @@ the Java test renders with a clock at that date.
 """
 import datetime as _dt
 import json
+import re
 import os
 
 import transformers.utils.chat_template_utils as ctu
@@ -32,6 +37,7 @@ TOKENS = {
     "qwen2_5": (None, "<|im_end|>"),
     "qwen3": (None, "<|im_end|>"),
     "mistral": ("<s>", "</s>"),
+    "mistral_nemo": ("<s>", "</s>"),
     "smollm2": ("<|im_start|>", "<|im_end|>"),
 }
 
@@ -47,6 +53,43 @@ CONVERSATIONS = [
      {"role": "assistant", "content": "<think>\nSome reasoning.\n</think>\n\nThe answer."},
      {"role": "user", "content": "And again?"}],
     [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+]
+
+
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Current weather in a city, \"quoted\" & Ünïcödé",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "description": "e.g. Paris"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "days": {"type": "integer", "minimum": 1, "maximum": 7}},
+            "required": ["city"]}}},
+    {"type": "function", "function": {
+        "name": "now", "description": "The time", "parameters": {"type": "object", "properties": {}}}},
+]
+
+# OpenAI's message shapes; arguments as objects (the server parses the JSON strings clients send,
+# as vLLM does before it renders). Mistral's template wants 9-character ids.
+TOOL_CASES = [
+    [{"role": "user", "content": "Weather in Paris?"}],
+    [{"role": "system", "content": "Be brief."},
+     {"role": "user", "content": "Weather in Paris?"}],
+    [{"role": "system", "content": "Be brief."},
+     {"role": "user", "content": "Weather in Paris?"},
+     {"role": "assistant", "content": None, "tool_calls": [
+         {"id": "abcDEF123", "type": "function",
+          "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}}]},
+     {"role": "tool", "tool_call_id": "abcDEF123", "name": "get_weather",
+      "content": "{\"temp\": 21, \"sky\": \"clear\"}"}],
+    [{"role": "user", "content": "Weather in Paris and the time?"},
+     {"role": "assistant", "content": "Let me check.", "tool_calls": [
+         {"id": "abcDEF123", "type": "function",
+          "function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+         {"id": "xyzXYZ789", "type": "function", "function": {"name": "now", "arguments": {}}}]},
+     {"role": "tool", "tool_call_id": "abcDEF123", "content": "21 C"},
+     {"role": "tool", "tool_call_id": "xyzXYZ789", "content": "noon"},
+     {"role": "assistant", "content": "21 C at noon."},
+     {"role": "user", "content": "Thanks!"}],
 ]
 
 
@@ -66,6 +109,19 @@ def main():
             except Exception as e:  # the template's raise_exception
                 case["error"] = str(e)
             out.append(case)
+        # a template that never reads `tools` gets the server's generic format instead (the
+        # definitions in the system message, calls as text), so only the others render these
+        for messages in TOOL_CASES if re.search(r"\btools\b", template) else []:
+            for tools in (TOOLS, None):
+                case = {"template": name, "bos_token": bos, "eos_token": eos, "messages": messages}
+                if tools is not None:
+                    case["tools"] = tools
+                try:
+                    case["rendered"] = tok.apply_chat_template(messages, tools=tools, tokenize=False,
+                                                               add_generation_prompt=True)
+                except Exception as e:
+                    case["error"] = str(e)
+                out.append(case)
     with open("expected.json", "w", encoding="utf-8") as f:
         json.dump(out, f, ensure_ascii=False, indent=1)
 

@@ -1,6 +1,7 @@
 package dev.radixserve.model.chat;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * Turns a conversation into the prompt text the model was trained on. The model's own template
@@ -9,8 +10,20 @@ import java.util.List;
  */
 public interface ChatTemplate {
 
-  /** One message: a role ({@code system}, {@code user}, {@code assistant}, ...) and its text. */
-  record Message(String role, String content) {}
+  /**
+   * One message as OpenAI's API has it: a role ({@code system}, {@code user}, {@code assistant},
+   * {@code tool}, ...), its text (null for an assistant turn that only calls tools), and where
+   * given the assistant's {@code tool_calls} (OpenAI's list of {@code {"id", "type": "function",
+   * "function": {"name", "arguments"}}}, as plain maps and lists), a tool result's {@code
+   * tool_call_id} and a {@code name}. A template that takes tools renders them natively.
+   */
+  record Message(String role, String content, List<Map<String, Object>> toolCalls,
+      String toolCallId, String name) {
+
+    public Message(String role, String content) {
+      this(role, content, null, null, null);
+    }
+  }
 
   /**
    * The prompt for {@code messages}, ending with the generation prompt (the assistant's turn).
@@ -19,6 +32,29 @@ public interface ChatTemplate {
    *     raise_exception}, e.g. roles that do not alternate), a client error
    */
   String render(List<Message> messages);
+
+  /**
+   * As {@link #render(List)}, with the tool definitions (OpenAI's list of {@code {"type":
+   * "function", "function": {...}}}) passed as the template's {@code tools} variable, as
+   * transformers' {@code apply_chat_template(messages, tools=tools)} does. Only for a template
+   * that {@link #takesTools}.
+   */
+  default String render(List<Message> messages, List<Map<String, Object>> tools) {
+    if (tools != null) {
+      throw new IllegalArgumentException("this chat template takes no tools");
+    }
+    return render(messages);
+  }
+
+  /** Whether the template reads a {@code tools} variable (Llama 3.1+, Qwen2.5+, Mistral v3+). */
+  default boolean takesTools() {
+    return false;
+  }
+
+  /** The template's source text (empty for the built-in one): tells which family wrote it. */
+  default String source() {
+    return "";
+  }
 
   /** Stop strings every chat request gets (the template's end-of-turn marker when it is text). */
   List<String> stops();

@@ -6,6 +6,7 @@ import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
 import com.hubspot.jinjava.interpret.JinjavaInterpreter;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
+import com.hubspot.jinjava.lib.exptest.ExpTest;
 import com.hubspot.jinjava.lib.fn.ELFunctionDefinition;
 import java.time.Clock;
 import java.time.LocalDate;
@@ -23,8 +24,9 @@ import jinjava.javax.el.CompositeELResolver;
  * {@code apply_chat_template} renders it: {@code trim_blocks} and {@code lstrip_blocks}, a single
  * trailing newline of the template dropped (Jinja2's {@code keep_trailing_newline=False}), the
  * variables {@code messages}, {@code add_generation_prompt} (true), {@code bos_token},
- * {@code eos_token}, no {@code tools}, and the functions {@code raise_exception} and
- * {@code strftime_now}. Python str methods and {@code [::-1]} are bridged ({@link PythonStrings}).
+ * {@code eos_token}, {@code tools} (null when none are given, as transformers passes None), and
+ * the functions {@code raise_exception} and {@code strftime_now}; {@code tojson} is transformers'
+ * ({@link PythonJson}). Python str methods and {@code [::-1]} are bridged ({@link PythonStrings}).
  *
  * <p>The rendered text already holds the template's special tokens (BOS and all), so it is
  * tokenized without adding any ({@code Tokenizer.encodeTemplated}), as transformers does.
@@ -33,6 +35,9 @@ public final class JinjaChatTemplate implements ChatTemplate {
 
   private static final String TODAY = "__radixserve_today";
 
+  private static final java.util.regex.Pattern TOOLS = java.util.regex.Pattern.compile("\\btools\\b");
+
+  private final String original;
   private final String source;
   private final String bosToken;
   private final String eosToken;
@@ -43,6 +48,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
    * @param clock the date {@code strftime_now} reads (Llama 3.1+ templates print today's date)
    */
   public JinjaChatTemplate(String source, String bosToken, String eosToken, Clock clock) {
+    this.original = source;
     this.source = bridge(source.endsWith("\n") ? source.substring(0, source.length() - 1) : source);
     this.bosToken = bosToken;
     this.eosToken = eosToken;
@@ -52,6 +58,19 @@ public final class JinjaChatTemplate implements ChatTemplate {
     resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_ONLY);
     this.jinjava = new Jinjava(JinjavaConfig.newBuilder().withTrimBlocks(true)
         .withLstripBlocks(true).withElResolver(resolver).build());
+    jinjava.getGlobalContext().registerFilter(new PythonJson());
+    jinjava.getGlobalContext().registerExpTest(new ExpTest() {
+      @Override
+      public String getName() {
+        return "iterable"; // Jinja2's: a str is iterable too (Llama 3.1 tests tool results so)
+      }
+
+      @Override
+      public boolean evaluate(Object v, JinjavaInterpreter interpreter, Object... args) {
+        return v instanceof Iterable<?> || v instanceof Map<?, ?> || v instanceof CharSequence
+            || (v != null && v.getClass().isArray());
+      }
+    });
     try {
       jinjava.registerFunction(new ELFunctionDefinition("", "raise_exception",
           JinjaChatTemplate.class.getDeclaredMethod("raiseException", String.class)));
@@ -67,12 +86,14 @@ public final class JinjaChatTemplate implements ChatTemplate {
    * control on expression and comment tags ({@code {{-}, {@code -}}}: jinjava honours it on
    * statements only, so every {@code -} marker is applied here, as text), {@code x[::-1]} (no
    * step slicing: {@code (x|reverse|list)}), and a keyword argument whose value is an expression
-   * with operators ({@code namespace(i=messages|length - 1)}: parenthesized).
+   * with operators ({@code namespace(i=messages|length - 1)}: parenthesized), and {@code not a
+   * == b} (Jinja2: {@code not (a == b)}; jinjava binds {@code not} tighter: parenthesized).
    */
   static String bridge(String template) {
     String t = template.replaceAll("\\s*\\{([{%#])-", "{$1")
         .replaceAll("-([}%#])\\}\\s*", "$1}");
     t = t.replaceAll("([A-Za-z_][\\w.]*)\\[::-1\\]", "($1|reverse|list)");
+    t = t.replaceAll("\\bnot ([\\w.|\\[\\]'\"]+ (?:==|!=) [\\w.'\"]+)", "not ($1)");
     return parenthesizeKeywordArguments(t, "namespace(");
   }
 
@@ -129,15 +150,31 @@ public final class JinjaChatTemplate implements ChatTemplate {
 
   @Override
   public String render(List<Message> messages) {
+    return render(messages, null);
+  }
+
+  @Override
+  public String render(List<Message> messages, List<Map<String, Object>> tools) {
     List<Map<String, Object>> msgs = new ArrayList<>(messages.size());
     for (Message m : messages) {
+      // only the keys the client gave: Llama 3.1 tests `'tool_calls' in message`
       Map<String, Object> one = new LinkedHashMap<>();
       one.put("role", m.role());
       one.put("content", m.content());
+      if (m.toolCalls() != null) {
+        one.put("tool_calls", m.toolCalls());
+      }
+      if (m.toolCallId() != null) {
+        one.put("tool_call_id", m.toolCallId());
+      }
+      if (m.name() != null) {
+        one.put("name", m.name());
+      }
       msgs.add(one);
     }
     Map<String, Object> context = new LinkedHashMap<>();
     context.put("messages", msgs);
+    context.put("tools", tools);
     context.put("add_generation_prompt", true);
     context.put("bos_token", bosToken);
     context.put("eos_token", eosToken);
@@ -163,6 +200,16 @@ public final class JinjaChatTemplate implements ChatTemplate {
       t = t.getCause();
     }
     return e.getMessage();
+  }
+
+  @Override
+  public boolean takesTools() {
+    return TOOLS.matcher(original).find();
+  }
+
+  @Override
+  public String source() {
+    return original;
   }
 
   @Override

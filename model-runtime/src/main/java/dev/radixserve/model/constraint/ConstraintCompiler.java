@@ -1,6 +1,7 @@
 package dev.radixserve.model.constraint;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import dev.radixserve.model.Tokenizer;
 import dk.brics.automaton.Automaton;
 import java.util.ArrayList;
@@ -31,7 +32,15 @@ public final class ConstraintCompiler {
   };
 
   public ConstraintCompiler(Tokenizer tokenizer) {
-    this.vocab = new TokenVocabulary(tokenizer);
+    this(tokenizer, java.util.Set.of());
+  }
+
+  /**
+   * @param markers texts of special tokens that may be written as text: a tool-call syntax's
+   *     markers ({@code [TOOL_CALLS]}), so a forced call can use the model's own control token
+   */
+  public ConstraintCompiler(Tokenizer tokenizer, java.util.Set<String> markers) {
+    this.vocab = new TokenVocabulary(tokenizer, markers);
   }
 
   /** Output that satisfies {@code schema}. */
@@ -66,14 +75,27 @@ public final class ConstraintCompiler {
    * {@code {"name": "NAME", "arguments": {...}}}, the arguments satisfying that tool's schema.
    */
   public TokenConstraint toolCall(Map<String, JsonNode> tools) {
-    return cached("tools:" + tools, () -> {
+    return toolCalls(tools, ToolCallLayout.GENERIC, false);
+  }
+
+  /**
+   * Calls of {@code tools} (name to parameters schema) written as {@code layout} says, each
+   * call's arguments satisfying its tool's schema: exactly one call, or with {@code parallel} one
+   * or more.
+   */
+  public TokenConstraint toolCalls(Map<String, JsonNode> tools, ToolCallLayout layout,
+      boolean parallel) {
+    return cached("tools:" + layout + parallel + tools, () -> {
       List<Automaton> calls = new ArrayList<>();
-      tools.forEach((name, params) -> calls.add(JsonBytes.literal("{\"name\": ")
-          .concatenate(JsonBytes.literal(com.fasterxml.jackson.databind.node.TextNode.valueOf(name).toString()))
-          .concatenate(JsonBytes.literal(", \"arguments\": "))
+      tools.forEach((name, params) -> calls.add(JsonBytes.literal(layout.head(TextNode.valueOf(name).toString()))
           .concatenate(SchemaCompiler.compile(params))
-          .concatenate(JsonBytes.literal("}"))));
-      return Automaton.union(calls);
+          .concatenate(JsonBytes.literal(layout.tail()))));
+      Automaton call = Automaton.union(calls);
+      Automaton all = parallel
+          ? call.concatenate(JsonBytes.literal(layout.separator()).concatenate(call).repeat())
+          : call;
+      return JsonBytes.literal(layout.start()).concatenate(all)
+          .concatenate(JsonBytes.literal(layout.end()));
     });
   }
 

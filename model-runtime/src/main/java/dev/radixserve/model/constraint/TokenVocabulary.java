@@ -6,7 +6,9 @@ import java.util.Arrays;
 /**
  * The tokenizer's text tokens as a byte trie, so that the tokens allowed in one automaton state
  * are found in one walk that shares every common prefix (GPT-2: 50,257 tokens, about 90,000
- * trie nodes) instead of one walk per token. Special tokens are left out: they are no text.
+ * trie nodes) instead of one walk per token. Special tokens are left out: they are no text;
+ * except those a tool-call syntax writes as its markers (Mistral's {@code [TOOL_CALLS]} is a
+ * control token), which are kept as their text so a forced call can be written with them.
  *
  * <p>Layout (children of a node contiguous, nodes numbered breadth first):
  *
@@ -26,12 +28,19 @@ public final class TokenVocabulary {
   final int[] tokenAt;
 
   public TokenVocabulary(Tokenizer tokenizer) {
+    this(tokenizer, java.util.Set.of());
+  }
+
+  /** @param markers texts of special tokens to keep (as their text) */
+  public TokenVocabulary(Tokenizer tokenizer, java.util.Set<String> markers) {
     this.vocabSize = tokenizer.vocabSize();
     this.bytes = new byte[vocabSize][];
     // build with per-node sorted child arrays, then lay out breadth first
     Builder b = new Builder();
     for (int id = 0; id < vocabSize; id++) {
-      if (tokenizer.isSpecial(id)) {
+      if (tokenizer.isSpecial(id) && (markers.isEmpty()
+          || !markers.contains(new String(tokenizer.tokenBytes(id),
+              java.nio.charset.StandardCharsets.UTF_8)))) {
         continue;
       }
       byte[] t = tokenizer.tokenBytes(id);

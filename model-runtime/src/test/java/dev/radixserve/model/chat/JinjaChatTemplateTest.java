@@ -1,8 +1,11 @@
 package dev.radixserve.model.chat;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -20,9 +23,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * The families' chat templates (Llama 3.0, Llama 3.1/3.2, Qwen2.5, Qwen3, Mistral, SmolLM2)
- * rendered by jinjava equal transformers' {@code apply_chat_template} byte for byte, refusals
- * included. Fixtures and the script that made them: {@code src/test/resources/chat-templates}.
+ * The families' chat templates (Llama 3.0, Llama 3.1/3.2, Qwen2.5, Qwen3, Mistral v0.1, Mistral
+ * Nemo, SmolLM2) rendered by jinjava equal transformers' {@code apply_chat_template} byte for
+ * byte, refusals included, with and without {@code tools}, assistant {@code tool_calls} and
+ * {@code tool} messages. Fixtures and the script that made them: {@code src/test/resources/chat-templates}.
  */
 class JinjaChatTemplateTest {
 
@@ -55,18 +59,57 @@ class JinjaChatTemplateTest {
         });
         List<ChatTemplate.Message> messages = new ArrayList<>();
         for (JsonNode m : c.get("messages")) {
-          messages.add(new ChatTemplate.Message(m.get("role").asText(), m.get("content").asText()));
+          messages.add(message(m));
         }
+        List<Map<String, Object>> tools = c.has("tools") ? JSON.convertValue(c.get("tools"),
+            new TypeReference<List<Map<String, Object>>>() {}) : null;
         if (c.has("rendered")) {
-          assertEquals(c.get("rendered").asText(), t.render(messages));
+          assertEquals(c.get("rendered").asText(), t.render(messages, tools));
         } else {
-          ChatTemplateException e = assertThrows(ChatTemplateException.class, () -> t.render(messages));
+          ChatTemplateException e = assertThrows(ChatTemplateException.class,
+              () -> t.render(messages, tools));
           assertEquals("the model's chat template refused the messages: " + c.get("error").asText(),
               e.getMessage());
         }
       }));
     }
     return tests;
+  }
+
+  /** A fixture message (OpenAI's shape) as the server hands it over. */
+  private static ChatTemplate.Message message(JsonNode m) {
+    JsonNode content = m.get("content");
+    List<Map<String, Object>> calls = m.has("tool_calls") ? JSON.convertValue(m.get("tool_calls"),
+        new TypeReference<List<Map<String, Object>>>() {}) : null;
+    return new ChatTemplate.Message(m.get("role").asText(),
+        content == null || content.isNull() ? null : content.asText(), calls,
+        m.path("tool_call_id").asText(null), m.path("name").asText(null));
+  }
+
+  @Test
+  void onlyTemplatesThatReadToolsTakeThem() throws IOException {
+    for (String name : List.of("llama3_2", "qwen2_5", "qwen3", "mistral_nemo")) {
+      assertTrue(new JinjaChatTemplate(resource(name + ".jinja"), null, null, FIXTURE_DAY)
+          .takesTools(), name);
+    }
+    for (String name : List.of("llama3", "mistral", "smollm2")) {
+      assertFalse(new JinjaChatTemplate(resource(name + ".jinja"), null, null, FIXTURE_DAY)
+          .takesTools(), name);
+    }
+    assertFalse(new ChatMlTemplate().takesTools());
+  }
+
+  @Test
+  void tojsonIsPythonsJsonDumps() throws IOException {
+    Object v = JSON.readValue("{\"a\": [1, 2.5, null, true], \"b\": \"\\\"é\\n\\u0001\"}", Object.class);
+    assertEquals("{\"a\": [1, 2.5, null, true], \"b\": \"\\\"é\\n\\u0001\"}", PythonJson.dumps(v, -1));
+    Object nested = JSON.readValue("{\"x\": {}, \"y\": [1]}", Object.class);
+    assertEquals("{\n  \"x\": {},\n  \"y\": [\n    1\n  ]\n}", PythonJson.dumps(nested, 2));
+    assertEquals("1e-05", PythonJson.floatRepr(0.00001));
+    assertEquals("1e+16", PythonJson.floatRepr(1e16));
+    assertEquals("1234567890123456.0", PythonJson.floatRepr(1234567890123456.0));
+    assertEquals("0.0001", PythonJson.floatRepr(0.0001));
+    assertEquals("-2.0", PythonJson.floatRepr(-2));
   }
 
   @Test

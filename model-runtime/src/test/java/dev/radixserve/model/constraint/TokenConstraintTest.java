@@ -113,6 +113,52 @@ class TokenConstraintTest {
         .isComplete());
   }
 
+  /** Whether {@code text}'s tokens are allowed one by one, and the end of output after them. */
+  static boolean accepts(TokenConstraint c, String text) {
+    ConstraintState s = c.start();
+    for (int t : tokenizer.encode(text)) {
+      float[] logits = new float[tokenizer.vocabSize()];
+      s.mask(logits, eos);
+      if (logits[t] != 0f) {
+        return false;
+      }
+      s.advance(t, eos);
+    }
+    float[] logits = new float[tokenizer.vocabSize()];
+    s.mask(logits, eos);
+    return s.isComplete() || logits[tokenizer.eosTokenId()] == 0f;
+  }
+
+  @Test
+  void familyLayoutsWrapEachCallAndParallelAllowsSeveral() {
+    java.util.Map<String, com.fasterxml.jackson.databind.JsonNode> tools = new java.util.LinkedHashMap<>();
+    tools.put("get_weather", SchemaCompilerTest.schema("{'type':'object','properties':{'city':"
+        + "{'type':'string','maxLength':8}},'required':['city'],'additionalProperties':false}"));
+    tools.put("now", SchemaCompilerTest.schema("{'type':'object','properties':{},'additionalProperties':false}"));
+    ToolCallLayout hermes = new ToolCallLayout("", "<tool_call>\n", "arguments", "\n</tool_call>", "\n", "");
+    String one = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>";
+    String two = one + "\n<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>";
+    assertTrue(accepts(compiler.toolCalls(tools, hermes, false), one));
+    assertFalse(accepts(compiler.toolCalls(tools, hermes, false), two));
+    assertTrue(accepts(compiler.toolCalls(tools, hermes, true), one));
+    assertTrue(accepts(compiler.toolCalls(tools, hermes, true), two));
+    assertFalse(accepts(compiler.toolCalls(tools, hermes, true), one + "\n"));
+    assertFalse(accepts(compiler.toolCalls(tools, hermes, true),
+        "{\"name\": \"now\", \"arguments\": {}}"));
+    ToolCallLayout llama = new ToolCallLayout("", "", "parameters", "", "; ", "");
+    assertTrue(accepts(compiler.toolCalls(tools, llama, true), "{\"name\": \"get_weather\","
+        + " \"parameters\": {\"city\": \"Oslo\"}}; {\"name\": \"now\", \"parameters\": {}}"));
+    assertFalse(accepts(compiler.toolCalls(tools, llama, true), "{\"name\": \"now\", \"arguments\": {}}"));
+    ToolCallLayout mistral = new ToolCallLayout("[TOOL_CALLS][", "", "arguments", "", ", ", "]");
+    assertTrue(accepts(compiler.toolCalls(tools, mistral, true),
+        "[TOOL_CALLS][{\"name\": \"now\", \"arguments\": {}}, {\"name\": \"now\", \"arguments\": {}}]"));
+    assertFalse(accepts(compiler.toolCalls(tools, mistral, false),
+        "[TOOL_CALLS][{\"name\": \"now\", \"arguments\": {}}, {\"name\": \"now\", \"arguments\": {}}]"));
+    assertFalse(accepts(compiler.toolCalls(tools, mistral, true), "[TOOL_CALLS][{\"name\": \"now\", \"arguments\": {}}"));
+    // the generic layout is the earlier single-call format
+    assertSame(compiler.toolCall(tools), compiler.toolCalls(tools, ToolCallLayout.GENERIC, false));
+  }
+
   @Test
   void maskEqualsStepByStepCheckOfEveryToken() {
     TokenConstraint c = compiler.jsonSchema(SchemaCompilerTest.schema(

@@ -24,10 +24,13 @@ final class ConstraintReader {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Tokenizer tokenizer;
+  private final java.util.Set<String> markers;
   private volatile ConstraintCompiler compiler; // built on first use: the vocabulary trie costs
 
-  ConstraintReader(Tokenizer tokenizer) {
+  /** @param markers special tokens a forced tool call writes ({@link ToolCallSyntax#markers}) */
+  ConstraintReader(Tokenizer tokenizer, java.util.Set<String> markers) {
     this.tokenizer = tokenizer;
+    this.markers = markers;
   }
 
   /** Null when the request asks for free text. */
@@ -58,7 +61,8 @@ final class ConstraintReader {
       case "guided_regex" -> compile(field, c -> c.regex(text(body.get(field), field)));
       case "guided_choice" -> compile(field, c -> c.choice(choices(body.get(field), field)));
       case "structured_outputs" -> structuredOutputs(body.get(field));
-      default -> compile("tools", c -> c.toolCall(tools.callable()));
+      default -> compile("tools", c -> c.toolCalls(tools.callable(), tools.syntax().layout(),
+          tools.parallel()));
     };
   }
 
@@ -122,7 +126,7 @@ final class ConstraintReader {
     if (c == null) {
       synchronized (this) {
         if (compiler == null) {
-          compiler = new ConstraintCompiler(tokenizer);
+          compiler = new ConstraintCompiler(tokenizer, markers);
         }
         c = compiler;
       }

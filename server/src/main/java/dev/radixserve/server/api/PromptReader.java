@@ -7,6 +7,7 @@ import dev.radixserve.model.chat.ChatTemplateException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -92,18 +93,29 @@ final class PromptReader {
       boolean hasCalls = role.equals("assistant") && calls != null && calls.isArray()
           && !calls.isEmpty();
       JsonNode c = m.get("content");
+      if (template.takesTools()) {
+        // the template writes calls and results in its own syntax, from OpenAI's fields
+        String text = hasCalls && (c == null || c.isNull()) ? null : content(c);
+        out.add(new ChatTemplate.Message(role, text, hasCalls ? ToolCallText.asMaps(calls) : null,
+            m.hasNonNull("tool_call_id") ? text(m.get("tool_call_id"), "messages") : null,
+            m.hasNonNull("name") ? text(m.get("name"), "messages") : null));
+        continue;
+      }
       String text = hasCalls && (c == null || c.isNull()) ? "" : content(c);
       if (hasCalls) {
         text = text + ToolCallText.render(calls);
       }
       out.add(new ChatTemplate.Message(role, text));
     }
-    if (tools != null) {
+    List<Map<String, Object>> toolsVariable = null;
+    if (tools != null && template.takesTools()) {
+      toolsVariable = tools.definitions();
+    } else if (tools != null) {
       out = withSystemText(out, tools.systemText());
     }
     String rendered;
     try {
-      rendered = template.render(out);
+      rendered = template.render(out, toolsVariable);
     } catch (ChatTemplateException e) {
       throw ApiException.badRequest("messages", e.getMessage());
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.radixserve.cache.CacheNamespace;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.chat.ChatTemplate;
+import dev.radixserve.server.config.ToolCallParserSetting;
 import dev.radixserve.model.sampling.SamplingParams;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -24,14 +25,23 @@ public final class RequestParser {
   private final PromptReader prompts;
   private final ChatTemplate chatTemplate;
   private final ConstraintReader constraints;
+  private final ToolCallSyntax toolCallSyntax;
 
   public RequestParser(Tokenizer tokenizer, ChatTemplate chatTemplate, String modelName,
       RequestLimits limits) {
+    this(tokenizer, chatTemplate, modelName, limits,
+        ToolCallSyntax.of(ToolCallParserSetting.AUTO, chatTemplate));
+  }
+
+  /** @param toolCallSyntax how the model writes tool calls ({@code --tool-call-parser}) */
+  public RequestParser(Tokenizer tokenizer, ChatTemplate chatTemplate, String modelName,
+      RequestLimits limits, ToolCallSyntax toolCallSyntax) {
+    this.toolCallSyntax = toolCallSyntax;
     this.modelName = modelName;
     this.limits = limits;
     this.chatTemplate = chatTemplate;
     this.prompts = new PromptReader(tokenizer, chatTemplate, limits);
-    this.constraints = new ConstraintReader(tokenizer);
+    this.constraints = new ConstraintReader(tokenizer, toolCallSyntax.markers());
   }
 
   public GenerationRequest parse(JsonNode body, boolean chat) {
@@ -49,7 +59,7 @@ public final class RequestParser {
     // echo with max_tokens 0 returns the prompt (scored, with logprobs) and generates nothing
     Integer maxTokens = optInt(body, maxTokensParam, echo ? 0 : 1);
     limits.checkMaxTokens(maxTokens, maxTokensParam);
-    Tools tools = chat ? Tools.read(body) : null;
+    Tools tools = chat ? Tools.read(body, toolCallSyntax) : null;
     List<int[]> ids = chat ? List.of(prompts.chat(body, maxTokens, tools))
         : prompts.completion(body, maxTokens);
     for (int[] prompt : ids) {

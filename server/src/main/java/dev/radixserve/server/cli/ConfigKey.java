@@ -6,6 +6,7 @@ import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.server.config.ToolCallParserSetting;
 import dev.radixserve.server.config.ServerConfig;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -111,7 +112,10 @@ enum ConfigKey {
       (b, v) -> b.quantizationLmHead = v.strip().equalsIgnoreCase("auto") ? null
           : ConfigValues.bool(v),
       c -> c.quantization().lmHead() == QuantSpec.defaultLmHead(c.quantization().mode())
-          ? "auto" : c.quantization().lmHead());
+          ? "auto" : c.quantization().lmHead()),
+  TOOL_CALL_PARSER("tool-call-parser",
+      (b, v) -> b.toolCallParser = ConfigValues.choice(v, ToolCallParserSetting.class),
+      c -> ConfigValues.formatChoice(c.toolCallParser()));
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

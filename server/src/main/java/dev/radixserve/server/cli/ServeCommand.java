@@ -274,6 +274,13 @@ final class ServeCommand implements Callable<Integer> {
           + "int4. Env RADIXSERVE_QUANTIZATION_LM_HEAD.")
   String quantizationLmHead;
 
+  @Option(names = "--tool-call-parser", paramLabel = "auto|hermes|llama3_json|mistral|generic",
+      order = 49,
+      description = "Tool-call syntax of chat replies: auto (the chat template's family: hermes "
+          + "for Qwen, llama3_json for Llama 3.1+, mistral; else generic). Env "
+          + "RADIXSERVE_TOOL_CALL_PARSER.")
+  String toolCallParser;
+
   @Option(names = "--config", paramLabel = "FILE", order = 90,
       description = "YAML file setting any of the above by name (see config/radixserve.yaml). "
           + "Env RADIXSERVE_CONFIG.")

@@ -52,6 +52,7 @@ import java.time.Duration;
  * @param kvOffloadDiskBytes the disk tier's budget
  * @param quantization how the linear layers' weights are stored ({@code --quantization} and its
  *     block size, zero points and LM-head keys; the accuracy level is the device's)
+ * @param toolCallParser the tool-call syntax of chat replies ({@code auto}: the template's family)
  */
 public record ServerConfig(
     String host,
@@ -87,7 +88,8 @@ public record ServerConfig(
     long kvOffloadMemoryBytes,
     Path kvOffloadDir,
     long kvOffloadDiskBytes,
-    QuantSpec quantization) {
+    QuantSpec quantization,
+    ToolCallParserSetting toolCallParser) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -197,6 +199,7 @@ public record ServerConfig(
     b.quantizationBlockSize = quantization.blockSize();
     b.quantizationZeroPoints = quantization.zeroPoints();
     b.quantizationLmHead = quantization.lmHead();
+    b.toolCallParser = toolCallParser;
     return b;
   }
 
@@ -238,6 +241,7 @@ public record ServerConfig(
     public boolean quantizationZeroPoints;
     /** null: the mode's default ({@link QuantSpec#defaultLmHead}). */
     public Boolean quantizationLmHead;
+    public ToolCallParserSetting toolCallParser = ToolCallParserSetting.AUTO;
 
     public Device.Kind device = Device.Kind.CPU;
     /** null: float32 on the CPU, float16 on CUDA. */
@@ -271,7 +275,7 @@ public record ServerConfig(
           new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)),
           fairShare, maxSeqsPerRequest, clientIdHeader,
           kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes,
-          quantization());
+          quantization(), toolCallParser);
     }
 
     /**

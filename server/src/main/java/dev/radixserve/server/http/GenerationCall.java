@@ -169,11 +169,11 @@ final class GenerationCall {
         case ToolCallParser.Content c -> delta.put("content", c.text());
         case ToolCallParser.Start st -> {
           ObjectNode call = delta.putArray("tool_calls").addObject();
-          call.put("index", 0).put("id", st.id()).put("type", "function");
+          call.put("index", st.index()).put("id", st.id()).put("type", "function");
           call.putObject("function").put("name", st.name()).put("arguments", "");
         }
-        case ToolCallParser.Arguments a -> delta.putArray("tool_calls").addObject().put("index", 0)
-            .putObject("function").put("arguments", a.fragment());
+        case ToolCallParser.Arguments a -> delta.putArray("tool_calls").addObject()
+            .put("index", a.index()).putObject("function").put("arguments", a.fragment());
       }
       sse(root);
     }
@@ -203,24 +203,35 @@ final class GenerationCall {
     List<ToolCallParser.Event> events = new ArrayList<>(parser.feed(choice.text()));
     events.addAll(parser.finish("stop".equals(choice.finishReason())));
     StringBuilder content = new StringBuilder();
-    StringBuilder args = new StringBuilder();
-    ObjectNode call = null;
+    List<ObjectNode> calls = new ArrayList<>();
+    List<StringBuilder> args = new ArrayList<>();
     for (ToolCallParser.Event e : events) {
       switch (e) {
         case ToolCallParser.Content t -> content.append(t.text());
         case ToolCallParser.Start st -> {
-          call = m.putArray("tool_calls").addObject();
+          ObjectNode call = Responses.JSON.createObjectNode();
           call.put("id", st.id()).put("type", "function");
           call.putObject("function").put("name", st.name());
+          calls.add(call);
+          args.add(new StringBuilder());
         }
-        case ToolCallParser.Arguments a -> args.append(a.fragment());
+        case ToolCallParser.Arguments a -> args.get(a.index()).append(a.fragment());
       }
     }
-    if (call != null) {
-      m.putNull("content");
-      ((ObjectNode) call.get("function")).put("arguments", args.toString());
-    } else {
+    if (calls.isEmpty()) {
       m.put("content", content.toString());
+    } else {
+      // text the model wrote before its calls is content, as vLLM's parsers keep it
+      if (content.isEmpty()) {
+        m.putNull("content");
+      } else {
+        m.put("content", content.toString());
+      }
+      ArrayNode out = m.putArray("tool_calls");
+      for (int k = 0; k < calls.size(); k++) {
+        ((ObjectNode) calls.get(k).get("function")).put("arguments", args.get(k).toString());
+        out.add(calls.get(k));
+      }
     }
     c.put("finish_reason", finishReason(choice.finishReason(), parser.isCall()));
   }

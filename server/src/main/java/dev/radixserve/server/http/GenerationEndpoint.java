@@ -35,7 +35,8 @@ final class GenerationEndpoint {
     this.c = c;
     this.responses = responses;
     this.limits = c.limits();
-    this.parser = new RequestParser(c.tokenizer(), c.chatTemplate(), c.modelName(), c.limits());
+    this.parser = new RequestParser(c.tokenizer(), c.chatTemplate(), c.modelName(), c.limits(),
+        c.toolCallSyntax());
     this.workers = workers;
   }
 

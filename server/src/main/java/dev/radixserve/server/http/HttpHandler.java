@@ -1,6 +1,7 @@
 package dev.radixserve.server.http;
 
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.server.api.ToolCallSyntax;
 import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.server.api.ApiException;
 import dev.radixserve.server.api.RequestLimits;
@@ -45,11 +46,12 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
    * What the handler serves with.
    *
    * @param modelRoot where the model came from (its directory), {@code root} in /v1/models
+   * @param toolCallSyntax how the model writes tool calls ({@code --tool-call-parser})
    */
   public record Context(Engine engine, Tokenizer tokenizer, ChatTemplate chatTemplate,
       ServerMetrics metrics,
       String modelName, RequestLimits limits, String apiKey, BooleanSupplier ready,
-      String modelRoot, String clientIdHeader) {}
+      String modelRoot, String clientIdHeader, ToolCallSyntax toolCallSyntax) {}
 
   private final Context c;
   private final Responses responses;

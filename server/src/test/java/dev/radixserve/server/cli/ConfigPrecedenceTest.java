@@ -115,6 +115,7 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.QUANTIZATION_BLOCK_SIZE, "64");
     values.put(ConfigKey.QUANTIZATION_ZERO_POINTS, "true");
     values.put(ConfigKey.QUANTIZATION_LM_HEAD, "true");
+    values.put(ConfigKey.TOOL_CALL_PARSER, "llama3_json");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
@@ -127,7 +128,8 @@ class ConfigPrecedenceTest {
             new dev.radixserve.model.ort.CudaProvider.Settings(3, true)),
         false, 3, "X-User",
         3L << 30, Path.of("/var/cache/radixserve-kv"), 100L << 30,
-        new QuantSpec(QuantMode.INT4, 64, true, true, 0)); // on CUDA: no accuracy_level
+        new QuantSpec(QuantMode.INT4, 64, true, true, 0), // on CUDA: no accuracy_level
+        dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON);
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
@@ -170,7 +172,8 @@ class ConfigPrecedenceTest {
         + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, "
         + "cuda-device-id, cuda-tf32, fair-share, max-seqs-per-request, client-id-header, "
         + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size, quantization, "
-        + "quantization-block-size, quantization-zero-points, quantization-lm-head)",
+        + "quantization-block-size, quantization-zero-points, quantization-lm-head, "
+        + "tool-call-parser)",
         e.getMessage());
   }
 

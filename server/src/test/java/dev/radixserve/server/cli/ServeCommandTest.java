@@ -98,6 +98,7 @@ class ServeCommandTest {
         quantization-block-size: 32
         quantization-zero-points: false
         quantization-lm-head: auto
+        tool-call-parser: auto
         """, r.out());
   }
 
