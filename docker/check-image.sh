@@ -301,27 +301,9 @@ say "prefix-cache hits in Prometheus: $(value 'radixserve_prefix_cache_hit_token
 
 # The Grafana dashboard: every metric it names is exported, and every query returns series.
 curl -fsS "$URL/metrics" > "$WORK/metrics.txt"
-python3 - docker/grafana/dashboards/radixserve.json "$WORK/metrics.txt" > "$WORK/queries.txt" <<'EOF' \
+python3 docker/dashboard-metrics.py docker/grafana/dashboards/radixserve.json "$WORK/metrics.txt" \
+  > "$WORK/queries.txt" \
   || fail "dashboard names metrics the server does not export: $(cat "$WORK/queries.txt")"
-import json, re, sys
-exprs = []
-def walk(o):
-    if isinstance(o, dict):
-        for k, v in o.items():
-            exprs.append(v) if k == "expr" else walk(v)
-    elif isinstance(o, list):
-        for v in o:
-            walk(v)
-walk(json.load(open(sys.argv[1])))
-exported = {m.group(1) for m in re.finditer(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]", open(sys.argv[2]).read(), re.M)}
-named = {n for e in exprs for n in re.findall(r"\b((?:radixserve|jvm|process|system)_[a-z0-9_]+)", e)}
-missing = sorted(named - exported)
-if missing or not exprs:
-    print("\n".join(missing) or "no queries found")
-    sys.exit(1)
-for e in exprs:
-    print(e.replace("$__rate_interval", "1m"))
-EOF
 deadline=$((SECONDS + 60))
 while :; do
   empty=()

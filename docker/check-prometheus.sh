@@ -5,7 +5,10 @@
 #  3. starts server/target/radixserve.jar on a free loopback port (embedded model),
 #  4. starts the prometheus binary on a free loopback port, scraping it every 1 s,
 #  5. waits (<= 60 s) until the target is up, sends a few completions,
-#  6. asserts radixserve_* series have samples through Prometheus's HTTP API,
+#  6. asserts radixserve_* series have samples through Prometheus's HTTP API, that every metric
+#     the Grafana dashboard names is in /metrics and every one of its queries returns series
+#     (the server runs with a host and a disk cache tier, so the tier panels' metrics exist),
+#     and that the alerting rules (docker/alerts.yml, unit-tested by promtool first) are loaded,
 #  7. stops both. Exit 0 on success, non-zero with a message otherwise.
 # Needs: the jar built (./mvnw -B -ntp -DskipTests package), JDK 25; root and apt-get when
 # prometheus, curl or python3 is missing.
@@ -36,19 +39,21 @@ fi
 [ -f "$JAR" ] || fail "$JAR missing: run ./mvnw -B -ntp -DskipTests package first"
 
 promtool check config docker/prometheus.yml || fail "promtool rejects docker/prometheus.yml"
+promtool test rules docker/alerts-test.yml || fail "docker/alerts.yml fails its unit tests"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 SERVER_PORT=$(free_port)
 PROM_PORT=$(free_port)
 
 java --add-modules jdk.incubator.vector -jar "$JAR" serve --host 127.0.0.1 --port "$SERVER_PORT" --shutdown-timeout 5s \
-  > "$WORK/server.log" 2>&1 &
+  --kv-offload-memory 64m --kv-offload-dir "$WORK/kv-tier" > "$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 
 # The test configuration is docker/prometheus.yml with the loopback target and a 1 s interval.
 sed -e "s/radixserve:8000/127.0.0.1:$SERVER_PORT/" \
     -e "s/scrape_interval: .*/scrape_interval: 1s/" docker/prometheus.yml > "$WORK/prometheus.yml"
 grep -q "127.0.0.1:$SERVER_PORT" "$WORK/prometheus.yml" || fail "could not retarget docker/prometheus.yml"
+cp docker/alerts.yml "$WORK/alerts.yml" # rule_files are relative to the configuration
 promtool check config "$WORK/prometheus.yml" >/dev/null || fail "derived configuration invalid"
 prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
   --web.listen-address="127.0.0.1:$PROM_PORT" > "$WORK/prometheus.log" 2>&1 &
@@ -100,6 +105,24 @@ check 'radixserve_kv_cache_blocks_total' 'v > 0'
 check 'radixserve_requests_running' 'v >= 0'
 check 'radixserve_prefix_cache_queried_tokens_total' 'v > 0'
 check 'sum(radixserve_http_responses_total)' 'v >= 4'
+check 'count(radixserve_kv_tier_entries)' 'v == 2'
+
+# The Grafana dashboard: every metric it names is in /metrics, every query returns series.
+curl -fsS "http://127.0.0.1:$SERVER_PORT/metrics" > "$WORK/metrics.txt"
+python3 docker/dashboard-metrics.py docker/grafana/dashboards/radixserve.json "$WORK/metrics.txt" \
+  > "$WORK/queries.txt" \
+  || fail "dashboard names metrics the server does not export: $(cat "$WORK/queries.txt")"
+while IFS= read -r q; do
+  until [ -n "$(query "$q")" ]; do
+    [ $SECONDS -lt $((deadline + 30)) ] || fail "dashboard query without series: $q"
+    sleep 1
+  done
+done < "$WORK/queries.txt"
+echo "check-prometheus: the dashboard's $(wc -l < "$WORK/queries.txt") queries name exported metrics and return series"
+# The alerting rules are loaded (none fires: nothing is corrupt).
+curl -fsS "$API/rules" | grep -q '"name":"RadixserveKvTierCorruptBlocks"' \
+  || fail "alert RadixserveKvTierCorruptBlocks not loaded: $(curl -sS "$API/rules")"
+echo "check-prometheus: alert rule RadixserveKvTierCorruptBlocks loaded"
 
 # Graceful stop: SIGTERM runs the shutdown hook (drain) and the JVM exits 143 (128 + SIGTERM).
 kill -TERM "$SERVER_PID"

@@ -81,7 +81,7 @@ public final class BlockHasher {
   }
 
   /** h(i) from h(i-1), the block's tokens {@code tokens[from, from + B)} and its extra key. */
-  long block(long parent, int[] tokens, int from, String salt) {
+  public long block(long parent, int[] tokens, int from, String salt) {
     Fnv f = new Fnv();
     f.head(4, 3);
     f.head(0, parent);

@@ -18,6 +18,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Function;
 
 /**
@@ -165,6 +166,12 @@ public final class BoundModelRunner implements ModelRunner {
   /** The pool (tests read it back on the CPU). */
   public DeviceKvPool kvPool() {
     return pool;
+  }
+
+  /** The pool's block copies to and from host memory (the cache tiers below the pool). */
+  @Override
+  public Optional<KvBlockIo> blockIo() {
+    return Optional.of(pool);
   }
 
   /** The model's binding (tests count what it bound). */

@@ -23,12 +23,18 @@ import java.util.function.Function;
  * tiny in-place graphs ({@link BlockOpsGraph}) on the pool's own device, so only block and slot
  * indices cross the bus.
  *
+ * <p>As a {@link KvBlockIo} (the cache tiers below the pool) it moves one whole block to and from
+ * host buffers through two more graphs, read and write, with the host buffer bound as the read's
+ * outputs and the write's inputs: on CUDA ONNX Runtime does the device-to-host and host-to-device
+ * copies itself. Export runs on the engine thread; import on the tiers' loader thread, on its own
+ * session and binding, while steps run (it writes only a block no step touches).
+ *
  * <pre>
  *   cache c = 2 * layer (keys) or 2 * layer + 1 (values)
  *   position p of a sequence: block table[p / B], slot p % B
  * </pre>
  */
-public final class DeviceKvPool implements AutoCloseable {
+public final class DeviceKvPool implements KvBlockIo, AutoCloseable {
 
   /** Blocks cleared per run of the zero graph (bounds its temporary row tensor). */
   private static final int ZERO_CHUNK_BLOCKS = 256;
@@ -43,6 +49,10 @@ public final class DeviceKvPool implements AutoCloseable {
   private final OrtSession zeroSession;
   private final IoBinding copyBinding;
   private final IoBinding zeroBinding;
+  private final OrtSession readSession;
+  private final OrtSession writeSession;
+  private final IoBinding readBinding;
+  private final IoBinding writeBinding;
   private final MemoryInfo host;
   private long indexBytes;
 
@@ -66,11 +76,18 @@ public final class DeviceKvPool implements AutoCloseable {
         sessions.apply(BlockOpsGraph.zero(count, blockSize, heads, headDim, dtype)));
     copyBinding = Resources.track(opened, IoBinding.create(copySession));
     zeroBinding = Resources.track(opened, IoBinding.create(zeroSession));
+    readSession = Resources.track(opened,
+        sessions.apply(BlockOpsGraph.read(count, blockSize, heads, headDim, dtype)));
+    writeSession = Resources.track(opened,
+        sessions.apply(BlockOpsGraph.write(count, blockSize, heads, headDim, dtype)));
+    readBinding = Resources.track(opened, IoBinding.create(readSession));
+    writeBinding = Resources.track(opened, IoBinding.create(writeSession));
     for (int c = 0; c < count; c++) {
-      for (IoBinding b : List.of(copyBinding, zeroBinding)) {
+      for (IoBinding b : List.of(copyBinding, zeroBinding, writeBinding)) {
         b.bindInput(BlockOpsGraph.cache(c), caches[c]);
         b.bindOutput(BlockOpsGraph.cacheOut(c), caches[c]); // in place
       }
+      readBinding.bindInput(BlockOpsGraph.cache(c), caches[c]);
     }
   }
 
@@ -183,6 +200,75 @@ public final class DeviceKvPool implements AutoCloseable {
     }
   }
 
+  @Override
+  public long blockBytes() {
+    return caches.length * cacheBlockBytes();
+  }
+
+  /**
+   * Copies block {@code block} of every cache into {@code dst} (host memory), cache after cache:
+   * the {@link KvBlockIo} layout, since cache {@code c} is layer {@code c / 2}'s keys or values.
+   */
+  @Override
+  public void exportBlock(int block, MemorySegment dst) {
+    runOnBlock(readBinding, BlockOpsGraph.BLOCK, new long[] {1}, block, dst, true);
+  }
+
+  /** Overwrites block {@code block} of every cache from {@code src} (host memory). */
+  @Override
+  public void importBlock(int block, MemorySegment src) {
+    runOnBlock(writeBinding, BlockOpsGraph.BLOCK_INDEX, new long[] {1, 1}, block, src, false);
+  }
+
+  /**
+   * Runs the read or write graph on one block: its index bound as {@code indexName} of shape
+   * {@code indexShape}, cache {@code c}'s part of {@code buffer} bound as {@code block_c}, an
+   * output of the read graph ({@code out}) or an input of the write graph.
+   */
+  private void runOnBlock(IoBinding binding, String indexName, long[] indexShape, int block,
+      MemorySegment buffer, boolean out) {
+    requireBlock(block);
+    requireBuffer(buffer);
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment index = arena.allocateFrom(ValueLayout.JAVA_LONG, block);
+      List<AutoCloseable> bound = new ArrayList<>();
+      try (OrtValue i = OrtValue.wrap(host, index, ElementType.INT64, indexShape)) {
+        binding.bindInput(indexName, i);
+        for (int c = 0; c < caches.length; c++) {
+          OrtValue v = blockValue(buffer, c);
+          bound.add(v);
+          if (out) {
+            binding.bindOutput(BlockOpsGraph.block(c), v);
+          } else {
+            binding.bindInput(BlockOpsGraph.block(c), v);
+          }
+        }
+        binding.run();
+        binding.synchronizeOutputs();
+      } finally {
+        Resources.closeAll(bound, null);
+      }
+    }
+  }
+
+  private long cacheBlockBytes() {
+    return (long) blockSize * heads * headDim * dtype.bytes();
+  }
+
+  /** Cache {@code c}'s part of a flat block buffer, as a tensor {@code [1, B, H, D]}. */
+  private OrtValue blockValue(MemorySegment buffer, int c) {
+    long bytes = cacheBlockBytes();
+    return OrtValue.wrap(host, buffer.asSlice(c * bytes, bytes), dtype.element(), 1, blockSize,
+        heads, headDim);
+  }
+
+  private void requireBuffer(MemorySegment buffer) {
+    if (buffer.byteSize() < blockBytes()) {
+      throw new IllegalArgumentException("a block of this pool takes " + blockBytes()
+          + " bytes, the buffer has " + buffer.byteSize());
+    }
+  }
+
   /** (block, slot) pairs for slots {@code [0, slots)} of {@code count} blocks from {@code first}. */
   private static MemorySegment rows(Arena arena, int first, int count, int slots) {
     MemorySegment pairs = arena.allocate((long) count * slots * 2 * Long.BYTES, 8);
@@ -204,8 +290,8 @@ public final class DeviceKvPool implements AutoCloseable {
 
   @Override
   public void close() {
-    List<AutoCloseable> owned = new ArrayList<>(List.of(copyBinding, zeroBinding, copySession,
-        zeroSession));
+    List<AutoCloseable> owned = new ArrayList<>(List.of(copyBinding, zeroBinding, readBinding,
+        writeBinding, copySession, zeroSession, readSession, writeSession));
     owned.addAll(List.of(caches));
     owned.add(host);
     Resources.closeAll(owned, null);

@@ -1,6 +1,7 @@
 package dev.radixserve.model;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.radixserve.model.graph.GraphDtype;
@@ -11,6 +12,7 @@ import dev.radixserve.model.ort.OrtSession;
 import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.ort.SessionOptions;
 import dev.radixserve.model.graph.BlockOpsGraph;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Random;
@@ -112,6 +114,62 @@ class DeviceKvPoolTest {
         byte[] expected = before[c].clone();
         java.util.Arrays.fill(expected, (int) (2 * block), (int) (5 * block), (byte) 0);
         assertArrayEquals(expected, after[c], "cache " + c);
+      }
+    });
+  }
+
+  @ParameterizedTest
+  @EnumSource(GraphDtype.class)
+  void exportCopiesOneBlockOfEveryCacheInTheFlatLayout(GraphDtype dtype) {
+    withPool(dtype, pool -> {
+      fillRandom(pool, 13);
+      byte[][] before = snapshot(pool);
+      long block = BLOCK * rowBytes(dtype);
+      assertEquals(2L * CONFIG.nLayer() * block, pool.blockBytes());
+      try (Arena arena = Arena.ofConfined()) {
+        MemorySegment dst = arena.allocate(pool.blockBytes() + 8); // longer buffers are fine
+        dst.fill((byte) 0x5a);
+        pool.exportBlock(3, dst);
+        for (int c = 0; c < before.length; c++) {
+          // layer l's keys, then its values: cache c = 2l (keys), 2l + 1 (values)
+          assertArrayEquals(java.util.Arrays.copyOfRange(before[c], (int) (3 * block),
+              (int) (4 * block)), dst.asSlice(c * block, block).toArray(ValueLayout.JAVA_BYTE),
+              "cache " + c);
+        }
+        assertEquals((byte) 0x5a, dst.get(ValueLayout.JAVA_BYTE, pool.blockBytes()));
+        assertArrayEquals(before, snapshot(pool), "export changes nothing");
+      }
+    });
+  }
+
+  @ParameterizedTest
+  @EnumSource(GraphDtype.class)
+  void importOverwritesExactlyTheBlockAsked(GraphDtype dtype) {
+    withPool(dtype, pool -> {
+      fillRandom(pool, 14);
+      byte[][] before = snapshot(pool);
+      long block = BLOCK * rowBytes(dtype);
+      try (Arena arena = Arena.ofConfined()) {
+        MemorySegment src = arena.allocate(pool.blockBytes());
+        Random random = new Random(15);
+        for (long i = 0; i < src.byteSize(); i++) {
+          src.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
+        }
+        pool.importBlock(2, src);
+        byte[][] after = snapshot(pool);
+        for (int c = 0; c < before.length; c++) {
+          byte[] expected = before[c].clone();
+          System.arraycopy(src.asSlice(c * block, block).toArray(ValueLayout.JAVA_BYTE), 0,
+              expected, (int) (2 * block), (int) block);
+          assertArrayEquals(expected, after[c], "cache " + c);
+        }
+        // and the round trip: block 2 exported again is the buffer imported
+        MemorySegment back = arena.allocate(pool.blockBytes());
+        pool.exportBlock(2, back);
+        assertEquals(-1L, back.mismatch(src));
+        assertThrows(IllegalArgumentException.class, () -> pool.importBlock(BLOCKS, src));
+        assertThrows(IllegalArgumentException.class,
+            () -> pool.exportBlock(0, arena.allocate(pool.blockBytes() - 1)));
       }
     });
   }

@@ -156,6 +156,7 @@ public final class RadixServer {
     tiers = startTiers(config, mc);
     if (tiers != null) {
       radixCache.addListener(tiers);
+      cacheRecorder.showTiers(tiers); // the view marks their blocks as offloaded nodes
     }
     kvEvents = startKvEvents(config);
     int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
@@ -234,10 +235,9 @@ public final class RadixServer {
       LOG.warning("kv-offload-memory/kv-offload-dir set but prefix caching is off: no tiers");
       return null;
     }
+    // both runners' pools export blocks (host pool: memcpy; device pool: read/write graphs)
     KvBlockIo io = runner.blockIo().orElseThrow(() -> new IllegalStateException(
-        "kv-offload-memory/kv-offload-dir: the KV pool of --device " + config.device().kind()
-            + " --dtype " + config.device().dtype() + " cannot export blocks yet (the tiers"
-            + " work with the CPU float32 pool)"));
+        "kv-offload-memory/kv-offload-dir: this model runner's KV pool cannot export blocks"));
     // what else a block's bytes depend on: the shape and the pool's dtype (any family: a cached
     // row is kv heads x head dim wide; the quantization is in the model key, as in the KV events)
     String shape = String.format("layers=%d,kvheads=%d,headdim=%d,positions=%d,vocab=%d,dtype=%s",

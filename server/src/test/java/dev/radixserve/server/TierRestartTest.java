@@ -34,7 +34,7 @@ class TierRestartTest {
   private static final HttpClient CLIENT = HttpClient.newHttpClient();
   private static final String SYSTEM = "You are a careful assistant. Answer in one short line. ";
   /** About 200 tokens: 12 whole blocks of 16. */
-  private static final String PROMPT = SYSTEM.repeat(18) + "What is seven times six?";
+  static final String PROMPT = SYSTEM.repeat(18) + "What is seven times six?";
 
   @TempDir
   Path dir;
@@ -49,9 +49,9 @@ class TierRestartTest {
   }
 
   /** Text and cached tokens of a greedy completion. */
-  private record Completion(String text, int cachedTokens) {}
+  record Completion(String text, int cachedTokens) {}
 
-  private static Completion complete(RadixServer s, String prompt) throws Exception {
+  static Completion complete(RadixServer s, String prompt) throws Exception {
     HttpResponse<String> r = CLIENT.send(HttpRequest.newBuilder(
             URI.create("http://127.0.0.1:" + s.port() + "/v1/completions"))
         .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"radixserve-embedded-gpt2\",\"prompt\":" + JSON.writeValueAsString(prompt)
@@ -63,7 +63,7 @@ class TierRestartTest {
         j.at("/usage/prompt_tokens_details/cached_tokens").asInt());
   }
 
-  private static String send(RadixServer s, String path, boolean post) throws Exception {
+  static String send(RadixServer s, String path, boolean post) throws Exception {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + path));
     HttpResponse<String> r = CLIENT.send(post ? b.POST(HttpRequest.BodyPublishers.noBody()).build()
         : b.build(), HttpResponse.BodyHandlers.ofString());
@@ -72,7 +72,7 @@ class TierRestartTest {
   }
 
   /** A tier counter's value from /metrics. */
-  private static double metric(RadixServer s, String name, String tier) throws Exception {
+  static double metric(RadixServer s, String name, String tier) throws Exception {
     Matcher m = Pattern.compile("(?m)^" + name + "\\{tier=\"" + tier + "\"[^}]*\\} (\\S+)$")
         .matcher(send(s, "/metrics", false));
     assertTrue(m.find(), name + " for " + tier + " not in /metrics");

@@ -18,7 +18,15 @@ import java.util.List;
  *         output  cache_out_{c} = ScatterND(cache_{c}, dst, GatherND(cache_{c}, src))
  *   zero  inputs  cache_{c}, rows int64 [n, 2], row_shape int64 [3] = (n, H, D)
  *         output  cache_out_{c} = ScatterND(cache_{c}, rows, Cast(Expand(0f, row_shape)))
+ *   read  inputs  cache_{c}, block int64 [1]
+ *         output  block_{c} dtype [1, B, H, D] = Gather(cache_{c}, block)     (not in place)
+ *   write inputs  cache_{c}, block_index int64 [1, 1], block_{c} dtype [1, B, H, D]
+ *         output  cache_out_{c} = ScatterND(cache_{c}, block_index, block_{c})
  * </pre>
+ *
+ * <p>Read and write move one whole block between the pool and buffers the caller binds (host
+ * memory for the cache tiers below the pool): ONNX Runtime copies a bound host input up to the
+ * device and a device output down into a bound host buffer, so the pool itself is never mapped.
  */
 public final class BlockOpsGraph {
 
@@ -26,6 +34,8 @@ public final class BlockOpsGraph {
   public static final String DST = "dst";
   public static final String ROWS = "rows";
   public static final String ROW_SHAPE = "row_shape";
+  public static final String BLOCK = "block";
+  public static final String BLOCK_INDEX = "block_index";
 
   private BlockOpsGraph() {}
 
@@ -65,6 +75,36 @@ public final class BlockOpsGraph {
     for (int c = 0; c < caches; c++) {
       String cache = declare(g, c, blockSize, heads, headDim, dtype);
       g.node("ScatterND", "", "zero_" + c, List.of(cache, rows, zeros), List.of(cacheOut(c)));
+    }
+    return g.model(17, "radixserve").toByteArray();
+  }
+
+  /** Block {@code c}'s rows of one cache (c = 2 * layer for keys, + 1 for values). */
+  public static String block(int c) {
+    return "block_" + c;
+  }
+
+  /** The read graph: one block of every cache out, {@code block_c [1, B, H, D]}. */
+  public static byte[] read(int caches, int blockSize, int heads, int headDim, GraphDtype dtype) {
+    GraphBuilder g = new GraphBuilder("kv_read");
+    String block = g.input(BLOCK, INT64, 1);
+    for (int c = 0; c < caches; c++) {
+      String cache = g.input(cache(c), dtype.onnxType(), "num_blocks", blockSize, heads, headDim);
+      g.node("Gather", "", "read_" + c, List.of(cache, block), List.of(block(c)),
+          GraphBuilder.attr("axis", 0L));
+      g.declareOutput(block(c), dtype.onnxType(), 1, blockSize, heads, headDim);
+    }
+    return g.model(17, "radixserve").toByteArray();
+  }
+
+  /** The write graph: one block of every cache overwritten in place from {@code block_c}. */
+  public static byte[] write(int caches, int blockSize, int heads, int headDim, GraphDtype dtype) {
+    GraphBuilder g = new GraphBuilder("kv_write");
+    String index = g.input(BLOCK_INDEX, INT64, 1, 1);
+    for (int c = 0; c < caches; c++) {
+      String cache = declare(g, c, blockSize, heads, headDim, dtype);
+      String rows = g.input(block(c), dtype.onnxType(), 1, blockSize, heads, headDim);
+      g.node("ScatterND", "", "write_" + c, List.of(cache, index, rows), List.of(cacheOut(c)));
     }
     return g.model(17, "radixserve").toByteArray();
   }

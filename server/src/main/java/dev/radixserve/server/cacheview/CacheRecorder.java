@@ -4,6 +4,7 @@ import dev.radixserve.cache.CacheListener;
 import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.cache.TreeSnapshot;
 import dev.radixserve.server.engine.EngineObserver;
+import dev.radixserve.server.kvtier.KvTiers;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -34,6 +35,14 @@ public final class CacheRecorder implements CacheListener, EngineObserver {
   private long sampledQueries = -1;
   private long version;
   private CacheSample last;
+  private long sampledTierChanges = -1;
+  /** The cache tiers below the pool, shown as offloaded nodes; null without tiers. */
+  private volatile KvTiers tiers;
+
+  /** Shows the blocks {@code tiers} hold in every sample from now on (before the view starts). */
+  public void showTiers(KvTiers tiers) {
+    this.tiers = tiers;
+  }
 
   /** Whether structural events are queued (someone watches the stream). */
   void watching(boolean on) {
@@ -59,13 +68,20 @@ public final class CacheRecorder implements CacheListener, EngineObserver {
    */
   CacheSample sample(PrefixCache cache) {
     long queries = cache.stats().queries();
-    if (last == null || changes != sampledChanges || queries != sampledQueries) {
+    KvTiers t = tiers;
+    long tierChanges = t == null ? 0 : t.changes();
+    if (last == null || changes != sampledChanges || queries != sampledQueries
+        || tierChanges != sampledTierChanges) {
       sampledChanges = changes;
       sampledQueries = queries;
+      sampledTierChanges = tierChanges;
       long t0 = System.nanoTime();
       TreeSnapshot tree = cache.snapshot();
+      // the tiers' index with the tree: both as of this point between two steps (a disk write
+      // finishing on its thread meanwhile shows in the next sample)
+      List<KvTiers.IndexedBlock> offloaded = t == null ? List.of() : t.index();
       last = new CacheSample(++version, seq, System.currentTimeMillis(), cache.blockSize(),
-          tree, cache.stats(), System.nanoTime() - t0);
+          tree, cache.stats(), System.nanoTime() - t0, offloaded, t);
     }
     return last;
   }

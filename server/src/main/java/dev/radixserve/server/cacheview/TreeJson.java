@@ -16,6 +16,13 @@ import java.util.List;
  *        "last_access", "evictable", "children" (count), "text" (edge preview),
  *        "subtree": {"nodes", "blocks", "tokens", "locked", "evictable"}}
  *       a namespace root adds "root": true and "namespace"; tokens/blocks are 0
+ *       an offloaded node (its blocks held only by a tier below the pool) adds "offloaded": true,
+ *       "medium" (the fastest tier holding it: "CPU" or "DISK", as in the KV events), "media",
+ *       "offloaded_blocks" and, when it leaves its parent's edge before the end, "branch_at";
+ *       its "blocks" (pool blocks) is 0
+ * with tiers below the pool, subtree/totals/more also count "offloaded_nodes",
+ *       "offloaded_blocks", "offloaded_tokens" apart from the pool's nodes, blocks and tokens;
+ *       totals add "offloaded_unplaced_blocks"
  * tree: {"version", "event_seq", "taken_at", "clock", "block_size", "totals", "stats",
  *        "truncated", "nodes": [node + "more" where children were left out], ...}
  * diff: {"version", "from", "event_seq", "totals", "upserts": [node], "removed": [id]}
@@ -30,7 +37,8 @@ final class TreeJson {
 
   private TreeJson() {}
 
-  static ObjectNode node(CacheTree.Node n) {
+  /** {@code n} as JSON; {@code tiered}: the server has tiers (the offloaded counts are sent). */
+  static ObjectNode node(CacheTree.Node n, boolean tiered) {
     ObjectNode o = JSON.createObjectNode();
     o.put("id", n.id());
     if (n.isRoot()) {
@@ -48,7 +56,16 @@ final class TreeJson {
     o.put("evictable", n.evictable());
     o.put("children", n.children().size());
     o.put("text", preview(n.text()));
-    totals(o.putObject("subtree"), n.subtree());
+    totals(o.putObject("subtree"), n.subtree(), tiered);
+    if (n.offloaded()) {
+      o.put("offloaded", true);
+      o.put("medium", n.media().getFirst());
+      n.media().forEach(o.putArray("media")::add);
+      o.put("offloaded_blocks", n.offloadedBlocks());
+      if (n.branchAt() >= 0) {
+        o.put("branch_at", n.branchAt());
+      }
+    }
     return o;
   }
 
@@ -68,12 +85,18 @@ final class TreeJson {
     return text.substring(0, head) + "…" + text.substring(tail);
   }
 
-  private static void totals(ObjectNode o, CacheTree.Totals t) {
+  private static void totals(ObjectNode o, CacheTree.Totals t, boolean tiered) {
     o.put("nodes", t.nodes());
     o.put("blocks", t.blocks());
     o.put("tokens", t.tokens());
     o.put("locked", t.locked());
     o.put("evictable", t.evictable());
+    if (!tiered) {
+      return; // without tiers the format is what it was before there were any
+    }
+    o.put("offloaded_nodes", t.offloadedNodes());
+    o.put("offloaded_blocks", t.offloadedBlocks());
+    o.put("offloaded_tokens", t.offloadedTokens());
   }
 
   /** What every tree, diff and hello starts with: the snapshot's version, clock and totals. */
@@ -86,8 +109,11 @@ final class TreeJson {
     o.put("clock", s.tree().clock());
     o.put("block_size", s.blockSize());
     ObjectNode totals = o.putObject("totals");
-    totals(totals, tree.totals());
+    totals(totals, tree.totals(), tree.tiered());
     totals.put("namespaces", tree.roots().size());
+    if (tree.tiered()) {
+      totals.put("offloaded_unplaced_blocks", tree.unplacedOffloaded());
+    }
     return o;
   }
 
@@ -110,7 +136,7 @@ final class TreeJson {
     ArrayNode nodes = o.putArray("nodes");
     for (long id : sel.ids()) {
       CacheTree.Node n = tree.node(id);
-      ObjectNode j = node(n);
+      ObjectNode j = node(n, tree.tiered());
       int left = 0;
       CacheTree.Totals more = CacheTree.Totals.NONE;
       for (long c : n.children()) {
@@ -122,7 +148,7 @@ final class TreeJson {
       if (left > 0) {
         ObjectNode m = j.putObject("more");
         m.put("children", left);
-        totals(m, more);
+        totals(m, more, tree.tiered());
       }
       nodes.add(j);
     }
@@ -153,7 +179,7 @@ final class TreeJson {
       return o;
     }
     ArrayNode up = o.putArray("upserts");
-    upserts.forEach(n -> up.add(node(n)));
+    upserts.forEach(n -> up.add(node(n, to.tiered())));
     ArrayNode rm = o.putArray("removed");
     removed.forEach(rm::add);
     return o;

@@ -60,17 +60,20 @@ record TreeQuery(Long node, int depth, int maxNodes, String request, String sear
     List<Long> expanded = new ArrayList<>();
     if (expand != null && !expand.isEmpty()) {
       for (String id : expand.split(",")) {
-        expanded.add(number(id, "expand", 0, Long.MAX_VALUE));
+        expanded.add(number(id, "expand", MIN_ID, Long.MAX_VALUE));
       }
       if (expanded.size() > MAX_EXPAND) {
         throw ApiException.badRequest("expand", "at most " + MAX_EXPAND + " node ids");
       }
     }
-    return new TreeQuery(node == null ? null : number(node, "node", 0, Long.MAX_VALUE),
+    return new TreeQuery(node == null ? null : number(node, "node", MIN_ID, Long.MAX_VALUE),
         depth == null ? MAX_DEPTH : (int) number(depth, "depth", 0, MAX_DEPTH),
         max == null ? DEFAULT_MAX_NODES : (int) number(max, "max_nodes", 1, MAX_NODES),
         text(params, "request"), text(params, "q"), List.copyOf(expanded));
   }
+
+  /** Node ids are positive in the pool, negative for offloaded nodes (above -2^53). */
+  static final long MIN_ID = -(1L << 53);
 
   private static String single(Map<String, List<String>> params, String name) {
     List<String> values = params.get(name);

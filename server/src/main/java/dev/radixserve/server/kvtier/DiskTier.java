@@ -2,14 +2,15 @@ package dev.radixserve.server.kvtier;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -27,7 +28,8 @@ import java.util.stream.Stream;
 /**
  * Offloaded blocks in a local directory, one {@link EntryFile} per block, named by its hash,
  * within a byte budget (least recently used files deleted first). Writes run on a writer thread
- * of their own (temp file, then an atomic rename), so the engine thread only copies the block;
+ * of their own (temp file, then an atomic rename), so the engine thread only copies the block
+ * (into a reused off-heap buffer);
  * when the writer is more than {@link #MAX_PENDING_BYTES} behind, a block is dropped instead
  * (counted). Blocks become visible to lookups once renamed into place.
  *
@@ -41,6 +43,8 @@ final class DiskTier extends LruTier<DiskTier.Entry> {
 
   private static final Logger LOG = Logger.getLogger(DiskTier.class.getName());
   static final long MAX_PENDING_BYTES = 256L << 20;
+  /** Payload buffers kept for reuse at most (more are left to the GC after their write). */
+  static final int SPARE_BUFFERS = 16;
 
   record Entry(BlockKey key, Path path) implements LruTier.Keyed {}
 
@@ -50,6 +54,12 @@ final class DiskTier extends LruTier<DiskTier.Entry> {
   private final Events events;
   private final ExecutorService writer;
   private final Set<Long> pending = new HashSet<>();
+  /**
+   * Off-heap payload buffers of written blocks, reused: the engine thread's copy of a block goes
+   * into one (no heap array to allocate, zero and collect per block) and the writer writes it
+   * as it is (no copy into a temporary direct buffer). Guarded by the monitor.
+   */
+  private final ArrayDeque<MemorySegment> spare = new ArrayDeque<>();
   /** Loader thread only: one entry file. */
   private final ByteBuffer readBuffer;
   private long pendingBytes;
@@ -160,7 +170,7 @@ final class DiskTier extends LruTier<DiskTier.Entry> {
   }
 
   private void enqueue(BlockKey key, MemorySegment kv, boolean waitForRoom) {
-    byte[] payload;
+    MemorySegment payload;
     long gen;
     synchronized (this) {
       if (entry(key) != null || pending.contains(key.hash())) {
@@ -182,12 +192,31 @@ final class DiskTier extends LruTier<DiskTier.Entry> {
       pending.add(key.hash());
       pendingBytes += format.fileBytes();
       gen = generation;
-      payload = kv.asSlice(0, format.payloadBytes()).toArray(ValueLayout.JAVA_BYTE);
+      payload = spare.poll();
     }
-    writer.execute(() -> write(key, payload, gen));
+    if (payload == null) {
+      // an automatic arena: freed by the GC once dropped, without the handshake with every
+      // thread that closing a shared arena costs
+      payload = Arena.ofAuto().allocate(format.payloadBytes(), 64);
+    }
+    MemorySegment.copy(kv, 0, payload, 0, format.payloadBytes());
+    MemorySegment p = payload;
+    writer.execute(() -> {
+      try {
+        write(key, p.asByteBuffer(), gen);
+      } finally {
+        reuse(p);
+      }
+    });
   }
 
-  private void write(BlockKey key, byte[] payload, long gen) {
+  private synchronized void reuse(MemorySegment payload) {
+    if (spare.size() < SPARE_BUFFERS) {
+      spare.push(payload);
+    }
+  }
+
+  private void write(BlockKey key, ByteBuffer payload, long gen) {
     Path target = dir.resolve(EntryFile.fileName(key.hash()));
     Path temp = dir.resolve(EntryFile.fileName(key.hash()) + "." + gen + EntryFile.TEMP_SUFFIX);
     boolean written = false;

@@ -67,16 +67,17 @@ final class EntryFile {
   }
 
   /** Writes a complete entry to {@code path} (the caller renames it into place). */
-  static void write(Path path, Format format, BlockKey key, byte[] payload) throws IOException {
+  static void write(Path path, Format format, BlockKey key, ByteBuffer payload)
+      throws IOException {
     ByteBuffer header = header(format, key);
     CRC32C crc = new CRC32C();
     crc.update(header.duplicate());
-    crc.update(payload);
+    crc.update(payload.duplicate());
     ByteBuffer tail = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN);
     tail.putInt((int) crc.getValue()).flip();
     try (FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW,
         StandardOpenOption.WRITE)) {
-      ByteBuffer[] parts = {header, ByteBuffer.wrap(payload), tail};
+      ByteBuffer[] parts = {header, payload.duplicate(), tail};
       long left = format.fileBytes();
       while (left > 0) {
         left -= ch.write(parts);

@@ -39,7 +39,12 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
   /** Loader thread: a block on its way in. */
   private final MemorySegment loadBuffer;
   private boolean offloading = true;
+  /** Engine-thread time spent offloading evicted blocks (hashing, export, tier puts). */
+  private volatile long offloadNanos;
   private volatile TierListener listener;
+  /** Entries stored or removed in any tier so far (the cache view's "changed since"). */
+  private final java.util.concurrent.atomic.AtomicLong changes =
+      new java.util.concurrent.atomic.AtomicLong();
 
   private KvTiers(List<KvTier> tiers, KvBlockIo io, BlockHasher hasher) {
     this.tiers = List.copyOf(tiers);
@@ -103,6 +108,9 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
 
     @Override
     public void stored(KvTier tier, BlockKey key) {
+      if (owner != null) {
+        owner.changes.incrementAndGet();
+      }
       TierListener l = owner == null ? null : owner.listener;
       if (l != null) {
         stored(tier, key, l);
@@ -116,6 +124,9 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
 
     @Override
     public void removed(KvTier tier, long hash) {
+      if (owner != null) {
+        owner.changes.incrementAndGet();
+      }
       TierListener l = owner == null ? null : owner.listener;
       if (l != null) {
         l.removed(tier.medium(), hash);
@@ -135,6 +146,41 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
     }
   }
 
+  /** The hasher of every key (the view places offloaded blocks by their chain). */
+  public BlockHasher hasher() {
+    return hasher;
+  }
+
+  /** Engine-thread time spent offloading evicted blocks so far. */
+  public long offloadNanos() {
+    return offloadNanos;
+  }
+
+  /** Entries stored or removed so far: unchanged means {@link #index()} is unchanged. */
+  public long changes() {
+    return changes.get();
+  }
+
+  /**
+   * One block the tiers hold, for the cache view.
+   *
+   * @param media the tiers holding it, fastest first, as the KV events name them ("CPU", "DISK")
+   */
+  public record IndexedBlock(long hash, long parent, int[] tokens, String salt,
+      List<String> media) {}
+
+  /** Every block some tier holds (any thread; does not change recency). */
+  public List<IndexedBlock> index() {
+    java.util.Map<Long, IndexedBlock> blocks = new java.util.LinkedHashMap<>();
+    for (KvTier t : tiers) {
+      t.replay(key -> blocks.merge(key.hash(), new IndexedBlock(key.hash(), key.parent(),
+          key.tokens(), key.salt(), List.of(t.medium())), (a, b) -> new IndexedBlock(a.hash(),
+          a.parent(), a.tokens(), a.salt() != null ? a.salt() : b.salt(),
+          java.util.stream.Stream.concat(a.media().stream(), b.media().stream()).toList())));
+    }
+    return List.copyOf(blocks.values());
+  }
+
   public List<TierStats> stats() {
     return tiers.stream().map(KvTier::stats).toList();
   }
@@ -144,7 +190,9 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
   @Override
   public void evicted(String namespace, long nodeId, int[] pathTokens, int[] blocks) {
     if (offloading) {
+      long t0 = System.nanoTime();
       offload(namespace, pathTokens, blocks, tiers, KvTier::put);
+      offloadNanos += System.nanoTime() - t0; // engine thread only: no lost update
     }
   }
 

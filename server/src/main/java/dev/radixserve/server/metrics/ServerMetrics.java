@@ -145,25 +145,36 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
       String tier = initial.get(i).tier();
       Supplier<TierStats> stats = () -> tiers.stats().get(index);
       Gauge.builder("radixserve.kv.tier.entries", () -> stats.get().entries()).tag("tier", tier)
-          .register(registry);
+          .description("Blocks held by this cache tier below the KV pool").register(registry);
       Gauge.builder("radixserve.kv.tier.bytes", () -> stats.get().bytes()).tag("tier", tier)
-          .baseUnit("bytes").register(registry);
-      tierCounter("radixserve.kv.tier.hit.blocks", tier, tiers, () -> stats.get().hits());
-      tierCounter("radixserve.kv.tier.loaded.blocks", tier, tiers, () -> stats.get().loads());
+          .baseUnit("bytes").description("Bytes this cache tier's blocks take")
+          .register(registry);
+      tierCounter("radixserve.kv.tier.hit.blocks", tier, tiers, () -> stats.get().hits(),
+          "Blocks an admission's lookup found in this tier");
+      tierCounter("radixserve.kv.tier.loaded.blocks", tier, tiers, () -> stats.get().loads(),
+          "Blocks loaded from this tier into the pool instead of computed");
       tierCounter("radixserve.kv.tier.load.seconds", tier, tiers,
-          () -> stats.get().loadNanos() / 1e9);
-      tierCounter("radixserve.kv.tier.stored.blocks", tier, tiers, () -> stats.get().stores());
+          () -> stats.get().loadNanos() / 1e9, "Loader-thread time spent reading blocks in");
+      tierCounter("radixserve.kv.tier.stored.blocks", tier, tiers, () -> stats.get().stores(),
+          "Evicted (or, at shutdown, cached) blocks written to this tier");
       tierCounter("radixserve.kv.tier.evicted.blocks", tier, tiers,
-          () -> stats.get().evictions());
-      tierCounter("radixserve.kv.tier.corrupt.blocks", tier, tiers, () -> stats.get().corrupt());
-      tierCounter("radixserve.kv.tier.dropped.blocks", tier, tiers, () -> stats.get().dropped());
+          () -> stats.get().evictions(), "Entries this tier dropped for room, oldest use first");
+      tierCounter("radixserve.kv.tier.corrupt.blocks", tier, tiers, () -> stats.get().corrupt(),
+          "Entries skipped as torn, truncated, failing their checksum or another model's");
+      tierCounter("radixserve.kv.tier.dropped.blocks", tier, tiers, () -> stats.get().dropped(),
+          "Blocks not stored because the disk writer was too far behind");
     }
+    FunctionCounter.builder("radixserve.kv.tier.offload.seconds", tiers,
+            t -> t.offloadNanos() / 1e9)
+        .description("Engine-thread time spent offloading evicted blocks into the tiers")
+        .register(registry);
   }
 
-  private void tierCounter(String name, String tier, KvTiers tiers, DoubleSupplier value) {
+  private void tierCounter(String name, String tier, KvTiers tiers, DoubleSupplier value,
+      String help) {
     // the registry holds the object weakly; the server holds the tiers for its whole life
     FunctionCounter.builder(name, tiers, t -> value.getAsDouble()).tag("tier", tier)
-        .register(registry);
+        .description(help).register(registry);
   }
 
   /** Binds the KV event counters (only when events are published). */

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The real server's /metrics (KV events on, so every radixserve_* family exists): every series
+ * The real server's /metrics (KV events and both cache tiers on, so every radixserve_* family
+ * exists): every series
  * the Grafana dashboard queries is exported, and every radixserve_* family says what it means.
  */
 class DashboardMetricsTest {
@@ -38,6 +39,9 @@ class DashboardMetricsTest {
     b.numBlocks = 64;
     b.kvEvents = true;
     b.kvEventsEndpoint = "tcp://127.0.0.1:*";
+    b.kvOffloadMemoryBytes = 16L << 20;
+    java.nio.file.Path tierDir = java.nio.file.Files.createTempDirectory("radixserve-tier");
+    b.kvOffloadDir = tierDir;
     RadixServer server = RadixServer.start(b.build());
     try {
       String base = "http://127.0.0.1:" + server.port();
@@ -55,6 +59,12 @@ class DashboardMetricsTest {
     } finally {
       server.shutdown(Duration.ofSeconds(5));
       server.awaitTermination();
+      try (var files = java.nio.file.Files.list(tierDir)) {
+        for (java.nio.file.Path f : files.toList()) {
+          java.nio.file.Files.delete(f);
+        }
+      }
+      java.nio.file.Files.delete(tierDir);
     }
   }
 

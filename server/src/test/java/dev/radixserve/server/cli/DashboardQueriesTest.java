@@ -38,6 +38,13 @@ class DashboardQueriesTest {
         "radixserve_kv_cache_blocks_cached", "radixserve_requests_running",
         "radixserve_requests_waiting", "radixserve_preemptions_total",
         "radixserve_evicted_blocks_total", "radixserve_http_responses_total",
-        "jvm_memory_used_bytes")), DashboardQueries.metricNames(DashboardQueries.DASHBOARD));
+        "jvm_memory_used_bytes",
+        // the cache tiers below the pool (issue 22)
+        "radixserve_kv_tier_entries", "radixserve_kv_tier_bytes",
+        "radixserve_kv_tier_hit_blocks_total", "radixserve_kv_tier_loaded_blocks_total",
+        "radixserve_kv_tier_load_seconds_total", "radixserve_kv_tier_stored_blocks_total",
+        "radixserve_kv_tier_evicted_blocks_total", "radixserve_kv_tier_dropped_blocks_total",
+        "radixserve_kv_tier_corrupt_blocks_total", "radixserve_kv_tier_offload_seconds_total")),
+        DashboardQueries.metricNames(DashboardQueries.DASHBOARD));
   }
 }

@@ -123,6 +123,19 @@ class EngineHarness {
         8, new Engine.FairShareSettings(true, 2), tiers, loader);
   }
 
+  /**
+   * A caching FCFS harness over a real runner's pool with {@code tiers} listening to its cache
+   * and loading within the step that starts a load (the tier tests' set-up).
+   */
+  static EngineHarness withTiers(int blocks, int blockSize, int vocabSize, Forward forward,
+      dev.radixserve.server.kvtier.KvTiers tiers) {
+    return new EngineHarness(blocks, blockSize, true, SchedulePolicy.FCFS, 64, vocabSize,
+        Integer.MAX_VALUE, forward, cache -> {
+          cache.addListener(tiers);
+          return tiers;
+        }, Runnable::run);
+  }
+
   private EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
       int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward, int maxNumSeqs,
       Engine.FairShareSettings fairShare, Function<RadixCache, BlockTiers> tiers,

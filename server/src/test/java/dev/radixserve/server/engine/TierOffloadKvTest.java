@@ -44,12 +44,9 @@ class TierOffloadKvTest {
     weights.close();
   }
 
-  private EngineHarness harness(OnnxModelRunner r, KvTiers tiers) {
-    return new EngineHarness(r.numBlocks(), B, true, SchedulePolicy.FCFS, 64, TINY.vocabSize(),
-        Integer.MAX_VALUE, (step, batch) -> r.forward(batch), cache -> {
-          cache.addListener(tiers);
-          return tiers;
-        }, Runnable::run);
+  private static EngineHarness harness(OnnxModelRunner r, KvTiers tiers) {
+    return EngineHarness.withTiers(r.numBlocks(), B, TINY.vocabSize(), (step, batch) ->
+        r.forward(batch), tiers);
   }
 
   private static KvTiers host(OnnxModelRunner r) {

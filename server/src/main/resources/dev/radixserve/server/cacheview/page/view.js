@@ -448,6 +448,7 @@
     if (n.root) cls.push('root');
     if (n.lock > 0) cls.push('locked');
     if (n.evictable) cls.push('evictable');
+    if (n.offloaded) cls.push('offloaded');
     if (view.onPath.has(n.id)) cls.push('on-path');
     if (view.matchEnds.has(n.id)) cls.push('match-end');
     if (view.matches.has(n.id)) cls.push('match');
@@ -471,14 +472,16 @@
       meta = `${n.subtree.nodes} nodes · ${n.subtree.blocks} blk`;
     } else {
       label = '“' + esc(short(n.text)) + '”';
-      meta = `${n.tokens} tok · ${n.blocks} blk · ${n.hits} hit${n.hits === 1 ? '' : 's'}`;
+      meta = n.offloaded ? `${n.tokens} tok · ${n.offloaded_blocks} blk offloaded · ${n.medium}`
+        : `${n.tokens} tok · ${n.blocks} blk · ${n.hits} hit${n.hits === 1 ? '' : 's'}`;
       if (n.lock > 0) meta += ` · <tspan class="lockcount">lock ${n.lock}</tspan>`;
       if (n.evictable) meta += ' · evictable';
     }
     if (collapsed && n.subtree.nodes > 1) meta += ` · +${n.subtree.nodes - 1} hidden`;
     const data = `data-id="${n.id}"${n.root ? '' : ` data-parent="${n.parent}"`}`
       + ` data-tokens="${n.tokens}" data-blocks="${n.blocks}" data-lock="${n.lock}"`
-      + ` data-hits="${n.hits}" data-children="${n.children}" data-evictable="${n.evictable}"`;
+      + ` data-hits="${n.hits}" data-children="${n.children}" data-evictable="${n.evictable}"`
+      + (n.offloaded ? ` data-medium="${n.medium}"` : '');
     return `<g class="${cls.join(' ')}" ${data} transform="translate(${x},${y})">${halo}`
       + `<circle class="dot" r="${r.toFixed(1)}"/>`
       + `<text class="label" x="${r + 4}" y="-6">${label}</text>`
@@ -491,6 +494,8 @@
     const t = h.totals;
     $('total-nodes').textContent = t.nodes;
     $('total-blocks').textContent = t.blocks;
+    $('total-offloaded').textContent = t.offloaded_blocks === undefined ? '–'
+      : t.offloaded_blocks;
     $('total-locked').textContent = t.locked;
     $('total-evictable').textContent = t.evictable;
     $('total-namespaces').textContent = t.namespaces;
@@ -514,12 +519,17 @@
     const clock = view.header ? view.header.clock : 0;
     const rows = n.root
       ? [['namespace', n.namespace || '(default)'], ['node', '#' + n.id]]
+      : n.offloaded
+      ? [['node', `#${n.id} (parent #${n.parent}, depth ${n.depth})`], ['tokens', n.tokens],
+         ['offloaded', `${n.offloaded_blocks} blk in ${n.media.join(', ')} (none in the pool)`]]
+        .concat(n.branch_at === undefined ? [] : [['leaves parent at token', n.branch_at]])
       : [['node', `#${n.id} (parent #${n.parent}, depth ${n.depth})`],
          ['tokens', n.tokens], ['blocks', n.blocks], ['lock count', n.lock],
          ['hits', n.hits], ['last access', `clock ${n.last_access} (${clock - n.last_access}`
            + ' ticks ago)'], ['evictable', n.evictable ? 'yes (unlocked leaf)' : 'no']];
     rows.push(['children', n.children], ['subtree', `${n.subtree.nodes} nodes · `
-      + `${n.subtree.blocks} blk · ${n.subtree.tokens} tok · ${n.subtree.locked} locked`]);
+      + `${n.subtree.blocks} blk · ${n.subtree.tokens} tok · ${n.subtree.locked} locked`
+      + (n.subtree.offloaded_blocks ? ` · ${n.subtree.offloaded_blocks} blk offloaded` : '')]);
     const table = document.createElement('table');
     for (const [k, v] of rows) {
       const tr = table.insertRow();
