@@ -71,8 +71,7 @@ public final class DecodeStepBench {
     }
     ModelWeights w = switch (model) {
       case "embedded" -> RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
-      case "gpt2-small" -> RandomGpt2.create(
-          new ModelConfig(12, 12, 768, 1024, 50257, 1e-5, "gelu_new"), 0);
+      case "gpt2-small" -> RandomGpt2.create(GPT2_SMALL, 0);
       case "llama-small" -> RandomLlama.create(LLAMA_SMALL, 0);
       default -> throw new IllegalArgumentException("model: embedded, gpt2-small or llama-small");
     };
@@ -209,6 +208,9 @@ public final class DecodeStepBench {
    * A Llama-family model of GPT-2-small's size: 12 layers, 768 wide, 12 heads over 4 kv heads,
    * SwiGLU 2,048 wide (three matrices: GPT-2's MLP FLOPs), GPT-2's vocabulary, tied head.
    */
+  /** GPT-2-small's shape (12 layers × 768, vocabulary 50,257). */
+  static final ModelConfig GPT2_SMALL = new ModelConfig(12, 12, 768, 1024, 50257, 1e-5, "gelu_new");
+
   static final LlamaConfig LLAMA_SMALL =
       LlamaConfig.llama(12, 768, 12, 4, 2048, 1024, 50257).withTiedEmbeddings();
 

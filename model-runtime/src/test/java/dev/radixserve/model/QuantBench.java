@@ -73,6 +73,11 @@ public final class QuantBench {
     v.put("int4 b32 zp acc4", int4.withZeroPoints(true));
     v.put("int8 b32 sym acc4 + LM head (default)", int8.withLmHead(true));
     v.put("int4 b32 sym acc4 + LM head", int4.withLmHead(true));
+    // the int8 default's larger blocks (fewer scales to read, fewer activation blocks to
+    // quantize per step): the follow-up's look for a cheap decode win
+    v.put("int8 b64 sym acc4 + LM head", int8.withLmHead(true).withBlockSize(64));
+    v.put("int8 b128 sym acc4 + LM head", int8.withLmHead(true).withBlockSize(128));
+    v.put("int8 b256 sym acc4 + LM head", int8.withLmHead(true).withBlockSize(256));
     return v;
   }
 

@@ -3,6 +3,10 @@ package dev.radixserve.server.cli;
 import dev.radixserve.model.ForwardBatch;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.OnnxModelRunner;
+import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.OnnxGraph;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.quant.QuantizationException;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
@@ -14,10 +18,13 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -26,8 +33,11 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code radixserve check-model DIR}: loads a model directory exactly as {@code serve --model DIR}
- * would, runs its prompt through ONNX Runtime for one token, and prints what was loaded. Exit
- * status 0 when the model loads and runs, 1 with the load error (file, key and value) otherwise.
+ * would, runs its prompt through ONNX Runtime for one token, and prints what was loaded. With
+ * {@code --quantization} (and serve's other quantization flags) the layers are quantized as the
+ * server would and the check runs the quantized model. Exit status 0 when the model loads and
+ * runs, 1 with the load error (file, key and value), 2 with the reason when the quantization
+ * settings are invalid or this model cannot take them (as {@code serve} exits).
  */
 @Command(
     name = "check-model",
@@ -51,12 +61,37 @@ final class CheckModelCommand implements Callable<Integer> {
       description = "ONNX Runtime intra-op threads (0 lets it choose).")
   int threads;
 
+  @Option(names = "--quantization", paramLabel = "none|int8|int4",
+      description = "Quantize the linear layers as serve --quantization would (default: none).")
+  String quantization;
+
+  @Option(names = "--quantization-block-size", paramLabel = "N",
+      description = "As serve's (default: 32).")
+  String quantizationBlockSize;
+
+  @Option(names = "--quantization-zero-points", paramLabel = "true|false", arity = "0..1",
+      fallbackValue = "true", description = "As serve's (default: false).")
+  String quantizationZeroPoints;
+
+  @Option(names = "--quantization-lm-head", paramLabel = "true|false|auto", arity = "0..1",
+      fallbackValue = "true", description = "As serve's (default: auto).")
+  String quantizationLmHead;
+
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
+    QuantSpec quant = quantSpec();
     try (LoadedModel m = HfModelLoader.load(dir)) {
       describe(m, out);
+      try {
+        describeQuantization(m, quant, out);
+      } catch (QuantizationException e) {
+        out.flush();
+        err.println("radixserve: check-model: " + e.getMessage());
+        err.flush();
+        return CommandLine.ExitCode.USAGE;
+      }
       int[] tokens = m.tokenizer().encode(prompt);
       ModelShape c = m.weights().config();
       if (tokens.length == 0 || tokens.length > c.nPositions()) {
@@ -68,7 +103,8 @@ final class CheckModelCommand implements Callable<Integer> {
       int blockSize = 16;
       int blocks = (tokens.length + blockSize - 1) / blockSize;
       float[] logits;
-      try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), blockSize, blocks, threads)) {
+      try (OnnxModelRunner runner =
+          OnnxModelRunner.create(m.weights(), blockSize, blocks, threads, Map.of(), quant)) {
         int[] table = new int[blocks];
         Arrays.setAll(table, i -> i);
         logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(tokens, 0, table))))[0];
@@ -88,6 +124,45 @@ final class CheckModelCommand implements Callable<Integer> {
       err.flush();
       return 1;
     }
+  }
+
+  /**
+   * The quantization flags resolved and validated exactly as serve's (same keys, same messages; a
+   * bad value is a {@link ConfigException}: exit status 2).
+   */
+  private QuantSpec quantSpec() {
+    Map<ConfigKey, String> flags = new EnumMap<>(ConfigKey.class);
+    putIfGiven(flags, ConfigKey.QUANTIZATION, quantization);
+    putIfGiven(flags, ConfigKey.QUANTIZATION_BLOCK_SIZE, quantizationBlockSize);
+    putIfGiven(flags, ConfigKey.QUANTIZATION_ZERO_POINTS, quantizationZeroPoints);
+    putIfGiven(flags, ConfigKey.QUANTIZATION_LM_HEAD, quantizationLmHead);
+    return ConfigResolver.resolve(flags, Map.of(), null).quantization();
+  }
+
+  private static void putIfGiven(Map<ConfigKey, String> flags, ConfigKey key, String value) {
+    if (value != null) {
+      flags.put(key, value);
+    }
+  }
+
+  /**
+   * What ONNX Runtime will hold: the graph is built (no weight touched) under {@code quant} and
+   * under none, so the line says how many weights are quantized and the bytes either way.
+   *
+   * @throws QuantizationException when this model cannot take {@code quant} (the layer and a
+   *     block size that would work)
+   */
+  private static void describeQuantization(LoadedModel m, QuantSpec quant, PrintWriter out) {
+    OnnxGraph plain = m.weights().graph().build(16, GraphDtype.FLOAT32, QuantSpec.none());
+    if (!quant.quantized()) {
+      out.printf("quantization none: %,d bytes of weights for ONNX Runtime%n", plain.initializerBytes());
+      return;
+    }
+    OnnxGraph graph = m.weights().graph().build(16, GraphDtype.FLOAT32, quant);
+    out.printf("quantization %s: %d linear weights as MatMulNBits, %,d bytes of weights for ONNX"
+        + " Runtime (%.2fx fewer than none's %,d)%n", quant.key(), graph.quantizedWeights(),
+        graph.initializerBytes(), (double) plain.initializerBytes() / graph.initializerBytes(),
+        plain.initializerBytes());
   }
 
   private void describe(LoadedModel m, PrintWriter out) {
@@ -114,7 +189,7 @@ final class CheckModelCommand implements Callable<Integer> {
     out.println("eos         " + m.eos().ids() + " from " + m.eos().source());
   }
 
-  private static String quoted(String s) {
+  static String quoted(String s) {
     return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + "\"";
   }
 }

@@ -1,14 +1,22 @@
 package dev.radixserve.server.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.radixserve.model.ForwardBatch;
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.ReferenceGpt2;
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.HfModelWriter;
+import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.RandomGpt2;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -16,6 +24,7 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -79,5 +88,96 @@ class CheckModelCommandTest {
     ServeCommandTest.Run serve = run("serve", "--model", dir.toString(), "--port", "0");
     assertEquals(1, serve.status());
     assertTrue(serve.err().startsWith("radixserve: " + problem), serve.err());
+  }
+
+  /**
+   * The quantized check runs the quantized model: its next-token logprob is the quantized
+   * runner's own (and not fp32's), and the bytes it reports shrink by exactly what the
+   * MatMulNBits format saves on each quantized weight (written out here from the format).
+   */
+  @Test
+  void quantizedCheckRunsTheQuantizedModelAndReportsItsBytes() {
+    ModelConfig c = new ModelConfig(2, 2, 64, 32, 260, 1e-5, "gelu").withNInner(128);
+    try (GptWeights w = RandomGpt2.create(c, 5)) {
+      HfModelWriter.write(w, dir, DType.F32);
+    }
+    HfModelWriter.writeByteLevelTokenizer(dir);
+    int[] ids = {'a', 'b', 'c'};
+    String fp32 = logprobLine(ids, QuantSpec.none());
+    ServeCommandTest.Run plain = run("check-model", dir.toString(), "--prompt", "abc", "--threads", "1");
+    assertEquals(0, plain.status(), plain.err() + plain.out());
+    assertTrue(plain.out().contains(fp32), fp32 + " in " + plain.out());
+    long noneBytes = bytesOf(plain.out(), "quantization none: ");
+
+    for (String mode : new String[] {"int8", "int4"}) {
+      QuantSpec spec = QuantSpec.of(QuantMode.parse(mode)).withBlockSize(16);
+      String expected = logprobLine(ids, spec);
+      assertNotEquals(fp32, expected, "quantization changes the logprob at 4 decimals");
+      ServeCommandTest.Run r = run("check-model", dir.toString(), "--prompt", "abc", "--threads",
+          "1", "--quantization", mode, "--quantization-block-size", "16");
+      assertEquals(0, r.status(), r.err() + r.out());
+      assertTrue(r.out().contains(expected), expected + " in " + r.out());
+      assertTrue(r.out().endsWith("ok\n"), r.out());
+      // per layer c_attn 64x192, attn.c_proj 64x64, c_fc 64x128, mlp.c_proj 128x64 (K x N)
+      long[][] layers = {{64, 192}, {64, 64}, {64, 128}, {128, 64}};
+      long saved = 0;
+      for (long[] kn : layers) {
+        saved += 2 * (kn[0] * kn[1] * 4 - quantizedBytes(kn[0], kn[1], spec));
+      }
+      // the tied head: quantized, it is a second copy beside the fp32 embedding the Gather reads
+      long head = spec.lmHead() ? quantizedBytes(64, 260, spec) : 0;
+      int weights = 8 + (spec.lmHead() ? 1 : 0);
+      String prefix = "quantization " + spec.key() + ": " + weights + " linear weights as"
+          + " MatMulNBits, ";
+      assertTrue(r.out().contains(prefix), prefix + " in " + r.out());
+      assertEquals(noneBytes - saved + head, bytesOf(r.out(), prefix), r.out());
+    }
+  }
+
+  @Test
+  void aQuantizationTheModelCannotTakeIsRefusedWithTheReason() {
+    try (GptWeights w = RandomGpt2.create(new ModelConfig(1, 2, 48, 32, 257, 1e-5, "gelu"), 2)) {
+      HfModelWriter.write(w, dir, DType.F32);
+    }
+    HfModelWriter.writeByteLevelTokenizer(dir);
+    ServeCommandTest.Run r = run("check-model", dir.toString(), "--quantization", "int4");
+    assertEquals(2, r.status(), r.err() + r.out());
+    assertTrue(r.err().startsWith("radixserve: check-model: cannot quantize h.0.attn.c_attn.weight:"
+        + " its input dimension K = 48 is not a multiple of the quantization block size 32"),
+        r.err());
+    assertTrue(r.err().contains("--quantization-block-size 16"), r.err());
+    assertFalse(r.out().endsWith("ok\n"), r.out());
+
+    ServeCommandTest.Run bad = run("check-model", dir.toString(), "--quantization", "int3");
+    assertEquals(2, bad.status(), bad.err() + bad.out());
+    assertTrue(bad.err().contains("invalid value for quantization from flag --quantization: "
+        + "'int3'"), bad.err());
+    ServeCommandTest.Run fits = run("check-model", dir.toString(), "--quantization", "int4",
+        "--quantization-block-size", "16", "--threads", "1");
+    assertEquals(0, fits.status(), fits.err() + fits.out());
+  }
+
+  /** MatMulNBits' bytes for a K x N weight: packed codes plus one fp32 scale per block. */
+  private static long quantizedBytes(long k, long n, QuantSpec spec) {
+    return n * k * spec.mode().bits() / 8 + n * (k / spec.blockSize()) * 4;
+  }
+
+  private static long bytesOf(String out, String prefix) {
+    int at = out.indexOf(prefix) + prefix.length();
+    return Long.parseLong(out.substring(at, out.indexOf(" bytes", at)).replace(",", ""));
+  }
+
+  /** The run line's tail as check-model prints it, from the runner under {@code spec}. */
+  private String logprobLine(int[] ids, QuantSpec spec) {
+    try (LoadedModel m = HfModelLoader.load(dir);
+        OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 16, 1, 1, Map.of(), spec)) {
+      float[] logits = runner.forward(
+          new ForwardBatch(List.of(new ForwardBatch.Seq(ids, 0, new int[] {0}))))[0];
+      float[] sampleable = Arrays.copyOf(logits, m.tokenizer().vocabSize());
+      int next = LogitsSampler.argmax(sampleable);
+      return String.format("-> next token %d %s, logprob %.4f (", next,
+          CheckModelCommand.quoted(m.tokenizer().decode(new int[] {next})),
+          LogitsSampler.score(sampleable, next, 0).logprob());
+    }
   }
 }
