@@ -6,6 +6,8 @@
 # loopback port. Prints each run and the per-round ratios host/off, disk/off: total tok/s, and
 # the server process's CPU seconds over the run (utime + stime from /proc: robust to the load of
 # a shared machine, where wall-clock throughput is not), and the engine thread's offload share.
+# MODES="off host disk disk-all" adds the disk tier with --kv-offload-disk-write all (`disk` runs
+# the default, reused); the per-run disk tier's stored blocks come from /metrics.
 #   ./mvnw -B -ntp -q -pl server -am -DskipTests package && server/bench-tiers-unique.sh [OUT] [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,14 +30,17 @@ serve() {  # serve NAME ARGS...
   echo "server $name did not start" >&2; exit 1
 }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }  # the server's utime + stime
-modes=(off host disk)
+read -r -a modes <<< "${MODES:-off host disk}"
+n=${#modes[@]}
 for rep in $(seq "$REPS"); do
-  for k in 0 1 2; do
-    mode=${modes[$(( (k + rep - 1) % 3 ))]}
+  for k in $(seq 0 $(( n - 1 ))); do
+    mode=${modes[$(( (k + rep - 1) % n ))]}
     case $mode in
       off) serve "$mode-$rep" ;;
       host) serve "$mode-$rep" --kv-offload-memory 1g ;;
       disk) rm -rf "$DIR/disk"; serve "$mode-$rep" --kv-offload-dir "$DIR/disk" --kv-offload-disk-size 2g ;;
+      disk-all) rm -rf "$DIR/disk"; serve "$mode-$rep" --kv-offload-dir "$DIR/disk" \
+        --kv-offload-disk-size 2g --kv-offload-disk-write all ;;
     esac
     echo "round $rep: $mode ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))"
     cpu0=$(cpu_ticks)
@@ -47,9 +52,10 @@ for rep in $(seq "$REPS"); do
     stop
   done
 done
-python3 - "$OUT" "$REPS" <<'PY'
+python3 - "$OUT" "$REPS" "${modes[@]}" <<'PY'
 import json, statistics, sys
 out, reps = sys.argv[1], int(sys.argv[2])
+others = [m for m in sys.argv[3:] if m != "off"]
 def tput(mode, rep):
     s = json.load(open(f"{out}/{mode}-{rep}.json"))["runs"][0]["summary"]
     return s["totalTokenThroughput"]
@@ -60,11 +66,16 @@ def offload_share(mode, rep):
         if line.startswith("radixserve_kv_tier_offload_seconds_total"):
             return float(line.split()[-1]) / d
     return float("nan")
+def disk_stored(mode, rep):
+    for line in open(f"{out}/{mode}-{rep}.metrics"):
+        if line.startswith('radixserve_kv_tier_stored_blocks_total{tier="disk"'):
+            return int(float(line.split()[-1]))
+    return None
 def cpu(mode, rep):
     return int(open(f"{out}/{mode}-{rep}.cpu").read()) / 100  # clock ticks
-ratios = {"host": [], "disk": []}
-cpus = {"host": [], "disk": []}
-shares = {"host": [], "disk": []}
+ratios = {m: [] for m in others}
+cpus = {m: [] for m in others}
+shares = {m: [] for m in others}
 for rep in range(1, reps + 1):
     off = tput("off", rep)
     row = [f"round {rep}: off {off:.0f} tok/s {cpu('off', rep):.1f} CPU s"]
@@ -74,7 +85,9 @@ for rep in range(1, reps + 1):
         shares[m].append(offload_share(m, rep))
         cpus[m].append(cpu(m, rep) / cpu("off", rep))
         row.append(f"{m} {t:.0f} ({t / off:.3f}x) {cpu(m, rep):.1f} CPU s ({cpus[m][-1]:.3f}x),"
-                   f" offload {100 * shares[m][-1]:.2f} % of the run")
+                   f" offload {100 * shares[m][-1]:.2f} % of the run"
+                   + ("" if disk_stored(m, rep) is None
+                      else f", {disk_stored(m, rep)} blocks to disk"))
     print(", ".join(row))
 for m, r in ratios.items():
     c = cpus[m]

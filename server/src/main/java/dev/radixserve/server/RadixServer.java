@@ -244,7 +244,8 @@ public final class RadixServer {
         mc.nLayer(), mc.kvHeads(), mc.headDim(), mc.nPositions(), mc.vocabSize(),
         config.device().dtype());
     KvTiers t = KvTiers.create(config.kvOffloadMemoryBytes(), config.kvOffloadDir(),
-        config.kvOffloadDiskBytes(), io, cacheModelKey(config), shape, config.blockSize());
+        config.kvOffloadDiskBytes(), config.kvOffloadDiskWrite(), io, cacheModelKey(config),
+        shape, config.blockSize());
     LOG.info(() -> "KV tiers below the pool: " + t.stats());
     return t;
   }

@@ -8,6 +8,7 @@ import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.config.ToolCallParserSetting;
 import dev.radixserve.server.config.ServerConfig;
+import dev.radixserve.server.kvtier.DiskWritePolicy;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
@@ -99,6 +100,9 @@ enum ConfigKey {
   KV_OFFLOAD_DISK_SIZE("kv-offload-disk-size",
       (b, v) -> b.kvOffloadDiskBytes = ConfigValues.bytes(v),
       c -> ConfigValues.formatBytes(c.kvOffloadDiskBytes())),
+  KV_OFFLOAD_DISK_WRITE("kv-offload-disk-write",
+      (b, v) -> b.kvOffloadDiskWrite = ConfigValues.choice(v, DiskWritePolicy.class),
+      c -> ConfigValues.formatChoice(c.kvOffloadDiskWrite())),
   QUANTIZATION("quantization",
       (b, v) -> b.quantization = ConfigValues.choice(v, QuantMode.class),
       c -> ConfigValues.formatChoice(c.quantization().mode())),

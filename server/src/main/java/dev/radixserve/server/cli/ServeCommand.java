@@ -250,6 +250,12 @@ final class ServeCommand implements Callable<Integer> {
       description = "Budget of the disk tier. Default: 16g. Env RADIXSERVE_KV_OFFLOAD_DISK_SIZE.")
   String kvOffloadDiskSize;
 
+  @Option(names = "--kv-offload-disk-write", paramLabel = "all|reused", order = 53,
+      description = "Which evicted blocks the disk tier takes: all, or only reused ones (a later"
+          + " request's prefix hit, or loaded from a tier). Default: reused."
+          + " Env RADIXSERVE_KV_OFFLOAD_DISK_WRITE.")
+  String kvOffloadDiskWrite;
+
   @Option(names = "--quantization", paramLabel = "none|int8|int4", order = 45,
       description = "Store the linear layers' weights block-quantized (ONNX Runtime's "
           + "MatMulNBits), quantized at load from the checkpoint; embeddings stay as they are. "

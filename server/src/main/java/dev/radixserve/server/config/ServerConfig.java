@@ -5,6 +5,7 @@ import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.ort.CudaProvider;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.server.kvtier.DiskWritePolicy;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -50,6 +51,7 @@ import java.time.Duration;
  * @param kvOffloadDir directory of the disk tier below the KV pool (kept across restarts); null:
  *     none
  * @param kvOffloadDiskBytes the disk tier's budget
+ * @param kvOffloadDiskWrite which evicted blocks the disk tier takes (all, or only reused ones)
  * @param quantization how the linear layers' weights are stored ({@code --quantization} and its
  *     block size, zero points and LM-head keys; the accuracy level is the device's)
  * @param toolCallParser the tool-call syntax of chat replies ({@code auto}: the template's family)
@@ -88,6 +90,7 @@ public record ServerConfig(
     long kvOffloadMemoryBytes,
     Path kvOffloadDir,
     long kvOffloadDiskBytes,
+    DiskWritePolicy kvOffloadDiskWrite,
     QuantSpec quantization,
     ToolCallParserSetting toolCallParser) {
 
@@ -124,6 +127,9 @@ public record ServerConfig(
         "client-id-header", clientIdHeader, "an HTTP header name");
     require(kvOffloadMemoryBytes >= 0, "kv-offload-memory", kvOffloadMemoryBytes, ">= 0 bytes");
     require(kvOffloadDiskBytes > 0, "kv-offload-disk-size", kvOffloadDiskBytes, "> 0 bytes");
+    if (kvOffloadDiskWrite == null) {
+      kvOffloadDiskWrite = DiskWritePolicy.REUSED;
+    }
     if (quantization == null) {
       quantization = QuantSpec.none();
     }
@@ -195,6 +201,7 @@ public record ServerConfig(
     b.kvOffloadMemoryBytes = kvOffloadMemoryBytes;
     b.kvOffloadDir = kvOffloadDir;
     b.kvOffloadDiskBytes = kvOffloadDiskBytes;
+    b.kvOffloadDiskWrite = kvOffloadDiskWrite;
     b.quantization = quantization.mode();
     b.quantizationBlockSize = quantization.blockSize();
     b.quantizationZeroPoints = quantization.zeroPoints();
@@ -254,6 +261,7 @@ public record ServerConfig(
     public long kvOffloadMemoryBytes;
     public Path kvOffloadDir;
     public long kvOffloadDiskBytes = 16L << 30;
+    public DiskWritePolicy kvOffloadDiskWrite = DiskWritePolicy.REUSED;
 
     public ServerConfig build() {
       GraphDtype resolved = dtype != null ? dtype
@@ -274,7 +282,7 @@ public record ServerConfig(
           headerTimeout, bodyTimeout, warmup,
           new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)),
           fairShare, maxSeqsPerRequest, clientIdHeader,
-          kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes,
+          kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes, kvOffloadDiskWrite,
           quantization(), toolCallParser);
     }
 

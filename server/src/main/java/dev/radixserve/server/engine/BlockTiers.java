@@ -17,6 +17,13 @@ public interface BlockTiers {
    */
   TierHits find(String namespace, int[] tokens, int from, int to);
 
+  /**
+   * Pool blocks that the cache holds and a request is now served from: its prefix hit at
+   * admission, or blocks just loaded from a tier. Lets a selective disk tier keep only reused
+   * blocks ({@code kvtier.DiskWritePolicy}). Engine thread; the ids are the caller's.
+   */
+  default void reused(int[] poolBlocks) {}
+
   /** Drops every entry of every tier (for {@code /reset_prefix_cache}). */
   void clear();
 

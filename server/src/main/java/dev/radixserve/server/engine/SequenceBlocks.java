@@ -289,6 +289,9 @@ final class SequenceBlocks {
       s.loadedHold = null;
     }
     int[] whole = m.fullBlockIds();
+    if (whole.length > 0) {
+      tiers.ifPresent(t -> t.reused(whole));
+    }
     s.appendBlocks(whole);
     s.heldBlocks = whole.length;
     s.numComputed = m.matchedTokens();
@@ -554,6 +557,7 @@ final class SequenceBlocks {
             + " but the cache matches only " + m.matchedTokens());
       }
       s.loadedHold = new CacheHold(c, m.fullBlocksNode());
+      tiers.get().reused(m.fullBlockIds()); // even if the request goes before its admission
       l.prefixHold.release();
     }
   }

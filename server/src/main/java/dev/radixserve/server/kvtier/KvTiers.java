@@ -16,7 +16,8 @@ import java.util.List;
 /**
  * The tiers below the KV pool, in order (host memory, then disk): listens to the radix cache and
  * offloads every whole block it evicts into each tier (a partial last block is dropped, as it
- * was before), finds and loads blocks for the engine, and on shutdown writes what the pool still
+ * was before; with {@link DiskWritePolicy#REUSED} the disk tier takes only blocks that were
+ * reused), finds and loads blocks for the engine, and on shutdown writes what the pool still
  * caches to the disk tier, so a restart finds it.
  *
  * <p>Entries are keyed by the KV events' chained block hash ({@link BlockHasher}: the model name
@@ -39,6 +40,14 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
   /** Loader thread: a block on its way in. */
   private final MemorySegment loadBuffer;
   private boolean offloading = true;
+  private final DiskWritePolicy diskWrites;
+  /**
+   * Engine thread: pool blocks reused since they entered the cache ({@link #reused}); cleared
+   * when a block enters or leaves the tree. Only kept under {@link DiskWritePolicy#REUSED}.
+   * Tracked here by pool block id, not with the radix node's {@code hits}: those also count the
+   * inserting request's own re-match after each chunk and the scheduler's probes.
+   */
+  private final java.util.BitSet reusedBlocks = new java.util.BitSet();
   /** Engine-thread time spent offloading evicted blocks (hashing, export, tier puts). */
   private volatile long offloadNanos;
   private volatile TierListener listener;
@@ -46,8 +55,10 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
   private final java.util.concurrent.atomic.AtomicLong changes =
       new java.util.concurrent.atomic.AtomicLong();
 
-  private KvTiers(List<KvTier> tiers, KvBlockIo io, BlockHasher hasher) {
+  private KvTiers(List<KvTier> tiers, KvBlockIo io, BlockHasher hasher,
+      DiskWritePolicy diskWrites) {
     this.tiers = List.copyOf(tiers);
+    this.diskWrites = java.util.Objects.requireNonNull(diskWrites, "diskWrites");
     this.io = io;
     this.hasher = hasher;
     this.blockSize = hasher.blockSize();
@@ -59,12 +70,13 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
    * @param hostBytes budget of the host-memory tier; 0 for none
    * @param dir the disk tier's directory; null for none
    * @param diskBytes the disk tier's budget
+   * @param diskWrites which evicted blocks the disk tier takes
    * @param model the served model's name (in every block hash)
    * @param modelShape what else a block's KV depends on (layers, width, heads, dtype): in the
    *     disk entries' fingerprint
    */
-  public static KvTiers create(long hostBytes, Path dir, long diskBytes, KvBlockIo io,
-      String model, String modelShape, int blockSize) {
+  public static KvTiers create(long hostBytes, Path dir, long diskBytes,
+      DiskWritePolicy diskWrites, KvBlockIo io, String model, String modelShape, int blockSize) {
     List<KvTier> list = new ArrayList<>();
     BlockHasher hasher = new BlockHasher(model, blockSize);
     Forward events = new Forward(hasher.root());
@@ -79,7 +91,7 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
     if (list.isEmpty()) {
       throw new IllegalArgumentException("no tier configured");
     }
-    KvTiers t = new KvTiers(list, io, hasher);
+    KvTiers t = new KvTiers(list, io, hasher, diskWrites);
     events.owner = t;
     return t;
   }
@@ -191,8 +203,31 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
   public void evicted(String namespace, long nodeId, int[] pathTokens, int[] blocks) {
     if (offloading) {
       long t0 = System.nanoTime();
-      offload(namespace, pathTokens, blocks, tiers, KvTier::put);
+      offload(namespace, pathTokens, blocks, tiers, KvTier::put,
+          diskWrites == DiskWritePolicy.REUSED ? reusedBlocks::get : null);
       offloadNanos += System.nanoTime() - t0; // engine thread only: no lost update
+    }
+    forget(blocks);
+  }
+
+  @Override
+  public void stored(String namespace, long nodeId, long parentId, int[] pathTokens,
+      int[] blocks) {
+    forget(blocks); // a block back in the tree holds new tokens: not reused yet
+  }
+
+  @Override
+  public void reused(int[] poolBlocks) {
+    if (diskWrites == DiskWritePolicy.REUSED) {
+      for (int b : poolBlocks) {
+        reusedBlocks.set(b);
+      }
+    }
+  }
+
+  private void forget(int[] blocks) {
+    for (int b : blocks) {
+      reusedBlocks.clear(b);
     }
   }
 
@@ -201,9 +236,12 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
     void put(KvTier tier, BlockKey key, MemorySegment kv);
   }
 
-  /** Writes the whole blocks among a node's {@code blocks} into {@code into}. */
+  /**
+   * Writes the whole blocks among a node's {@code blocks} into {@code into}; into the disk tier
+   * only those {@code toDisk} accepts (by pool block id; null: all).
+   */
   private void offload(String namespace, int[] path, int[] blocks, List<KvTier> into,
-      Store store) {
+      Store store, java.util.function.IntPredicate toDisk) {
     int whole = path.length / blockSize;
     int first = (path.length + blockSize - 1) / blockSize - blocks.length; // path index of blocks[0]
     if (first >= whole) {
@@ -213,12 +251,13 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
     for (int i = first; i < whole; i++) {
       BlockKey key = key(namespace, hashes, path, i);
       boolean exported = false;
+      int block = blocks[i - first];
       for (KvTier t : into) {
-        if (t.holds(key)) {
+        if (t.holds(key) || toDisk != null && t instanceof DiskTier && !toDisk.test(block)) {
           continue;
         }
         if (!exported) {
-          io.exportBlock(blocks[i - first], offloadBuffer);
+          io.exportBlock(block, offloadBuffer);
           exported = true;
         }
         store.put(t, key, offloadBuffer);
@@ -244,7 +283,7 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
           public void stored(String namespace, long nodeId, long parentId, int[] pathTokens,
               int[] blocks) {
             offload(namespace, pathTokens, blocks, List.of(disk),
-                (t, key, kv) -> disk.putWaiting(key, kv));
+                (t, key, kv) -> disk.putWaiting(key, kv), null); // every block, whatever the policy
           }
         });
       }

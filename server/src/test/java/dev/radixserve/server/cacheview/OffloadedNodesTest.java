@@ -11,6 +11,7 @@ import dev.radixserve.cache.EvictionPolicy;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.model.KvPool;
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.server.kvtier.DiskWritePolicy;
 import dev.radixserve.server.kvtier.KvTiers;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -50,7 +51,7 @@ class OffloadedNodesTest {
   }
 
   private void start(long hostBytes, Path disk) {
-    tiers = KvTiers.create(hostBytes, disk, 1 << 20, kv, "m", "tiny", B);
+    tiers = KvTiers.create(hostBytes, disk, 1 << 20, DiskWritePolicy.ALL, kv, "m", "tiny", B);
     cache.addListener(recorder);
     cache.addListener(tiers);
     recorder.showTiers(tiers);

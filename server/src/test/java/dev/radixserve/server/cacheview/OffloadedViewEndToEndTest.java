@@ -52,6 +52,8 @@ class OffloadedViewEndToEndTest {
     b.warmup = false;
     b.kvOffloadMemoryBytes = 64L << 20;
     b.kvOffloadDir = dir;
+    // the evicted prompt was never asked again: only write-through puts it on disk as well
+    b.kvOffloadDiskWrite = dev.radixserve.server.kvtier.DiskWritePolicy.ALL;
     server = RadixServer.start(b.build());
     Optional<Path> exe = Chromium.find();
     Path artifacts = Path.of("target", "cacheview");

@@ -111,6 +111,7 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.KV_OFFLOAD_MEMORY, "3g");
     values.put(ConfigKey.KV_OFFLOAD_DIR, "/var/cache/radixserve-kv");
     values.put(ConfigKey.KV_OFFLOAD_DISK_SIZE, "100g");
+    values.put(ConfigKey.KV_OFFLOAD_DISK_WRITE, "all");
     values.put(ConfigKey.QUANTIZATION, "int4");
     values.put(ConfigKey.QUANTIZATION_BLOCK_SIZE, "64");
     values.put(ConfigKey.QUANTIZATION_ZERO_POINTS, "true");
@@ -128,6 +129,7 @@ class ConfigPrecedenceTest {
             new dev.radixserve.model.ort.CudaProvider.Settings(3, true)),
         false, 3, "X-User",
         3L << 30, Path.of("/var/cache/radixserve-kv"), 100L << 30,
+        dev.radixserve.server.kvtier.DiskWritePolicy.ALL,
         new QuantSpec(QuantMode.INT4, 64, true, true, 0), // on CUDA: no accuracy_level
         dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON);
 
@@ -171,7 +173,8 @@ class ConfigPrecedenceTest {
         + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
         + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, "
         + "cuda-device-id, cuda-tf32, fair-share, max-seqs-per-request, client-id-header, "
-        + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size, quantization, "
+        + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size, kv-offload-disk-write, "
+        + "quantization, "
         + "quantization-block-size, quantization-zero-points, quantization-lm-head, "
         + "tool-call-parser)",
         e.getMessage());

@@ -94,6 +94,7 @@ class ServeCommandTest {
         kv-offload-memory: 0
         kv-offload-dir: null
         kv-offload-disk-size: 16g
+        kv-offload-disk-write: reused
         quantization: none
         quantization-block-size: 32
         quantization-zero-points: false

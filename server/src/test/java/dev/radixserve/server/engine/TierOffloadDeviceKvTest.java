@@ -11,6 +11,7 @@ import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.server.kvtier.DiskWritePolicy;
 import dev.radixserve.server.kvtier.KvTiers;
 import dev.radixserve.server.kvtier.TierStats;
 import java.lang.foreign.ValueLayout;
@@ -55,12 +56,14 @@ class TierOffloadDeviceKvTest {
   }
 
   private static KvTiers host(BoundModelRunner r) {
-    return KvTiers.create(64 * r.kvPool().blockBytes(), null, 1, r.kvPool(), "tiny@float16",
+    return KvTiers.create(64 * r.kvPool().blockBytes(), null, 1, DiskWritePolicy.ALL,
+        r.kvPool(), "tiny@float16",
         "t", B);
   }
 
   private KvTiers disk(BoundModelRunner r) {
-    return KvTiers.create(0, dir, 64 * (r.kvPool().blockBytes() + 4096), r.kvPool(),
+    return KvTiers.create(0, dir, 64 * (r.kvPool().blockBytes() + 4096), DiskWritePolicy.ALL,
+        r.kvPool(),
         "tiny@float16", "t,dtype=float16", B);
   }
 

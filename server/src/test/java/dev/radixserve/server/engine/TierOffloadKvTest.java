@@ -9,6 +9,7 @@ import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.server.kvtier.DiskWritePolicy;
 import dev.radixserve.server.kvtier.KvTiers;
 import dev.radixserve.server.kvtier.TierStats;
 import java.nio.file.Path;
@@ -50,11 +51,13 @@ class TierOffloadKvTest {
   }
 
   private static KvTiers host(OnnxModelRunner r) {
-    return KvTiers.create(64 * r.kvPool().bytesPerBlock(), null, 1, r.kvPool(), "tiny", "t", B);
+    return KvTiers.create(64 * r.kvPool().bytesPerBlock(), null, 1, DiskWritePolicy.ALL,
+        r.kvPool(), "tiny", "t", B);
   }
 
   private KvTiers disk(OnnxModelRunner r) {
-    return KvTiers.create(0, dir, 64 * (r.kvPool().bytesPerBlock() + 4096), r.kvPool(), "tiny",
+    return KvTiers.create(0, dir, 64 * (r.kvPool().bytesPerBlock() + 4096), DiskWritePolicy.ALL,
+        r.kvPool(), "tiny",
         "t", B);
   }
 

@@ -7,6 +7,7 @@ import dev.radixserve.model.ForwardBatch;
 import dev.radixserve.model.KvPool;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.server.kvtier.DiskWritePolicy;
 import dev.radixserve.server.kvtier.KvTiers;
 import dev.radixserve.server.kvtier.TierStats;
 import java.lang.foreign.ValueLayout;
@@ -84,7 +85,7 @@ class TierPropertyTest {
     Deque<Runnable> loader = new ArrayDeque<>();
     try (KvPool pool = KvPool.ofBlocks(TINY, B, BLOCKS);
         KvTiers tiers = KvTiers.create(10 * pool.bytesPerBlock(), dir.resolve("s" + seed),
-            20 * (pool.bytesPerBlock() + 1024), pool, "m", "tiny", B)) {
+            20 * (pool.bytesPerBlock() + 1024), DiskWritePolicy.ALL, pool, "m", "tiny", B)) {
       EngineHarness h = new EngineHarness(BLOCKS, B, true, SchedulePolicy.LPM, 24,
           EngineHarness.TOKENIZER.vocabSize(), 8, checkingModel(pool), cache -> {
             cache.addListener(tiers);

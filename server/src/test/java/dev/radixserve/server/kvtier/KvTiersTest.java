@@ -58,7 +58,8 @@ class KvTiersTest {
     String h1 = Long.toHexString(h[1]);
     try (KvPool pool = KvPool.ofBlocks(TINY, B, 8)) {
       List<String> heard;
-      try (KvTiers tiers = KvTiers.create(8 * pool.bytesPerBlock(), dir, 1 << 20, pool, "m",
+      try (KvTiers tiers = KvTiers.create(8 * pool.bytesPerBlock(), dir, 1 << 20, DiskWritePolicy.ALL,
+          pool, "m",
           "tiny", B)) {
         heard = events(tiers);
         BlockPool blocks = new BlockPool(8);
@@ -81,8 +82,10 @@ class KvTiersTest {
           "DISK+" + h1 + " parent " + h0 + " salt null")), heard.toString());
       assertEquals(4, heard.size(), heard.toString());
 
-      try (KvTiers restarted = KvTiers.create(0, dir, 1 << 20, pool, "m", "tiny", B);
-          KvTiers otherModel = KvTiers.create(0, dir, 1 << 20, pool, "m2", "tiny", B)) {
+      try (KvTiers restarted = KvTiers.create(0, dir, 1 << 20, DiskWritePolicy.ALL,
+          pool, "m", "tiny", B);
+          KvTiers otherModel = KvTiers.create(0, dir, 1 << 20, DiskWritePolicy.ALL,
+              pool, "m2", "tiny", B)) {
         List<String> replayed = events(restarted);
         replayed.sort(null);
         List<String> expected = new ArrayList<>(List.of("DISK+" + h0 + " parent - salt null",

@@ -73,15 +73,16 @@ public final class TierLoadBench {
       cache.insert(prompt, whole * B, ids, "");
       int[] into = range((repeats + 1) * perPrompt, whole);
       try (KvTiers both = KvTiers.create(2 * whole * blockBytes, dir, 4 * whole * (blockBytes
-          + 4096), runner.kvPool(), "bench", model, B)) {
+          + 4096), DiskWritePolicy.ALL, runner.kvPool(), "bench", model, B)) {
         cache.addListener(both);
         cache.evictAll();
       } // closing waits for the disk writes
       double[] host = new double[repeats + 1];
       double[] disk = new double[repeats + 1];
-      try (KvTiers hostOnly = KvTiers.create(2 * whole * blockBytes, null, 1, runner.kvPool(),
+      try (KvTiers hostOnly = KvTiers.create(2 * whole * blockBytes, null, 1, DiskWritePolicy.ALL,
+          runner.kvPool(),
               "bench", model, B);
-          KvTiers diskOnly = KvTiers.create(0, dir, 4 * whole * (blockBytes + 4096),
+          KvTiers diskOnly = KvTiers.create(0, dir, 4 * whole * (blockBytes + 4096), DiskWritePolicy.ALL,
               runner.kvPool(), "bench", model, B)) {
         BlockPool pool2 = new BlockPool(runner.numBlocks());
         RadixCache cache2 = new RadixCache(pool2, B, EvictionPolicy.lru());

@@ -1,0 +1,124 @@
+package dev.radixserve.server.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.OnnxModelRunner;
+import dev.radixserve.model.weights.GptWeights;
+import dev.radixserve.model.weights.RandomGpt2;
+import dev.radixserve.server.kvtier.DiskWritePolicy;
+import dev.radixserve.server.kvtier.KvTiers;
+import dev.radixserve.server.kvtier.TierStats;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code --kv-offload-disk-write}: on a tiny pool (8 blocks of 4) a prompt asked once (D) and a
+ * prompt asked twice (A) are both evicted by a long third one (C). The host tier takes every
+ * whole block either way; the disk tier takes all six under {@code all}, and under {@code
+ * reused} only A's two blocks that its repeat was served from (its third block was the repeat's
+ * partial copy, computed again, so not reused).
+ */
+class DiskWritePolicyTest {
+
+  private static final ModelConfig TINY = new ModelConfig(2, 2, 32, 64, 97, 1e-5, "gelu_new");
+  private static final int B = 4;
+  private static final int BLOCKS = 8;
+  private static final int[] D = {31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 43}; // 3 blocks
+  private static final int[] A = {11, 42, 7, 93, 15, 60, 3, 28, 71, 5, 9, 14}; // 3 blocks
+  private static final int[] C = {
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+      26, 27, 28}; // 7 blocks: all of D and A must go
+
+  private final GptWeights weights = RandomGpt2.create(TINY, 5);
+  private final OnnxModelRunner runner = OnnxModelRunner.create(weights, B, BLOCKS, 1);
+
+  @TempDir
+  Path dir;
+
+  @AfterEach
+  void close() {
+    runner.close();
+    weights.close();
+  }
+
+  private KvTiers tiers(DiskWritePolicy policy) {
+    return KvTiers.create(64 * runner.kvPool().bytesPerBlock(), dir,
+        64 * (runner.kvPool().bytesPerBlock() + 4096), policy, runner.kvPool(), "tiny", "t", B);
+  }
+
+  /** Runs D once, A twice, then C; returns the host tier's entries after the evictions. */
+  private long runWorkload(DiskWritePolicy policy) {
+    try (KvTiers tiers = tiers(policy)) {
+      EngineHarness h = EngineHarness.withTiers(BLOCKS, B, TINY.vocabSize(),
+          (step, batch) -> runner.forward(batch), tiers);
+      h.submit("d", D, 1, 1);
+      h.runToCompletion();
+      h.submit("a", A, 1, 1);
+      h.runToCompletion();
+      h.submit("a-again", A, 1, 1);
+      h.runToCompletion();
+      // A's first two blocks shared, 3 tokens copied from its third (the copy is computed on)
+      assertEquals(11, h.usage.get("a-again").cachedTokens());
+      h.submit("c", C, 1, 1);
+      h.runToCompletion();
+      assertEquals(0, h.cache.matchPrefix(D, D.length - 1, "").matchedTokens());
+      assertEquals(0, h.cache.matchPrefix(A, A.length - 1, "").matchedTokens());
+      TierStats host = tiers.stats().getFirst();
+      assertEquals("host", host.tier());
+      return host.entries();
+    } // close drains the disk writer
+  }
+
+  /** The token runs of the blocks the directory holds, read as a restart would. */
+  private Set<List<Integer>> onDisk() {
+    try (KvTiers restarted = KvTiers.create(0, dir, 1 << 20, DiskWritePolicy.ALL,
+        runner.kvPool(), "tiny", "t", B)) {
+      return restarted.index().stream()
+          .map(b -> Arrays.stream(b.tokens()).boxed().toList())
+          .collect(Collectors.toSet());
+    }
+  }
+
+  private static List<Integer> block(int[] prompt, int i) {
+    return Arrays.stream(prompt, i * B, (i + 1) * B).boxed().toList();
+  }
+
+  @Test
+  void reusedWritesOnlyTheBlocksARepeatWasServedFrom() {
+    assertEquals(6, runWorkload(DiskWritePolicy.REUSED));
+    assertEquals(Set.of(block(A, 0), block(A, 1)), onDisk());
+  }
+
+  @Test
+  void reusedWritesBlocksThatCameBackFromTheHostTier() {
+    try (KvTiers tiers = tiers(DiskWritePolicy.REUSED)) {
+      EngineHarness h = EngineHarness.withTiers(BLOCKS, B, TINY.vocabSize(),
+          (step, batch) -> runner.forward(batch), tiers);
+      h.submit("d", D, 1, 1);
+      h.runToCompletion();
+      h.submit("c", C, 1, 1); // D goes to the host tier only: nobody reused it
+      h.runToCompletion();
+      assertEquals(0, tiers.stats().get(1).stores());
+      h.submit("d-again", D, 1, 1); // its first two blocks come back from the host tier
+      h.runToCompletion();
+      assertEquals(8, h.usage.get("d-again").cachedTokens());
+      assertEquals(2, tiers.stats().getFirst().loads());
+      h.cache.evictAll();
+    }
+    assertEquals(Set.of(block(D, 0), block(D, 1)), onDisk());
+  }
+
+  @Test
+  void allWritesEveryEvictedBlock() {
+    assertEquals(6, runWorkload(DiskWritePolicy.ALL));
+    assertEquals(Set.of(block(D, 0), block(D, 1), block(D, 2), block(A, 0), block(A, 1),
+        block(A, 2)), onDisk());
+  }
+}
