@@ -113,13 +113,16 @@ fi
 # 3. first request of a known 1,000-token prompt after a restart: cold (no tier) vs warm (disk)
 [[ $STEPS == *" 3 "* ]] || exit 0
 python3 -c 'import json,random; r=random.Random(7); print(json.dumps({"model":"radixserve-embedded-gpt2","prompt":[r.randrange(50256) for _ in range(1000)],"max_tokens":1,"temperature":0}))' > "$DIR/known.json"
-first() {  # seconds to the (only) token of the known prompt
-  curl -s -o /dev/null -w '%{time_total}\n' -H 'Content-Type: application/json' \
+first() {  # seconds to the (only) token of the known prompt, and its cached tokens
+  curl -s -o "$DIR/first.json" -w '%{time_total}' -H 'Content-Type: application/json' \
     --data @"$DIR/known.json" "http://127.0.0.1:$PORT/v1/completions"
+  python3 -c 'import json, sys; u = json.load(open(sys.argv[1]))["usage"]
+print(" s, cached", (u.get("prompt_tokens_details") or {}).get("cached_tokens", 0))' "$DIR/first.json"
 }
 evict() {  # 128 other 256-token prompts, twice the pool: the known prompt leaves the pool
   java --add-modules jdk.incubator.vector -jar "$JAR" bench --url "http://127.0.0.1:$PORT" \
     --workload unique --num-requests 128 --max-tokens 8 --seed 0 --concurrency 4 --warmup 0 \
+    --no-reset-cache \
     --quiet > /dev/null
 }
 : > "$OUT/restart.txt"
