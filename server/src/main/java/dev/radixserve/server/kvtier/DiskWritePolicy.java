@@ -11,7 +11,9 @@ public enum DiskWritePolicy {
   ALL,
   /**
    * An evicted block only if it served a later request from the pool (a prefix hit at
-   * admission) or came back from a tier since it last entered the pool.
+   * admission), came back from a tier since it last entered the pool, or was evicted before
+   * and kept off the disk then (its prompt came back and was computed again: {@link
+   * EvictedOnce}).
    */
   REUSED
 }

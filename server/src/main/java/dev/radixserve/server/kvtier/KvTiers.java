@@ -48,6 +48,11 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
    * inserting request's own re-match after each chunk and the scheduler's probes.
    */
   private final java.util.BitSet reusedBlocks = new java.util.BitSet();
+  /**
+   * Engine thread: hashes of blocks kept off the disk at an eviction; the next eviction of the
+   * same hash writes it (see {@link EvictedOnce}). Null unless {@link DiskWritePolicy#REUSED}.
+   */
+  private final EvictedOnce evictedOnce;
   /** Engine-thread time spent offloading evicted blocks (hashing, export, tier puts). */
   private volatile long offloadNanos;
   private volatile TierListener listener;
@@ -56,9 +61,14 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
       new java.util.concurrent.atomic.AtomicLong();
 
   private KvTiers(List<KvTier> tiers, KvBlockIo io, BlockHasher hasher,
-      DiskWritePolicy diskWrites) {
+      DiskWritePolicy diskWrites, long diskBytes) {
     this.tiers = List.copyOf(tiers);
     this.diskWrites = java.util.Objects.requireNonNull(diskWrites, "diskWrites");
+    // remember about as many skipped blocks as the disk tier holds (within 1 Ki .. 1 Mi hashes)
+    this.evictedOnce = diskWrites == DiskWritePolicy.REUSED
+        ? new EvictedOnce((int) Math.clamp(diskBytes / Math.max(1, io.blockBytes()), 1024,
+            1 << 20))
+        : null;
     this.io = io;
     this.hasher = hasher;
     this.blockSize = hasher.blockSize();
@@ -91,7 +101,7 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
     if (list.isEmpty()) {
       throw new IllegalArgumentException("no tier configured");
     }
-    KvTiers t = new KvTiers(list, io, hasher, diskWrites);
+    KvTiers t = new KvTiers(list, io, hasher, diskWrites, dir == null ? 0 : diskBytes);
     events.owner = t;
     return t;
   }
@@ -204,7 +214,8 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
     if (offloading) {
       long t0 = System.nanoTime();
       offload(namespace, pathTokens, blocks, tiers, KvTier::put,
-          diskWrites == DiskWritePolicy.REUSED ? reusedBlocks::get : null);
+          evictedOnce == null ? null
+              : (block, hash) -> reusedBlocks.get(block) || evictedOnce.seenBefore(hash));
       offloadNanos += System.nanoTime() - t0; // engine thread only: no lost update
     }
     forget(blocks);
@@ -236,12 +247,17 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
     void put(KvTier tier, BlockKey key, MemorySegment kv);
   }
 
+  /** Whether an evicted block goes to the disk tier (asked once per block the disk lacks). */
+  private interface DiskFilter {
+    boolean accepts(int poolBlock, long hash);
+  }
+
   /**
    * Writes the whole blocks among a node's {@code blocks} into {@code into}; into the disk tier
-   * only those {@code toDisk} accepts (by pool block id; null: all).
+   * only those {@code toDisk} accepts (null: all).
    */
   private void offload(String namespace, int[] path, int[] blocks, List<KvTier> into,
-      Store store, java.util.function.IntPredicate toDisk) {
+      Store store, DiskFilter toDisk) {
     int whole = path.length / blockSize;
     int first = (path.length + blockSize - 1) / blockSize - blocks.length; // path index of blocks[0]
     if (first >= whole) {
@@ -253,7 +269,8 @@ public final class KvTiers implements BlockTiers, CacheListener, AutoCloseable {
       boolean exported = false;
       int block = blocks[i - first];
       for (KvTier t : into) {
-        if (t.holds(key) || toDisk != null && t instanceof DiskTier && !toDisk.test(block)) {
+        if (t.holds(key)
+            || toDisk != null && t instanceof DiskTier && !toDisk.accepts(block, key.hash())) {
           continue;
         }
         if (!exported) {

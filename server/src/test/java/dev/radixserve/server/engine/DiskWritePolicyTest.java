@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * prompt asked twice (A) are both evicted by a long third one (C). The host tier takes every
  * whole block either way; the disk tier takes all six under {@code all}, and under {@code
  * reused} only A's two blocks that its repeat was served from (its third block was the repeat's
- * partial copy, computed again, so not reused).
+ * partial copy, computed again, so not reused), or a block evicted for the second time.
  */
 class DiskWritePolicyTest {
 
@@ -97,7 +97,7 @@ class DiskWritePolicyTest {
   }
 
   @Test
-  void reusedWritesBlocksThatCameBackFromTheHostTier() {
+  void reusedWritesBlocksThatCameBackFromTheHostTierOrWereComputedAgain() {
     try (KvTiers tiers = tiers(DiskWritePolicy.REUSED)) {
       EngineHarness h = EngineHarness.withTiers(BLOCKS, B, TINY.vocabSize(),
           (step, batch) -> runner.forward(batch), tiers);
@@ -112,7 +112,40 @@ class DiskWritePolicyTest {
       assertEquals(2, tiers.stats().getFirst().loads());
       h.cache.evictAll();
     }
-    assertEquals(Set.of(block(D, 0), block(D, 1)), onDisk());
+    // blocks 0 and 1 were loaded (reused); block 2 was computed again after its first eviction
+    assertEquals(Set.of(block(D, 0), block(D, 1), block(D, 2)), onDisk());
+  }
+
+  /**
+   * Without a host tier a prompt that only comes back after its eviction is never reused from
+   * the pool; its blocks go to disk at their second eviction, and its third request loads them.
+   */
+  @Test
+  void reusedWritesABlockAtItsSecondEvictionWithoutAHostTier() {
+    int[] e = new int[28];
+    for (int i = 0; i < e.length; i++) {
+      e[i] = 50 + i; // 7 blocks, none shared with C or D
+    }
+    try (KvTiers tiers = KvTiers.create(0, dir, 64 * (runner.kvPool().bytesPerBlock() + 4096),
+        DiskWritePolicy.REUSED, runner.kvPool(), "tiny", "t", B)) {
+      EngineHarness h = EngineHarness.withTiers(BLOCKS, B, TINY.vocabSize(),
+          (step, batch) -> runner.forward(batch), tiers);
+      h.submit("d", D, 1, 1);
+      h.runToCompletion();
+      h.submit("c", C, 1, 1); // evicts D: first eviction, kept off the disk
+      h.runToCompletion();
+      assertEquals(0, tiers.stats().getFirst().stores());
+      h.submit("d-again", D, 1, 1); // nothing cached anywhere: computed again
+      h.runToCompletion();
+      assertEquals(0, h.usage.get("d-again").cachedTokens());
+      h.submit("e", e, 1, 1); // evicts D again: now it goes to disk
+      h.runToCompletion();
+      assertEquals(0, h.cache.matchPrefix(D, D.length - 1, "").matchedTokens());
+      h.submit("d-third", D, 1, 1);
+      h.runToCompletion();
+      assertEquals(8, h.usage.get("d-third").cachedTokens());
+    }
+    assertEquals(true, onDisk().containsAll(Set.of(block(D, 0), block(D, 1), block(D, 2))));
   }
 
   @Test
