@@ -140,6 +140,14 @@ class DiskWritePolicyTest {
       assertEquals(0, h.usage.get("d-again").cachedTokens());
       h.submit("e", e, 1, 1); // evicts D again: now it goes to disk
       h.runToCompletion();
+      // the disk writer is a thread of its own: wait for D's three files (a count, not a time)
+      TierStats disk = tiers.stats().getFirst();
+      long deadline = System.nanoTime() + 60_000_000_000L; // only a guard against hanging
+      while (disk.stores() < 3 && disk.dropped() == 0 && System.nanoTime() < deadline) {
+        Thread.onSpinWait();
+        disk = tiers.stats().getFirst();
+      }
+      assertEquals(3, disk.stores(), "D's blocks, evicted a second time; C's and E's only once");
       assertEquals(0, h.cache.matchPrefix(D, D.length - 1, "").matchedTokens());
       h.submit("d-third", D, 1, 1);
       h.runToCompletion();
