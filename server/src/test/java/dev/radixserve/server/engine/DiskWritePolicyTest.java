@@ -1,8 +1,11 @@
 package dev.radixserve.server.engine;
 
+import static dev.radixserve.server.engine.TinyTierModel.A;
+import static dev.radixserve.server.engine.TinyTierModel.B;
+import static dev.radixserve.server.engine.TinyTierModel.BLOCKS;
+import static dev.radixserve.server.engine.TinyTierModel.TINY;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.RandomGpt2;
@@ -27,11 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DiskWritePolicyTest {
 
-  private static final ModelConfig TINY = new ModelConfig(2, 2, 32, 64, 97, 1e-5, "gelu_new");
-  private static final int B = 4;
-  private static final int BLOCKS = 8;
   private static final int[] D = {31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 43}; // 3 blocks
-  private static final int[] A = {11, 42, 7, 93, 15, 60, 3, 28, 71, 5, 9, 14}; // 3 blocks
   private static final int[] C = {
       1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
       26, 27, 28}; // 7 blocks: all of D and A must go

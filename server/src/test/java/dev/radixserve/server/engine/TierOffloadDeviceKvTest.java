@@ -1,12 +1,16 @@
 package dev.radixserve.server.engine;
 
+import static dev.radixserve.server.engine.TinyTierModel.A;
+import static dev.radixserve.server.engine.TinyTierModel.B;
+import static dev.radixserve.server.engine.TinyTierModel.BLOCKS;
+import static dev.radixserve.server.engine.TinyTierModel.C;
+import static dev.radixserve.server.engine.TinyTierModel.TINY;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.radixserve.model.BoundModelRunner;
 import dev.radixserve.model.Device;
 import dev.radixserve.model.DeviceKvPool;
-import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.RandomGpt2;
@@ -30,13 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TierOffloadDeviceKvTest {
 
-  private static final ModelConfig TINY = new ModelConfig(2, 2, 32, 64, 97, 1e-5, "gelu_new");
-  private static final int B = 4;
-  private static final int BLOCKS = 8;
   private static final Device FP16 = Device.cpu().withDtype(GraphDtype.FLOAT16);
-  private static final int[] A = {11, 42, 7, 93, 15, 60, 3, 28, 71, 5, 9, 14}; // 3 whole blocks
-  private static final int[] C = {
-      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24};
 
   private final GptWeights weights = RandomGpt2.create(TINY, 5);
   private final BoundModelRunner runner = BoundModelRunner.create(weights, FP16, B, BLOCKS, 1);
