@@ -4,6 +4,7 @@ import static dev.radixserve.server.engine.TinyTierModel.A;
 import static dev.radixserve.server.engine.TinyTierModel.B;
 import static dev.radixserve.server.engine.TinyTierModel.BLOCKS;
 import static dev.radixserve.server.engine.TinyTierModel.TINY;
+import static dev.radixserve.server.engine.TinyTierModel.harness;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.radixserve.model.OnnxModelRunner;
@@ -55,8 +56,7 @@ class DiskWritePolicyTest {
   /** Runs D once, A twice, then C; returns the host tier's entries after the evictions. */
   private long runWorkload(DiskWritePolicy policy) {
     try (KvTiers tiers = tiers(policy)) {
-      EngineHarness h = EngineHarness.withTiers(BLOCKS, B, TINY.vocabSize(),
-          (step, batch) -> runner.forward(batch), tiers);
+      EngineHarness h = harness(runner, tiers);
       h.submit("d", D, 1, 1);
       h.runToCompletion();
       h.submit("a", A, 1, 1);
@@ -98,8 +98,7 @@ class DiskWritePolicyTest {
   @Test
   void reusedWritesBlocksThatCameBackFromTheHostTierOrWereComputedAgain() {
     try (KvTiers tiers = tiers(DiskWritePolicy.REUSED)) {
-      EngineHarness h = EngineHarness.withTiers(BLOCKS, B, TINY.vocabSize(),
-          (step, batch) -> runner.forward(batch), tiers);
+      EngineHarness h = harness(runner, tiers);
       h.submit("d", D, 1, 1);
       h.runToCompletion();
       h.submit("c", C, 1, 1); // D goes to the host tier only: nobody reused it
@@ -127,8 +126,7 @@ class DiskWritePolicyTest {
     }
     try (KvTiers tiers = KvTiers.create(0, dir, 64 * (runner.kvPool().bytesPerBlock() + 4096),
         DiskWritePolicy.REUSED, runner.kvPool(), "tiny", "t", B)) {
-      EngineHarness h = EngineHarness.withTiers(BLOCKS, B, TINY.vocabSize(),
-          (step, batch) -> runner.forward(batch), tiers);
+      EngineHarness h = harness(runner, tiers);
       h.submit("d", D, 1, 1);
       h.runToCompletion();
       h.submit("c", C, 1, 1); // evicts D: first eviction, kept off the disk

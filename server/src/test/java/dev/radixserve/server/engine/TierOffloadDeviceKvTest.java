@@ -5,6 +5,7 @@ import static dev.radixserve.server.engine.TinyTierModel.B;
 import static dev.radixserve.server.engine.TinyTierModel.BLOCKS;
 import static dev.radixserve.server.engine.TinyTierModel.C;
 import static dev.radixserve.server.engine.TinyTierModel.TINY;
+import static dev.radixserve.server.engine.TinyTierModel.harness;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -46,11 +47,6 @@ class TierOffloadDeviceKvTest {
   void close() {
     runner.close();
     weights.close();
-  }
-
-  private static EngineHarness harness(BoundModelRunner r, KvTiers tiers) {
-    return EngineHarness.withTiers(r.numBlocks(), B, TINY.vocabSize(), (step, batch) ->
-        r.forward(batch), tiers);
   }
 
   private static KvTiers host(BoundModelRunner r) {

@@ -1,6 +1,8 @@
 package dev.radixserve.server.engine;
 
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.ModelRunner;
+import dev.radixserve.server.kvtier.KvTiers;
 
 /** The tiny GPT-2 shape and pool the engine-level tier tests share: 8 blocks of 4 tokens. */
 final class TinyTierModel {
@@ -13,6 +15,12 @@ final class TinyTierModel {
   /** Six whole blocks sharing nothing with A: with A cached it evicts A. */
   static final int[] C = {
       1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24};
+
+  /** An engine over {@code runner}'s pool with {@code tiers} below it. */
+  static EngineHarness harness(ModelRunner runner, KvTiers tiers) {
+    return EngineHarness.withTiers(runner.numBlocks(), B, TINY.vocabSize(),
+        (step, batch) -> runner.forward(batch), tiers);
+  }
 
   private TinyTierModel() {}
 }
