@@ -64,7 +64,7 @@ public final class QuantBench {
     QuantSpec int8 = QuantSpec.of(QuantMode.INT8).withLmHead(false);
     QuantSpec int4 = QuantSpec.of(QuantMode.INT4);
     v.put("int8 b32 sym acc4", int8);
-    v.put("int4 b32 sym acc4 (default)", int4);
+    v.put("int4 b32 sym acc4 + int8 LM head (default)", int4);
     v.put("int8 b32 sym acc0", int8.withAccuracyLevel(0));
     v.put("int4 b32 sym acc0", int4.withAccuracyLevel(0));
     v.put("int8 b64 sym acc4", int8.withBlockSize(64));
@@ -78,6 +78,8 @@ public final class QuantBench {
     v.put("int8 b64 sym acc4 + LM head", int8.withLmHead(true).withBlockSize(64));
     v.put("int8 b128 sym acc4 + LM head", int8.withLmHead(true).withBlockSize(128));
     v.put("int8 b256 sym acc4 + LM head", int8.withLmHead(true).withBlockSize(256));
+    // int4's default head was fp32 until 2026-11-25; int8 since (index 2)
+    v.put("int4 b32 sym acc4, LM head fp32", int4.withLmHead(false));
     return v;
   }
 
@@ -383,7 +385,7 @@ public final class QuantBench {
     long inner = c.nInner();
     long layer = linear(q, e, 3 * e) + linear(q, e, e) + linear(q, e, inner) + linear(q, inner, e)
         + 4 * (3 * e + e + inner + e) + 4 * 4 * e;
-    long head = q.lmHead() ? linear(q, e, c.vocabSize()) : 4L * c.vocabSize() * e;
+    long head = q.lmHead() ? linear(q.forHead(), e, c.vocabSize()) : 4L * c.vocabSize() * e;
     return c.nLayer() * layer + head + 2 * 4 * e + 2 * 4 * e;
   }
 

@@ -126,6 +126,137 @@ final class VectorRowAttention implements RowAttention {
     }
   }
 
+  // ---- one query, several heads of 8 vectors (a decode step) ----
+
+  /**
+   * Block by block, every head of the group: a block's key (then value) rows for all these heads
+   * are read together, front to back. The arithmetic per head is {@link #attend}'s for a run of
+   * one query (scores8's dot product, the same softmax over a row starting at 0, the values' fma chain in
+   * position order), so the bits are the same.
+   */
+  @Override
+  public void attendHeads(QueryRun[] runs, MemorySegment query, MemorySegment keyCache,
+      MemorySegment valueCache, MemorySegment out) {
+    QueryRun first = runs[0];
+    if (first.queries() != 1 || first.headSize() != 8 * L) {
+      RowAttention.super.attendHeads(runs, query, keyCache, valueCache, out);
+      return;
+    }
+    int n = runs.length;
+    int len = first.firstLen();
+    int headSize = first.headSize();
+    Scratch scratch = Scratch.get(n, len, headSize);
+    float[] scores = scratch.scores;
+    float[] max = scratch.max;
+    float[] acc = scratch.acc;
+    Arrays.fill(max, 0, n, Float.NEGATIVE_INFINITY);
+    scoresHeads8(runs, query, keyCache, len, scores, max);
+    for (int i = 0; i < n; i++) {
+      max[i] = 1f / exp(scores, i * len, len, max[i]);
+    }
+    Arrays.fill(acc, 0, n * headSize, 0f);
+    valuesHeads8(runs, valueCache, len, scores, acc);
+    for (int i = 0; i < n; i++) {
+      long o = runs[i].queryOffset();
+      for (int d = 0; d < headSize; d += L) {
+        FloatVector.fromArray(SP, acc, i * headSize + d).mul(max[i])
+            .intoMemorySegment(out, o + (long) d * Float.BYTES, BO);
+      }
+    }
+  }
+
+
+  /**
+   * The scores of {@link #attendHeads}, a method of its own (as scores8 is): in one method with
+   * the values loop, C2's inlining budget ran out before the Vector API calls were all inlined,
+   * and the kernel ran 2x slower on boxed vectors (measured).
+   */
+  private static void scoresHeads8(QueryRun[] runs, MemorySegment query, MemorySegment keyCache,
+      int len, float[] scores, float[] max) {
+    int n = runs.length;
+    int bs = runs[0].blockSize();
+    long rb = runs[0].rowBytes();
+    float scale = runs[0].scale();
+    for (int b = 0, j0 = 0; j0 < len; b++, j0 += bs) {
+      int end = Math.min(j0 + bs, len);
+      for (int i = 0; i < n; i++) {
+        QueryRun run = runs[i];
+        long q = run.queryOffset();
+        FloatVector q0 = load(query, q);
+        FloatVector q1 = load(query, q + VB);
+        FloatVector q2 = load(query, q + 2 * VB);
+        FloatVector q3 = load(query, q + 3 * VB);
+        FloatVector q4 = load(query, q + 4 * VB);
+        FloatVector q5 = load(query, q + 5 * VB);
+        FloatVector q6 = load(query, q + 6 * VB);
+        FloatVector q7 = load(query, q + 7 * VB);
+        int base = i * len;
+        float m = max[i];
+        long k = run.blockStart(b);
+        for (int j = j0; j < end; j++, k += rb) {
+          // scores8's dot product, written out again: a helper taking eight vectors is not
+          // always inlined, and then every vector is boxed (2.5x slower kernels, measured)
+          FloatVector x = q0.mul(load(keyCache, k));
+          FloatVector y = q1.mul(load(keyCache, k + VB));
+          x = q2.fma(load(keyCache, k + 2 * VB), x);
+          y = q3.fma(load(keyCache, k + 3 * VB), y);
+          x = q4.fma(load(keyCache, k + 4 * VB), x);
+          y = q5.fma(load(keyCache, k + 5 * VB), y);
+          x = q6.fma(load(keyCache, k + 6 * VB), x);
+          y = q7.fma(load(keyCache, k + 7 * VB), y);
+          float s = scale * StableLanes.sum(x.add(y));
+          scores[base + j] = s;
+          m = Math.max(m, s);
+        }
+        max[i] = m;
+      }
+    }
+  }
+
+  /** The values of {@link #attendHeads}: each head's accumulators += p_j * v_j, block by block. */
+  private static void valuesHeads8(QueryRun[] runs, MemorySegment valueCache, int len,
+      float[] scores, float[] acc) {
+    int n = runs.length;
+    int bs = runs[0].blockSize();
+    long rb = runs[0].rowBytes();
+    int headSize = runs[0].headSize();
+    for (int b = 0, j0 = 0; j0 < len; b++, j0 += bs) {
+      int end = Math.min(j0 + bs, len);
+      for (int i = 0; i < n; i++) {
+        int a = i * headSize;
+        FloatVector o0 = FloatVector.fromArray(SP, acc, a);
+        FloatVector o1 = FloatVector.fromArray(SP, acc, a + L);
+        FloatVector o2 = FloatVector.fromArray(SP, acc, a + 2 * L);
+        FloatVector o3 = FloatVector.fromArray(SP, acc, a + 3 * L);
+        FloatVector o4 = FloatVector.fromArray(SP, acc, a + 4 * L);
+        FloatVector o5 = FloatVector.fromArray(SP, acc, a + 5 * L);
+        FloatVector o6 = FloatVector.fromArray(SP, acc, a + 6 * L);
+        FloatVector o7 = FloatVector.fromArray(SP, acc, a + 7 * L);
+        int base = i * len;
+        long v = runs[i].blockStart(b);
+        for (int j = j0; j < end; j++, v += rb) {
+          FloatVector w = FloatVector.broadcast(SP, scores[base + j]);
+          o0 = w.fma(load(valueCache, v), o0);
+          o1 = w.fma(load(valueCache, v + VB), o1);
+          o2 = w.fma(load(valueCache, v + 2 * VB), o2);
+          o3 = w.fma(load(valueCache, v + 3 * VB), o3);
+          o4 = w.fma(load(valueCache, v + 4 * VB), o4);
+          o5 = w.fma(load(valueCache, v + 5 * VB), o5);
+          o6 = w.fma(load(valueCache, v + 6 * VB), o6);
+          o7 = w.fma(load(valueCache, v + 7 * VB), o7);
+        }
+        o0.intoArray(acc, a);
+        o1.intoArray(acc, a + L);
+        o2.intoArray(acc, a + 2 * L);
+        o3.intoArray(acc, a + 3 * L);
+        o4.intoArray(acc, a + 4 * L);
+        o5.intoArray(acc, a + 5 * L);
+        o6.intoArray(acc, a + 6 * L);
+        o7.intoArray(acc, a + 7 * L);
+      }
+    }
+  }
+
   private static void values8(QueryRun run, MemorySegment values, float[] p, float[] acc) {
     int last = run.lastLen();
     int bs = run.blockSize();

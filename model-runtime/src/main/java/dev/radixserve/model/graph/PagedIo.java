@@ -31,6 +31,8 @@ final class PagedIo {
   private final int blockSize;
   private final Map<String, long[]> weights;
   private final Linear linear;
+  /** The LM head's own: its mode may differ from the layers' (int4 layers, an int8 head). */
+  private final Linear headLinear;
   private final boolean quantizeHead;
 
   /** Declares the step inputs, the caches and the weights on {@code g}. */
@@ -58,6 +60,7 @@ final class PagedIo {
     g.offer(weights, dt.onnxType());
     this.weights = weights;
     this.linear = new Linear(g, quant, dt.onnxType());
+    this.headLinear = new Linear(g, quant.forHead(), dt.onnxType());
     this.quantizeHead = quant.lmHead();
   }
 
@@ -101,12 +104,12 @@ final class PagedIo {
    */
   void logitsAndOutputs(String normed, String head) {
     // the head is [vocab, hidden] (nn.Linear's layout, or the tied embedding): quantized only
-    // with QuantSpec.lmHead
+    // with QuantSpec.lmHead, in its headMode
     if (dt == GraphDtype.FLOAT32) {
-      linear.emitInto(PagedGraph.LOGITS, normed, head, WeightLayout.OUT_IN, weights.get(head),
-          null, quantizeHead);
+      headLinear.emitInto(PagedGraph.LOGITS, normed, head, WeightLayout.OUT_IN,
+          weights.get(head), null, quantizeHead);
     } else {
-      String low = linear.emit(normed, head, WeightLayout.OUT_IN, weights.get(head), null,
+      String low = headLinear.emit(normed, head, WeightLayout.OUT_IN, weights.get(head), null,
           quantizeHead);
       g.node("Cast", "", "logits_to_fp32", List.of(low), List.of(PagedGraph.LOGITS),
           attr("to", (long) FLOAT));

@@ -67,17 +67,77 @@ public final class PagedLlamaGraph implements PagedGraph {
     io = new PagedIo(g, c, blockSize, dtype, initializers(), quant);
     rotaryTables();
     String x = io.gather(LlamaWeights.EMBED, io.ids);
-    for (int i = 0; i < c.nLayer(); i++) {
-      x = block(i, x);
+    if (dtype == GraphDtype.FLOAT32) {
+      fusedLayers(x);
+    } else {
+      for (int i = 0; i < c.nLayer(); i++) {
+        x = block(i, x);
+      }
+      io.logitsAndOutputs(rmsNorm(io.gather(x, io.logitsIndex), "norm.weight"),
+          LlamaWeights.lmHeadName(c));
     }
-    io.logitsAndOutputs(rmsNorm(io.gather(x, io.logitsIndex), "norm.weight"),
-        LlamaWeights.lmHeadName(c));
     return g.finish(OPSET, "radixserve");
+  }
+
+  /**
+   * The fp32 layers with each residual add, the bias of the projection before it (if any) and
+   * the RMSNorm after it as one {@code com.microsoft.SkipSimplifiedLayerNormalization}, which
+   * also returns the sum (the next residual): as {@link PagedGpt2Graph}'s fused layers, fewer
+   * operators per decode step and fewer passes over the prefill's activations. 16-bit graphs
+   * keep the plain operators ({@link #block}).
+   */
+  private void fusedLayers(String embedded) {
+    String residual = embedded;
+    String a = rmsNorm(embedded, "layers.0.input_layernorm.weight");
+    for (int i = 0; i < c.nLayer(); i++) {
+      String p = "layers." + i + ".";
+      String attn = attention(i, a);
+      String[] mid = skipRmsNorm(linear(attn, p + "self_attn.o_proj", false), residual,
+          p + "post_attention_layernorm.weight", c.oBias() ? p + "self_attn.o_proj.bias" : null);
+      residual = mid[1];
+      String down = linear(swiGlu(p, mid[0]), p + "mlp.down_proj", false);
+      String downBias = c.mlpBias() ? p + "mlp.down_proj.bias" : null;
+      if (i + 1 < c.nLayer()) {
+        String[] next = skipRmsNorm(down, residual,
+            "layers." + (i + 1) + ".input_layernorm.weight", downBias);
+        a = next[0];
+        residual = next[1];
+      } else {
+        // only the logits rows need the last residual and the final norm
+        String[] last = skipRmsNorm(io.gather(down, io.logitsIndex),
+            io.gather(residual, io.logitsIndex), "norm.weight", downBias);
+        io.logitsAndOutputs(last[0], LlamaWeights.lmHeadName(c));
+      }
+    }
+  }
+
+  /**
+   * {@code rms(x + skip + bias) · weight} and {@code x + skip + bias}, the next residual:
+   * {@code SkipSimplifiedLayerNormalization}'s outputs 0 and 3.
+   */
+  private String[] skipRmsNorm(String x, String skip, String weight, String bias) {
+    String out = g.fresh("rmsnorm_out");
+    String sum = g.fresh("residual");
+    List<String> inputs = bias == null ? List.of(x, skip, weight) : List.of(x, skip, weight, bias);
+    g.node("SkipSimplifiedLayerNormalization", "com.microsoft",
+        out + "/SkipSimplifiedLayerNormalization", inputs, List.of(out, "", "", sum),
+        attr("epsilon", (float) c.rmsNormEps()));
+    return new String[] {out, sum};
   }
 
   private String block(int layer, String x) {
     String p = "layers." + layer + ".";
-    String a = rmsNorm(x, p + "input_layernorm.weight");
+    String attn = attention(layer, rmsNorm(x, p + "input_layernorm.weight"));
+    x = g.op("Add", "L" + layer + "_res1", x, linear(attn, p + "self_attn.o_proj", c.oBias()));
+
+    String m = rmsNorm(x, p + "post_attention_layernorm.weight");
+    return g.op("Add", "L" + layer + "_res2", x,
+        linear(swiGlu(p, m), p + "mlp.down_proj", c.mlpBias()));
+  }
+
+  /** Layer {@code layer}'s q/k/v projections of the normed {@code a}, rotary, PagedAttention. */
+  private String attention(int layer, String a) {
+    String p = "layers." + layer + ".";
     String q = linear(a, p + "self_attn.q_proj", c.qkvBias());
     String k = linear(a, p + "self_attn.k_proj", c.qkvBias());
     String v = linear(a, p + "self_attn.v_proj", c.qkvBias());
@@ -85,14 +145,14 @@ public final class PagedLlamaGraph implements PagedGraph {
     String kNorm = c.qkNorm() ? p + "self_attn.k_norm.weight" : null;
     q = rotate(q, c.nHeads(), qNorm, "L" + layer + "_q_rope");
     k = rotate(k, c.kvHeads(), kNorm, "L" + layer + "_k_rope");
-    String attn = io.attention(layer, q, k, v, c.nHeads());
-    x = g.op("Add", "L" + layer + "_res1", x, linear(attn, p + "self_attn.o_proj", c.oBias()));
+    return io.attention(layer, q, k, v, c.nHeads());
+  }
 
-    String m = rmsNorm(x, p + "post_attention_layernorm.weight");
+  /** {@code silu(gate_proj(m)) * up_proj(m)}, the input of down_proj. */
+  private String swiGlu(String p, String m) {
     String gate = linear(m, p + "mlp.gate_proj", c.mlpBias());
     String silu = g.op("Mul", "silu", gate, g.op("Sigmoid", "sigmoid", gate));
-    String up = g.op("Mul", "swiglu", silu, linear(m, p + "mlp.up_proj", c.mlpBias()));
-    return g.op("Add", "L" + layer + "_res2", x, linear(up, p + "mlp.down_proj", c.mlpBias()));
+    return g.op("Mul", "swiglu", silu, linear(m, p + "mlp.up_proj", c.mlpBias()));
   }
 
   /** nn.Linear: weight [out, in], so x · Wᵀ (+ b). The one place projections are emitted. */

@@ -43,6 +43,7 @@ public final class OrtApi {
   private static final int RUN = 9;
   private static final int CREATE_SESSION_OPTIONS = 10;
   private static final int SET_SESSION_EXECUTION_MODE = 13;
+  private static final int ENABLE_PROFILING = 14;
   private static final int SET_SESSION_GRAPH_OPTIMIZATION_LEVEL = 23;
   private static final int SET_INTRA_OP_NUM_THREADS = 24;
   private static final int SET_INTER_OP_NUM_THREADS = 25;
@@ -108,6 +109,7 @@ public final class OrtApi {
   private final MethodHandle createSessionOptions;
   private final MethodHandle setSessionExecutionMode;
   private final MethodHandle setGraphOptimizationLevel;
+  private final MethodHandle enableProfiling;
   private final MethodHandle setIntraOpNumThreads;
   private final MethodHandle setInterOpNumThreads;
   private final MethodHandle sessionGetInputCount;
@@ -187,6 +189,7 @@ public final class OrtApi {
     createSessionOptions = b.bind(CREATE_SESSION_OPTIONS, FunctionDescriptor.of(ADDRESS, ADDRESS));
     setSessionExecutionMode = b.bind(SET_SESSION_EXECUTION_MODE, STATUS_OF_PTR_INT);
     setGraphOptimizationLevel = b.bind(SET_SESSION_GRAPH_OPTIMIZATION_LEVEL, STATUS_OF_PTR_INT);
+    enableProfiling = b.bind(ENABLE_PROFILING, STATUS_OF_PTR_PTR);
     setIntraOpNumThreads = b.bind(SET_INTRA_OP_NUM_THREADS, STATUS_OF_PTR_INT);
     setInterOpNumThreads = b.bind(SET_INTER_OP_NUM_THREADS, STATUS_OF_PTR_INT);
     sessionGetInputCount = b.bind(SESSION_GET_INPUT_COUNT, STATUS_OF_PTR_PTR);
@@ -369,6 +372,14 @@ public final class OrtApi {
       long count) {
     try {
       check((MemorySegment) addExternalInitializers.invokeExact(options, names, values, count));
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  void enableProfiling(MemorySegment options, MemorySegment filePrefix) {
+    try {
+      check((MemorySegment) enableProfiling.invokeExact(options, filePrefix));
     } catch (Throwable t) {
       throw rethrow(t);
     }

@@ -25,10 +25,31 @@ public final class SessionOptions extends NativeHandle {
     super("OrtSessionOptions", pointer);
   }
 
+  /**
+   * System property naming a file prefix: when set, every session records ONNX Runtime's own
+   * per-node profile ({@code PREFIX_<date>.json}, written when the session closes). A diagnostic
+   * for benchmarks (where a step's time goes, node by node), off by default.
+   */
+  public static final String PROFILE_PROPERTY = "radixserve.ortProfile";
+
   public static SessionOptions create() {
+    SessionOptions options;
     try (Arena arena = Arena.ofConfined()) {
-      return new SessionOptions(OrtApi.get().createSessionOptions(arena.allocate(ValueLayout.ADDRESS)));
+      options = new SessionOptions(OrtApi.get().createSessionOptions(arena.allocate(ValueLayout.ADDRESS)));
     }
+    String profile = System.getProperty(PROFILE_PROPERTY);
+    if (profile != null && !profile.isBlank()) {
+      options.profileTo(profile);
+    }
+    return options;
+  }
+
+  /** Records ONNX Runtime's per-node profile to {@code filePrefix_<date>.json}. */
+  public SessionOptions profileTo(String filePrefix) {
+    try (Arena arena = Arena.ofConfined()) {
+      OrtApi.get().enableProfiling(pointer(), arena.allocateFrom(filePrefix));
+    }
+    return this;
   }
 
   /** Threads inside one operator (0 = ONNX Runtime's default, one per physical core). */

@@ -10,11 +10,13 @@ package dev.radixserve.model.quant;
  *     constraint); it must divide the K of every quantized weight
  * @param zeroPoints asymmetric blocks (scale and zero point from the block's min and max); false:
  *     symmetric (scale from the value of largest magnitude, the format's default zero point)
- * @param lmHead quantize the LM head too (the embeddings stay as they are either way)
+ * @param headMode how the LM head is stored: {@link QuantMode#NONE} (as the checkpoint has it),
+ *     or quantized as int8 or int4 in this spec's blocks (the embeddings stay as they are either
+ *     way). It may differ from {@code mode}: int4 layers take an int8 head by default
  * @param accuracyLevel MatMulNBits' {@code accuracy_level}: 0 (unset: compute in A's type), 1
  *     (fp32) .. 4 (A quantized to int8 per block on the fly: the CPU's integer dot products)
  */
-public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, boolean lmHead,
+public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, QuantMode headMode,
     int accuracyLevel) {
 
   /** Block size when none is given (see BENCHMARKS.md: 32 against 64). */
@@ -33,6 +35,15 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, boole
     if (accuracyLevel < 0 || accuracyLevel > 4) {
       throw new IllegalArgumentException("invalid accuracy_level " + accuracyLevel + " (0..4)");
     }
+    if (headMode == null || mode == QuantMode.NONE && headMode != QuantMode.NONE) {
+      throw new IllegalArgumentException("LM head mode " + headMode + " with layers " + mode);
+    }
+  }
+
+  /** @param lmHead quantize the LM head too, in the layers' own mode */
+  public QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, boolean lmHead,
+      int accuracyLevel) {
+    this(mode, blockSize, zeroPoints, lmHead ? mode : QuantMode.NONE, accuracyLevel);
   }
 
   /** Weights as they are: plain MatMul. */
@@ -42,18 +53,28 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, boole
 
   /**
    * {@code mode} with the defaults (BENCHMARKS.md, "Quantized weights"): block 32, symmetric, the
-   * CPU's accuracy level, and the LM head quantized with int8 but kept fp32 with int4 (an int8
-   * head costs next to nothing in accuracy and reads a quarter of the bytes; a 4-bit head costs
-   * far more: llama.cpp likewise keeps Q4_0's output matrix at 6 bits and Q8_0's at 8).
+   * CPU's accuracy level, and the LM head in int8 under both int8 and int4 (an int8 head costs
+   * next to nothing in accuracy and reads a quarter of fp32's bytes; a 4-bit head costs far
+   * more: llama.cpp likewise writes Q4_0's output matrix at 6 bits and Q8_0's at 8).
    */
   public static QuantSpec of(QuantMode mode) {
-    return new QuantSpec(mode, DEFAULT_BLOCK_SIZE, false, defaultLmHead(mode),
+    return new QuantSpec(mode, DEFAULT_BLOCK_SIZE, false, defaultHeadMode(mode),
         CPU_ACCURACY_LEVEL);
   }
 
-  /** Whether {@code mode} quantizes the LM head unless told otherwise. */
-  public static boolean defaultLmHead(QuantMode mode) {
-    return mode == QuantMode.INT8;
+  /** How {@code mode} stores the LM head unless told otherwise: int8 when quantizing at all. */
+  public static QuantMode defaultHeadMode(QuantMode mode) {
+    return mode == QuantMode.NONE ? QuantMode.NONE : QuantMode.INT8;
+  }
+
+  /** Whether the LM head is quantized (in {@link #headMode}). */
+  public boolean lmHead() {
+    return headMode != QuantMode.NONE;
+  }
+
+  /** The spec the LM head is quantized under: this one with the head's mode as its mode. */
+  public QuantSpec forHead() {
+    return new QuantSpec(headMode, blockSize, zeroPoints, headMode, accuracyLevel);
   }
 
   public boolean quantized() {
@@ -62,24 +83,30 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, boole
 
   /** This spec with another block size. */
   public QuantSpec withBlockSize(int size) {
-    return new QuantSpec(mode, size, zeroPoints, lmHead, accuracyLevel);
+    return new QuantSpec(mode, size, zeroPoints, headMode, accuracyLevel);
   }
 
   public QuantSpec withZeroPoints(boolean on) {
-    return new QuantSpec(mode, blockSize, on, lmHead, accuracyLevel);
+    return new QuantSpec(mode, blockSize, on, headMode, accuracyLevel);
   }
 
+  /** The LM head quantized in the layers' own mode ({@code on}), or left as it is. */
   public QuantSpec withLmHead(boolean on) {
-    return new QuantSpec(mode, blockSize, zeroPoints, on, accuracyLevel);
+    return withHeadMode(on ? mode : QuantMode.NONE);
+  }
+
+  public QuantSpec withHeadMode(QuantMode head) {
+    return new QuantSpec(mode, blockSize, zeroPoints, head, accuracyLevel);
   }
 
   public QuantSpec withAccuracyLevel(int level) {
-    return new QuantSpec(mode, blockSize, zeroPoints, lmHead, level);
+    return new QuantSpec(mode, blockSize, zeroPoints, headMode, level);
   }
 
   /**
    * Everything here that changes the numbers a model computes, as one stable string: {@code none},
-   * or e.g. {@code int4/b32/sym/acc4} ({@code /head} when the LM head is quantized). KV blocks
+   * or e.g. {@code int4/b32/sym/acc4} ({@code /head} when the LM head is quantized in the same
+   * mode, {@code /head-int8} when in another). KV blocks
    * computed under one key are not the blocks of another, so caches and block hashes that
    * outlive a process or leave it include this.
    */
@@ -88,7 +115,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, boole
       return "none";
     }
     return mode.label() + "/b" + blockSize + (zeroPoints ? "/asym" : "/sym") + "/acc"
-        + accuracyLevel + (lmHead ? "/head" : "");
+        + accuracyLevel + (headMode == mode ? "/head"
+            : lmHead() ? "/head-" + headMode.label() : "");
   }
 
   /**

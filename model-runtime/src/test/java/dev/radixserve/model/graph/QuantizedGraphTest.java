@@ -42,7 +42,8 @@ class QuantizedGraphTest {
       }
     }
     assertTrue(names.contains("wte.weight"), "the embedding stays fp32");
-    assertFalse(names.contains("wte.weight.q"), "the LM head only with lmHead");
+    assertFalse(names(QuantSpec.of(QuantMode.INT4).withLmHead(false)).contains("wte.weight.q"),
+        "the LM head only with lmHead");
     Set<String> withHead = names(QuantSpec.of(QuantMode.INT8).withLmHead(true));
     assertTrue(withHead.containsAll(List.of("wte.weight", "wte.weight.q")),
         "tied: the gather reads fp32 rows, the head its quantized copy");
@@ -56,6 +57,22 @@ class QuantizedGraphTest {
         .filter(i -> i.name().equals("h.0.mlp.c_proj.weight.q")).findFirst().orElseThrow();
     // K = n_inner = 256, N = 64: [N, K / 32, 32 * 4 / 8]
     assertEquals(List.of(64L, 8L, 16L), java.util.Arrays.stream(q.dims()).boxed().toList());
+  }
+
+  /** int4 layers, the default int8 head: each MatMulNBits in its own bits. */
+  @Test
+  void int4LayersTakeAnInt8HeadByDefault() {
+    List<ExternalInitializer> inits = new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32,
+        QuantSpec.of(QuantMode.INT4)).initializers();
+    long[] head = inits.stream().filter(i -> i.name().equals("wte.weight.q")).findFirst()
+        .orElseThrow().dims();
+    long[] layer = inits.stream().filter(i -> i.name().equals("h.0.attn.c_attn.weight.q"))
+        .findFirst().orElseThrow().dims();
+    assertEquals(32L, head[2], "8 bits x 32 weights a block");
+    assertEquals(16L, layer[2], "4 bits x 32 weights a block");
+    assertEquals("int4/b32/sym/acc4/head-int8", QuantSpec.of(QuantMode.INT4).key());
+    assertEquals("int4/b32/sym/acc4/head", QuantSpec.of(QuantMode.INT4).withLmHead(true).key());
+    assertEquals("int8/b32/sym/acc4/head", QuantSpec.of(QuantMode.INT8).key());
   }
 
   @Test

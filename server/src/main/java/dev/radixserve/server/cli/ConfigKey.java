@@ -115,7 +115,7 @@ enum ConfigKey {
   QUANTIZATION_LM_HEAD("quantization-lm-head",
       (b, v) -> b.quantizationLmHead = v.strip().equalsIgnoreCase("auto") ? null
           : ConfigValues.bool(v),
-      c -> c.quantization().lmHead() == QuantSpec.defaultLmHead(c.quantization().mode())
+      c -> c.quantization().headMode() == QuantSpec.defaultHeadMode(c.quantization().mode())
           ? "auto" : c.quantization().lmHead()),
   TOOL_CALL_PARSER("tool-call-parser",
       (b, v) -> b.toolCallParser = ConfigValues.choice(v, ToolCallParserSetting.class),

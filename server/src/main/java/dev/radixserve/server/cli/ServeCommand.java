@@ -276,8 +276,9 @@ final class ServeCommand implements Callable<Integer> {
 
   @Option(names = "--quantization-lm-head", paramLabel = "true|false|auto", order = 48,
       arity = "0..1", fallbackValue = "true",
-      description = "Quantize the LM head too. auto (the default): true with int8, false with "
-          + "int4. Env RADIXSERVE_QUANTIZATION_LM_HEAD.")
+      description = "Quantize the LM head too. auto (the default): int8, with int8 and with int4 "
+          + "layers alike; true: in the layers' own mode; false: as the checkpoint has it. Env "
+          + "RADIXSERVE_QUANTIZATION_LM_HEAD.")
   String quantizationLmHead;
 
   @Option(names = "--tool-call-parser", paramLabel = "auto|hermes|llama3_json|mistral|generic",

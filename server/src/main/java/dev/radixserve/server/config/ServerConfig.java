@@ -205,7 +205,8 @@ public record ServerConfig(
     b.quantization = quantization.mode();
     b.quantizationBlockSize = quantization.blockSize();
     b.quantizationZeroPoints = quantization.zeroPoints();
-    b.quantizationLmHead = quantization.lmHead();
+    b.quantizationLmHead = quantization.headMode()
+        == QuantSpec.defaultHeadMode(quantization.mode()) ? null : quantization.lmHead();
     b.toolCallParser = toolCallParser;
     return b;
   }
@@ -246,7 +247,10 @@ public record ServerConfig(
     public QuantMode quantization = QuantMode.NONE;
     public int quantizationBlockSize = QuantSpec.DEFAULT_BLOCK_SIZE;
     public boolean quantizationZeroPoints;
-    /** null: the mode's default ({@link QuantSpec#defaultLmHead}). */
+    /**
+     * null: the mode's default ({@link QuantSpec#defaultHeadMode}: int8); true: the head in the
+     * layers' own mode; false: as the checkpoint has it.
+     */
     public Boolean quantizationLmHead;
     public ToolCallParserSetting toolCallParser = ToolCallParserSetting.AUTO;
 
@@ -294,8 +298,9 @@ public record ServerConfig(
     private QuantSpec quantization() {
       return quantization == QuantMode.NONE ? QuantSpec.none()
           : QuantSpec.of(quantization).withBlockSize(quantizationBlockSize)
-              .withZeroPoints(quantizationZeroPoints).withLmHead(quantizationLmHead == null
-                  ? QuantSpec.defaultLmHead(quantization) : quantizationLmHead)
+              .withZeroPoints(quantizationZeroPoints).withHeadMode(quantizationLmHead == null
+                  ? QuantSpec.defaultHeadMode(quantization)
+                  : quantizationLmHead ? quantization : QuantMode.NONE)
               .withAccuracyLevel(device == Device.Kind.CUDA ? 0 : QuantSpec.CPU_ACCURACY_LEVEL);
     }
   }

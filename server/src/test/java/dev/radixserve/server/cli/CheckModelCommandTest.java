@@ -124,8 +124,9 @@ class CheckModelCommandTest {
       for (long[] kn : layers) {
         saved += 2 * (kn[0] * kn[1] * 4 - quantizedBytes(kn[0], kn[1], spec));
       }
-      // the tied head: quantized, it is a second copy beside the fp32 embedding the Gather reads
-      long head = spec.lmHead() ? quantizedBytes(64, 260, spec) : 0;
+      // the tied head: quantized (int8 by default, int4 layers too), it is a second copy beside
+      // the fp32 embedding the Gather reads
+      long head = spec.lmHead() ? quantizedBytes(64, 260, spec.forHead()) : 0;
       int weights = 8 + (spec.lmHead() ? 1 : 0);
       String prefix = "quantization " + spec.key() + ": " + weights + " linear weights as"
           + " MatMulNBits, ";

@@ -145,6 +145,22 @@ class ConfigPrecedenceTest {
     assertEquals(expected, ConfigResolver.resolve(Map.of(), Map.of(), file(yaml.toString())));
   }
 
+  /** auto: an int8 head under int8 and int4 layers; true: the layers' mode; false: none. */
+  @Test
+  void lmHeadAutoIsInt8UnderEitherMode() {
+    for (QuantMode mode : new QuantMode[] {QuantMode.INT8, QuantMode.INT4}) {
+      Map<ConfigKey, String> values = new java.util.HashMap<>();
+      values.put(ConfigKey.QUANTIZATION, mode.label());
+      assertEquals(QuantMode.INT8,
+          ConfigResolver.resolve(values, Map.of(), null).quantization().headMode());
+      values.put(ConfigKey.QUANTIZATION_LM_HEAD, "true");
+      assertEquals(mode, ConfigResolver.resolve(values, Map.of(), null).quantization().headMode());
+      values.put(ConfigKey.QUANTIZATION_LM_HEAD, "false");
+      assertEquals(QuantMode.NONE,
+          ConfigResolver.resolve(values, Map.of(), null).quantization().headMode());
+    }
+  }
+
   @Test
   void dtypeAutoFollowsTheDevice() {
     assertEquals(dev.radixserve.model.graph.GraphDtype.FLOAT32,
