@@ -2,6 +2,7 @@ package dev.radixserve.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -27,6 +28,27 @@ class HugePagesTest {
         assertEquals(0, m.address() % (2 * MB), "mapped 2 MB aligned");
       }
     }
+  }
+
+  /**
+   * The memory is resident when allocate returns, not at its first write: a fault in the middle
+   * of a decode step stalled it 100 ms (see HugePages).
+   */
+  @Test
+  void pagesAreResidentBeforeTheFirstWrite() throws Exception {
+    try (Arena arena = Arena.ofShared()) {
+      long before = residentBytes();
+      MemorySegment m = HugePages.allocate(arena, 64 * MB);
+      long grown = residentBytes() - before;
+      assertTrue(grown >= 60 * MB, "resident grew by " + grown / MB + " MB for 64 MB");
+      assertEquals(0, m.get(ValueLayout.JAVA_BYTE, 63 * MB));
+    }
+  }
+
+  /** This process's resident set: /proc/self/statm's second field, in 4 KB pages. */
+  private static long residentBytes() throws java.io.IOException {
+    String statm = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/statm"));
+    return Long.parseLong(statm.trim().split(" ")[1]) * 4096;
   }
 
   @Test
