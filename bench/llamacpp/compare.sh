@@ -19,6 +19,7 @@ rounds=${3:-3}
 threads=${4:-2}
 jar=${RADIXSERVE_JAR:-$work/radixserve.jar}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../.ci/java-home.sh" # a JDK 25 even where the PATH's java is older
 java="java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector"
 mkdir -p "$out"
 pid=
