@@ -19,6 +19,7 @@ rounds=${3:-3}
 threads=${4:-2}
 jar=${RADIXSERVE_JAR:-$work/radixserve.jar}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../.ci/java-home.sh" # a JDK 25 even where the PATH's java is older
 java="java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector"
 mkdir -p "$out"
 pid=
@@ -32,18 +33,10 @@ stop() {
 }
 trap stop EXIT
 
+. "$here/servers.sh"
+
 start() { # variant port
-  case $1 in
-    rs-int4-head) $java -Xmx2g -jar "$jar" serve --model "$work/gpt2-small" --host 127.0.0.1 \
-            --port "$2" --threads "$threads" --quantization int4 --quantization-lm-head true \
-            > "$out/$1.log" 2>&1 & ;;
-    rs-*) $java -Xmx2g -jar "$jar" serve --model "$work/gpt2-small" --host 127.0.0.1 \
-            --port "$2" --threads "$threads" --quantization "${1#rs-}" > "$out/$1.log" 2>&1 & ;;
-    lc-*) "$work/src/build/bin/llama-server" -m "$work/gguf/gpt2-small-${1#lc-}.gguf" \
-            --host 127.0.0.1 --port "$2" -t "$threads" -tb "$threads" -c 16384 -np 16 \
-            > "$out/$1.log" 2>&1 & ;;
-  esac
-  pid=$!
+  launch "$1" "$2" "$threads" "$out/$1.log" || return 1
   for _ in $(seq 1 600); do
     curl -sf "127.0.0.1:$2/health" > /dev/null && return 0
     kill -0 "$pid" 2>/dev/null || return 1

@@ -6,8 +6,7 @@
 #   THREADS=1 bench/llamacpp/quick.sh WORK OUT ROUNDS VARIANT...
 #   e.g. bench/llamacpp/quick.sh /work/llamacpp /tmp/q 3 rs-int8 lc-q8_0 rs-int4 lc-q4_0
 #
-# VARIANT: rs-none|rs-int8|rs-int4 (radixserve, its defaults: an int8 LM head in both quantized
-# modes), rs-int4-head (int4 with an int4 head), lc-f32|lc-q8_0|lc-q4_0 (llama-server).
+# VARIANT: as servers.sh's launch takes them.
 # RADIXSERVE_JAR (default WORK/radixserve.jar) is the server jar.
 set -u
 work=$1
@@ -19,24 +18,14 @@ jar=${RADIXSERVE_JAR:-$work/radixserve.jar}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../.ci/java-home.sh"
 java="java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector"
+. "$here/servers.sh"
 mkdir -p "$out"
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null' EXIT
 for r in $(seq 1 "$rounds"); do
   for v in "$@"; do
     port=$((20000 + RANDOM % 20000))
-    case $v in
-      rs-int4-head) $java -Xmx2g -jar "$jar" serve --model "$work/gpt2-small" --host 127.0.0.1 \
-          --port "$port" --threads "$threads" --quantization int4 --quantization-lm-head true \
-          > "$out/$v.log" 2>&1 & ;;
-      rs-*) $java -Xmx2g -jar "$jar" serve --model "$work/gpt2-small" --host 127.0.0.1 \
-          --port "$port" --threads "$threads" --quantization "${v#rs-}" > "$out/$v.log" 2>&1 & ;;
-      lc-*) "$work/src/build/bin/llama-server" -m "$work/gguf/gpt2-small-${v#lc-}.gguf" \
-          --host 127.0.0.1 --port "$port" -t "$threads" -tb "$threads" -c 16384 -np 16 \
-          > "$out/$v.log" 2>&1 & ;;
-      *) echo "unknown variant $v" >&2; exit 2 ;;
-    esac
-    pid=$!
+    launch "$v" "$port" "$threads" "$out/$v.log" || exit 2
     for _ in $(seq 1 600); do
       curl -sf "127.0.0.1:$port/health" > /dev/null && break
       sleep 0.5

@@ -170,30 +170,15 @@ final class PagedAttentionKernel {
 
   // ---- 3 attend ----
 
-  /**
-   * Work items {sequence, first token, end token, first head, keys, heads}, costliest (most keys)
-   * first. A sequence with one new token (a decode step) takes its heads in groups: one group
-   * when several sequences share the step, two for a lone one (so two threads still split it).
-   */
+  /** Work items {sequence, first token, end token, head}, costliest (most keys) first. */
   private List<long[]> items(PagedAttentionStep s) {
     List<long[]> items = new ArrayList<>();
-    int groups = s.sequences() > 1 ? 1 : Math.min(2, numHeads);
     for (int q = 0; q < s.sequences(); q++) {
-      if (s.newTokens(q) == 1) {
-        int t = s.cuSeqlens()[q];
-        long keys = s.pastLens()[q] + 1L;
-        for (int g = 0; g < groups; g++) {
-          int h0 = g * numHeads / groups;
-          int h1 = (g + 1) * numHeads / groups;
-          items.add(new long[] {q, t, t + 1, h0, keys * (h1 - h0), h1 - h0});
-        }
-        continue;
-      }
       for (int t = s.cuSeqlens()[q]; t < s.cuSeqlens()[q + 1]; t += QUERY_RUN) {
         int end = Math.min(t + QUERY_RUN, s.cuSeqlens()[q + 1]);
         long keys = (long) (end - t) * (s.pastLens()[q] + end - s.cuSeqlens()[q]);
         for (int h = 0; h < numHeads; h++) {
-          items.add(new long[] {q, t, end, h, keys, 1});
+          items.add(new long[] {q, t, end, h, keys});
         }
       }
     }
@@ -202,28 +187,16 @@ final class PagedAttentionKernel {
   }
 
   private void attend(PagedAttentionStep s, long[] item) {
-    int heads = (int) item[5];
-    if (heads == 1) {
-      math.attend(run(s, item, (int) item[3]), s.query(), s.keyCache(), s.valueCache(),
-          s.output());
-      return;
-    }
-    RowAttention.QueryRun[] runs = new RowAttention.QueryRun[heads];
-    for (int i = 0; i < heads; i++) {
-      runs[i] = run(s, item, (int) item[3] + i);
-    }
-    math.attendHeads(runs, s.query(), s.keyCache(), s.valueCache(), s.output());
-  }
-
-  private RowAttention.QueryRun run(PagedAttentionStep s, long[] item, int h) {
     int q = (int) item[0];
+    int h = (int) item[3];
     int first = (int) item[1];
     long queryRow = (long) numHeads * headSize * Float.BYTES;
-    return new RowAttention.QueryRun(
+    RowAttention.QueryRun run = new RowAttention.QueryRun(
         first * queryRow + (long) h * headSize * Float.BYTES, queryRow, (int) (item[2] - first),
         s.pastLens()[q] + first - s.cuSeqlens()[q] + 1, s.blockTables(), q * s.maxBlocks(),
         s.blockSize(), (long) kvHeads * headSize * Float.BYTES,
         (long) (h / (numHeads / kvHeads)) * headSize * Float.BYTES, headSize, scale);
+    math.attend(run, s.query(), s.keyCache(), s.valueCache(), s.output());
   }
 
   @Override

@@ -24,21 +24,6 @@ interface RowAttention {
       MemorySegment valueCache, MemorySegment out);
 
   /**
-   * One query row against its sequence for several heads at once: {@code runs} are those heads'
-   * one-query runs over the same positions (a decode step). Each head's output is bit for bit
-   * what {@link #attend} gives it alone; an implementation may interleave the heads so that each
-   * block of the pool is read once for all of them, front to back (a decode step's keys and
-   * values come from memory, and a head's 64 floats every 3 KB is a poor stream to prefetch).
-   * The default runs the heads one by one.
-   */
-  default void attendHeads(QueryRun[] runs, MemorySegment query, MemorySegment keyCache,
-      MemorySegment valueCache, MemorySegment out) {
-    for (QueryRun run : runs) {
-      attend(run, query, keyCache, valueCache, out);
-    }
-  }
-
-  /**
    * Where a run's rows and positions lie.
    *
    * @param queryOffset byte offset of the first query row's head; row t at
@@ -94,21 +79,16 @@ interface RowAttention {
 
     /** This thread's scratch, grown to fit the run. */
     static Scratch get(QueryRun run) {
-      return get(run.queries(), run.lastLen(), run.headSize());
-    }
-
-    /** This thread's scratch, grown to fit {@code rows} rows of {@code len} scores each. */
-    static Scratch get(int rows, int len, int headSize) {
       Scratch s = MINE.get();
-      int scores = rows * len;
+      int scores = run.queries() * run.lastLen();
       if (s.scores.length < scores) {
         s.scores = new float[Math.max(scores, s.scores.length * 2)];
       }
-      if (s.max.length < rows) {
-        s.max = new float[rows];
+      if (s.max.length < run.queries()) {
+        s.max = new float[run.queries()];
       }
-      if (s.acc.length < rows * headSize) {
-        s.acc = new float[rows * headSize];
+      if (s.acc.length < run.queries() * run.headSize()) {
+        s.acc = new float[run.queries() * run.headSize()];
       }
       return s;
     }

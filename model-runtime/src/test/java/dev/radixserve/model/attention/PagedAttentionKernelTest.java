@@ -71,49 +71,6 @@ class PagedAttentionKernelTest {
     }
   }
 
-  /**
-   * A decode token's heads go through {@link RowAttention#attendHeads} (all heads block by block),
-   * a prefill's through one-head runs: the same query must give the same bits either way, or a
-   * prompt served from the cache would not be the prompt computed afresh. Each decode token's
-   * output is compared with {@link RowAttention#attend} of a one-query run per head; alone in
-   * its step (two head groups) and beside others (one group).
-   */
-  @ParameterizedTest(name = "{0} B={1} kvHeads={2} D={3}")
-  @MethodSource("variants")
-  void decodeTokensGiveTheBitsOfOneHeadRuns(RowAttention math, int block, int kvHeads,
-      int headSize) {
-    for (int[][] shapes : new int[][][] {MIXED, {{50, 1, -1}}, {{0, 1, -1}}, {{70, 1, -1}}}) {
-      try (Arena arena = Arena.ofShared()) {
-        AttentionCase c = new AttentionCase(arena, block * 7L + headSize, 4, kvHeads, headSize,
-            block, 48, shapes);
-        new PagedAttentionKernel(4, kvHeads, headSize, 0f, math).run(c.step(),
-            PagedAttentionKernel.Parallel.SERIAL);
-        float scale = (float) (1.0 / Math.sqrt(headSize));
-        long queryRow = 4L * headSize * Float.BYTES;
-        var alone = arena.allocate(c.output.byteSize(), 64);
-        for (int q = 0; q < c.past.length; q++) {
-          if (c.fresh[q] != 1) {
-            continue;
-          }
-          int t = c.cu[q];
-          for (int h = 0; h < 4; h++) {
-            long offset = t * queryRow + (long) h * headSize * Float.BYTES;
-            math.attend(new RowAttention.QueryRun(offset, queryRow, 1, c.past[q] + 1, c.tables,
-                q * c.maxBlocks, block, (long) kvHeads * headSize * Float.BYTES,
-                (long) (h / (4 / kvHeads)) * headSize * Float.BYTES, headSize, scale),
-                c.query, c.keyCache, c.valueCache, alone);
-            for (int d = 0; d < headSize; d++) {
-              long at = offset + (long) d * Float.BYTES;
-              assertEquals(Float.floatToRawIntBits(alone.get(ValueLayout.JAVA_FLOAT, at)),
-                  Float.floatToRawIntBits(c.output.get(ValueLayout.JAVA_FLOAT, at)),
-                  "sequence " + q + " head " + h + " lane " + d);
-            }
-          }
-        }
-      }
-    }
-  }
-
   /** Every pool float is unchanged except the new tokens' slots, which hold the new rows. */
   static void assertOnlyNewSlotsChanged(AttentionCase c, float[] before, float[] after,
       java.lang.foreign.MemorySegment rows) {
