@@ -48,6 +48,21 @@ class LlamaCheckpointTest {
     assertMatchesReference();
   }
 
+  /**
+   * Every bias a Llama can have (attention_bias and mlp_bias): in the fp32 graph the o_proj and
+   * down_proj biases ride in SkipSimplifiedLayerNormalization's bias input.
+   */
+  @Test
+  void llamaWithAttentionAndMlpBiasesMatchesTheReference() {
+    LlamaConfig c = new LlamaConfig("llama", GQA.nLayer(), GQA.hiddenSize(), GQA.nHeads(),
+        GQA.kvHeads(), GQA.headDim(), GQA.intermediateSize(), GQA.nPositions(), GQA.vocabSize(),
+        GQA.rmsNormEps(), GQA.rope(), true, true, true, false, false);
+    try (LlamaWeights w = RandomLlama.create(c, 35)) {
+      HfModelWriter.write(w, dir, DType.F32, 1);
+    }
+    assertMatchesReference();
+  }
+
   @Test
   void qwen2WithQkvBiasInBf16MatchesTheReference() {
     LlamaConfig c = GQA.withModelType("qwen2", true, false).withTiedEmbeddings()
