@@ -3,24 +3,18 @@ package dev.radixserve.server.engine;
 import static dev.radixserve.server.engine.TinyTierModel.A;
 import static dev.radixserve.server.engine.TinyTierModel.B;
 import static dev.radixserve.server.engine.TinyTierModel.BLOCKS;
-import static dev.radixserve.server.engine.TinyTierModel.TINY;
 import static dev.radixserve.server.engine.TinyTierModel.harness;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.radixserve.model.OnnxModelRunner;
-import dev.radixserve.model.weights.GptWeights;
-import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.server.kvtier.DiskWritePolicy;
 import dev.radixserve.server.kvtier.KvTiers;
 import dev.radixserve.server.kvtier.TierStats;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code --kv-offload-disk-write}: on a tiny pool (8 blocks of 4) a prompt asked once (D) and a
@@ -29,23 +23,15 @@ import org.junit.jupiter.api.io.TempDir;
  * reused} only A's two blocks that its repeat was served from (its third block was the repeat's
  * partial copy, computed again, so not reused), or a block evicted for the second time.
  */
-class DiskWritePolicyTest {
+class DiskWritePolicyTest extends TinyRunnerFixture<OnnxModelRunner> {
 
   private static final int[] D = {31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 43}; // 3 blocks
   private static final int[] C = {
       1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
       26, 27, 28}; // 7 blocks: all of D and A must go
 
-  private final GptWeights weights = RandomGpt2.create(TINY, 5);
-  private final OnnxModelRunner runner = OnnxModelRunner.create(weights, B, BLOCKS, 1);
-
-  @TempDir
-  Path dir;
-
-  @AfterEach
-  void close() {
-    runner.close();
-    weights.close();
+  DiskWritePolicyTest() {
+    super(w -> OnnxModelRunner.create(w, B, BLOCKS, 1));
   }
 
   private KvTiers tiers(DiskWritePolicy policy) {

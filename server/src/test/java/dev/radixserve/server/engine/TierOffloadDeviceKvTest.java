@@ -13,18 +13,13 @@ import dev.radixserve.model.BoundModelRunner;
 import dev.radixserve.model.Device;
 import dev.radixserve.model.DeviceKvPool;
 import dev.radixserve.model.graph.GraphDtype;
-import dev.radixserve.model.weights.GptWeights;
-import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.kvtier.DiskWritePolicy;
 import dev.radixserve.server.kvtier.KvTiers;
 import dev.radixserve.server.kvtier.TierStats;
 import java.lang.foreign.ValueLayout;
-import java.nio.file.Path;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The cache tiers over the IOBinding runner's device pool, run on the CPU with the fp16 stand-in
@@ -33,20 +28,12 @@ import org.junit.jupiter.api.io.TempDir;
  * bit, and greedy tokens with the cache off, cached, loaded from host memory and loaded from disk
  * by a fresh runner are one and the same.
  */
-class TierOffloadDeviceKvTest {
+class TierOffloadDeviceKvTest extends TinyRunnerFixture<BoundModelRunner> {
 
   private static final Device FP16 = Device.cpu().withDtype(GraphDtype.FLOAT16);
 
-  private final GptWeights weights = RandomGpt2.create(TINY, 5);
-  private final BoundModelRunner runner = BoundModelRunner.create(weights, FP16, B, BLOCKS, 1);
-
-  @TempDir
-  Path dir;
-
-  @AfterEach
-  void close() {
-    runner.close();
-    weights.close();
+  TierOffloadDeviceKvTest() {
+    super(w -> BoundModelRunner.create(w, FP16, B, BLOCKS, 1));
   }
 
   private static KvTiers host(BoundModelRunner r) {

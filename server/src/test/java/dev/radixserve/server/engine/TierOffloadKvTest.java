@@ -11,17 +11,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.radixserve.model.KvPool;
 import dev.radixserve.model.OnnxModelRunner;
-import dev.radixserve.model.weights.GptWeights;
-import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.kvtier.DiskWritePolicy;
 import dev.radixserve.server.kvtier.KvTiers;
 import dev.radixserve.server.kvtier.TierStats;
-import java.nio.file.Path;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Offload and load through the real runner on a tiny pool (8 blocks of 4): an evicted prompt's
@@ -29,19 +24,10 @@ import org.junit.jupiter.api.io.TempDir;
  * values the first run computed, and its greedy tokens equal those with the cache off; the same
  * from a disk tier read by a fresh runner (a restart).
  */
-class TierOffloadKvTest {
+class TierOffloadKvTest extends TinyRunnerFixture<OnnxModelRunner> {
 
-
-  private final GptWeights weights = RandomGpt2.create(TINY, 5);
-  private final OnnxModelRunner runner = OnnxModelRunner.create(weights, B, BLOCKS, 1);
-
-  @TempDir
-  Path dir;
-
-  @AfterEach
-  void close() {
-    runner.close();
-    weights.close();
+  TierOffloadKvTest() {
+    super(w -> OnnxModelRunner.create(w, B, BLOCKS, 1));
   }
 
   private static KvTiers host(OnnxModelRunner r) {
