@@ -27,8 +27,13 @@ import jdk.incubator.vector.VectorSpecies;
  */
 final class VectorRowAttention implements RowAttention {
 
-  private static final VectorSpecies<Float> SP =
-      FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 256 ? FloatVector.SPECIES_256
+  /**
+   * Narrows the vectors to 128 bits, for tests of that path on wider machines (default: the CPU's
+   * width, capped at 256 bits). Fixed per JVM: a static final species is what lets C2 fold it.
+   */
+  static final String BITS_PROPERTY = "radixserve.attention.vectorBits";
+  private static final VectorSpecies<Float> SP = Math.min(256, Integer.getInteger(BITS_PROPERTY,
+      FloatVector.SPECIES_PREFERRED.vectorBitSize())) >= 256 ? FloatVector.SPECIES_256
           : FloatVector.SPECIES_128;
   private static final int L = SP.length();
   private static final long VB = (long) L * Float.BYTES;
@@ -73,6 +78,11 @@ final class VectorRowAttention implements RowAttention {
         out.set(F, o + (long) d * Float.BYTES, acc[a + d] * max[t]);
       }
     }
+  }
+
+  /** The vector width in bits this JVM's kernel uses (tests). */
+  static int vectorBits() {
+    return SP.vectorBitSize();
   }
 
   private static FloatVector load(MemorySegment m, long offset) {

@@ -199,13 +199,13 @@ public final class CustomOp {
   }
 
   private MemorySegment kernelComputeV2(MemorySegment kernel, MemorySegment context) {
-    try (Arena arena = Arena.ofConfined()) {
+    try (CallScratch scratch = CallScratch.begin()) {
       CustomKernel k = KERNELS.get(kernel.address());
       if (k == null) {
         return OrtApi.get().createStatus(OrtKernelApi.FAIL,
             definition.name() + ": no kernel " + kernel.address());
       }
-      k.compute(new KernelContext(context, arena));
+      k.compute(new KernelContext(context, scratch));
       return MemorySegment.NULL;
     } catch (Throwable t) {
       int code = t instanceof IllegalArgumentException ? OrtKernelApi.INVALID_ARGUMENT

@@ -8,6 +8,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.Map;
@@ -43,30 +44,31 @@ public final class KernelContext {
 
   private final OrtKernelApi kapi = OrtKernelApi.get();
   private final MemorySegment context;
-  private final Arena arena;
+  /** Out-parameters; slices of a per-thread buffer (see {@link CallScratch}). */
+  private final SegmentAllocator scratch;
 
-  KernelContext(MemorySegment context, Arena arena) {
+  KernelContext(MemorySegment context, SegmentAllocator scratch) {
     this.context = context;
-    this.arena = arena;
+    this.scratch = scratch;
   }
 
   public int inputCount() {
-    return (int) kapi.inputCount(context, arena.allocate(JAVA_LONG));
+    return (int) kapi.inputCount(context, scratch.allocate(JAVA_LONG));
   }
 
   public int outputCount() {
-    return (int) kapi.outputCount(context, arena.allocate(JAVA_LONG));
+    return (int) kapi.outputCount(context, scratch.allocate(JAVA_LONG));
   }
 
   /** True when input {@code index} is present (an optional input may be left out). */
   public boolean hasInput(int index) {
     return index < inputCount()
-        && kapi.input(context, index, arena.allocate(ADDRESS)).address() != 0;
+        && kapi.input(context, index, scratch.allocate(ADDRESS)).address() != 0;
   }
 
   /** Input {@code index}; throws {@link IllegalArgumentException} if the node leaves it out. */
   public TensorView input(int index) {
-    MemorySegment value = kapi.input(context, index, arena.allocate(ADDRESS));
+    MemorySegment value = kapi.input(context, index, scratch.allocate(ADDRESS));
     if (value.address() == 0) {
       throw new IllegalArgumentException("input " + index + " is missing");
     }
@@ -75,21 +77,21 @@ public final class KernelContext {
 
   /** Output {@code index} with this shape, allocated (or bound by the caller) by ONNX Runtime. */
   public TensorView output(int index, long... shape) {
-    MemorySegment dims = arena.allocateFrom(JAVA_LONG, shape);
+    MemorySegment dims = scratch.allocateFrom(JAVA_LONG, shape);
     MemorySegment value = kapi.output(context, index, dims, shape.length,
-        arena.allocate(ADDRESS));
+        scratch.allocate(ADDRESS));
     return view(value);
   }
 
   private TensorView view(MemorySegment value) {
     OrtApi api = kapi.api();
-    MemorySegment info = api.tensorTypeAndShape(value, arena.allocate(ADDRESS));
+    MemorySegment info = api.tensorTypeAndShape(value, scratch.allocate(ADDRESS));
     ElementType type;
     long[] shape;
     try {
-      type = ElementType.ofCode(api.tensorElementType(info, arena.allocate(JAVA_INT)));
-      int rank = (int) api.dimensionsCount(info, arena.allocate(JAVA_LONG));
-      MemorySegment dims = arena.allocate(JAVA_LONG, Math.max(1, rank));
+      type = ElementType.ofCode(api.tensorElementType(info, scratch.allocate(JAVA_INT)));
+      int rank = (int) api.dimensionsCount(info, scratch.allocate(JAVA_LONG));
+      MemorySegment dims = scratch.allocate(JAVA_LONG, Math.max(1, rank));
       api.dimensions(info, dims, rank);
       shape = dims.asSlice(0, (long) rank * Long.BYTES).toArray(JAVA_LONG);
     } finally {
@@ -100,7 +102,7 @@ public final class KernelContext {
       bytes *= d;
     }
     // A global-scope view: no liveness checks on the hot path; valid until compute returns.
-    MemorySegment data = api.tensorMutableData(value, arena.allocate(ADDRESS)).reinterpret(bytes);
+    MemorySegment data = api.tensorMutableData(value, scratch.allocate(ADDRESS)).reinterpret(bytes);
     return new TensorView(type, shape, data);
   }
 

@@ -39,8 +39,8 @@ final class GenerationCall {
   private final Engine engine;
   private final Responses responses;
   private final String id;
-  private final String model;
-  private final long created = System.currentTimeMillis() / 1000;
+  /** The response's and the stream's JSON objects. */
+  private final StreamChunks chunks;
   private final ChoiceState[] choices;
   /** Per choice of a chat stream with tools: what its text says (content or a call); else null. */
   private final ToolCallParser[] toolCalls;
@@ -59,7 +59,7 @@ final class GenerationCall {
     this.engine = engine;
     this.responses = responses;
     this.id = id;
-    this.model = model;
+    this.chunks = new StreamChunks(req.chat(), id, System.currentTimeMillis() / 1000, model);
     StopStrings stops = new StopStrings(req.stop());
     logprobsJson = new LogprobsJson(tokenizer);
     promptLogprobs = new ArrayNode[req.prompts().size()];
@@ -144,12 +144,14 @@ final class GenerationCall {
     }
     if (req.stream()) {
       if (req.chat() && choice.takeRole()) {
-        sse(chunk(index, null, null, null, "assistant"));
+        sse(chunks.chunk(index, null, null, null, "assistant"));
       }
       if (toolCalls[index] != null) {
         streamToolCalls(index, d);
+      } else if (req.logprobs() == null && d.finishReason() == null && !d.text().isEmpty()) {
+        ctx.writeAndFlush(new DefaultHttpContent(chunks.textEvent(ctx.alloc(), index, d.text())));
       } else if (!d.text().isEmpty() || !d.logprobs().isEmpty() || d.finishReason() != null) {
-        sse(chunk(index, d.text(), req.logprobs() != null ? d.logprobs() : null,
+        sse(chunks.chunk(index, d.text(), req.logprobs() != null ? d.logprobs() : null,
             d.finishReason(), null));
       }
     }
@@ -163,7 +165,7 @@ final class GenerationCall {
       events.addAll(parser.finish(d.finishReason().equals("stop")));
     }
     for (ToolCallParser.Event e : events) {
-      ObjectNode root = chunk(index, null, null, null, null);
+      ObjectNode root = chunks.chunk(index, null, null, null, null);
       ObjectNode delta = (ObjectNode) root.get("choices").get(0).get("delta");
       switch (e) {
         case ToolCallParser.Content c -> delta.put("content", c.text());
@@ -179,7 +181,7 @@ final class GenerationCall {
     }
     boolean withLogprobs = req.logprobs() != null && !d.logprobs().isEmpty();
     if (d.finishReason() != null || withLogprobs) {
-      sse(chunk(index, null, withLogprobs ? d.logprobs() : null,
+      sse(chunks.chunk(index, null, withLogprobs ? d.logprobs() : null,
           finishReason(d.finishReason(), parser.isCall()), null));
     }
   }
@@ -236,35 +238,6 @@ final class GenerationCall {
     c.put("finish_reason", finishReason(choice.finishReason(), parser.isCall()));
   }
 
-  private ObjectNode chunk(int choice, String delta, ArrayNode lp, String fin, String role) {
-    ObjectNode root = header(req.chat() ? "chat.completion.chunk" : "text_completion");
-    ObjectNode c = root.putArray("choices").addObject();
-    c.put("index", choice);
-    if (req.chat()) {
-      ObjectNode d = c.putObject("delta");
-      if (role != null) {
-        d.put("role", role);
-        d.put("content", "");
-      } else if (delta != null && !delta.isEmpty()) {
-        d.put("content", delta);
-      }
-    } else {
-      c.put("text", delta == null ? "" : delta);
-    }
-    c.set("logprobs", lp == null ? null : LogprobsJson.format(req.chat(), lp));
-    c.put("finish_reason", fin);
-    return root;
-  }
-
-  private ObjectNode header(String object) {
-    ObjectNode root = Responses.JSON.createObjectNode();
-    root.put("id", id);
-    root.put("object", object);
-    root.put("created", created);
-    root.put("model", model);
-    return root;
-  }
-
   private void complete(RequestUsage u) {
     if (done) {
       return;
@@ -277,7 +250,7 @@ final class GenerationCall {
     done = true;
     if (req.stream()) {
       if (req.includeUsage()) {
-        ObjectNode last = header(req.chat() ? "chat.completion.chunk" : "text_completion");
+        ObjectNode last = chunks.header(chunks.chunkObject());
         last.putArray("choices");
         last.set("usage", usage());
         sse(last);
@@ -285,7 +258,7 @@ final class GenerationCall {
       endStream();
       return;
     }
-    ObjectNode root = header(req.chat() ? "chat.completion" : "text_completion");
+    ObjectNode root = chunks.header(chunks.responseObject());
     ArrayNode out = root.putArray("choices");
     for (int i = 0; i < choices.length; i++) {
       ObjectNode c = out.addObject();
