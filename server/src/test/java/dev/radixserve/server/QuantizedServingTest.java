@@ -175,7 +175,7 @@ class QuantizedServingTest {
     ServerConfig int8b64 = b.build();
     // fp32 keeps the plain name: llm-d's own hash of an unsalted prefix still equals ours
     assertEquals("radixserve-embedded-gpt2", RadixServer.cacheModelKey(fp32));
-    assertEquals("radixserve-embedded-gpt2@int4/b32/sym/acc4/head-int8",
+    assertEquals("radixserve-embedded-gpt2@int4/b32/asym/acc4/head-int8",
         RadixServer.cacheModelKey(int4));
     java.util.Set<Long> roots = new java.util.HashSet<>();
     for (ServerConfig c : List.of(fp32, int4, int8, int8b64)) {

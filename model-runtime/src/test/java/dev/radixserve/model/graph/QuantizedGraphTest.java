@@ -70,8 +70,8 @@ class QuantizedGraphTest {
         .findFirst().orElseThrow().dims();
     assertEquals(32L, head[2], "8 bits x 32 weights a block");
     assertEquals(16L, layer[2], "4 bits x 32 weights a block");
-    assertEquals("int4/b32/sym/acc4/head-int8", QuantSpec.of(QuantMode.INT4).key());
-    assertEquals("int4/b32/sym/acc4/head", QuantSpec.of(QuantMode.INT4).withLmHead(true).key());
+    assertEquals("int4/b32/asym/acc4/head-int8", QuantSpec.of(QuantMode.INT4).key());
+    assertEquals("int4/b32/asym/acc4/head", QuantSpec.of(QuantMode.INT4).withLmHead(true).key());
     assertEquals("int8/b32/sym/acc4/head", QuantSpec.of(QuantMode.INT8).key());
   }
 

@@ -69,8 +69,8 @@ final class CheckModelCommand implements Callable<Integer> {
       description = "As serve's (default: 32).")
   String quantizationBlockSize;
 
-  @Option(names = "--quantization-zero-points", paramLabel = "true|false", arity = "0..1",
-      fallbackValue = "true", description = "As serve's (default: false).")
+  @Option(names = "--quantization-zero-points", paramLabel = "true|false|auto", arity = "0..1",
+      fallbackValue = "true", description = "As serve's (default: auto).")
   String quantizationZeroPoints;
 
   @Option(names = "--quantization-lm-head", paramLabel = "true|false|auto", arity = "0..1",

@@ -110,8 +110,10 @@ enum ConfigKey {
       (b, v) -> b.quantizationBlockSize = ConfigValues.integer(v),
       c -> c.quantization().blockSize()),
   QUANTIZATION_ZERO_POINTS("quantization-zero-points",
-      (b, v) -> b.quantizationZeroPoints = ConfigValues.bool(v),
-      c -> c.quantization().zeroPoints()),
+      (b, v) -> b.quantizationZeroPoints = v.strip().equalsIgnoreCase("auto") ? null
+          : ConfigValues.bool(v),
+      c -> c.quantization().zeroPoints() == QuantSpec.defaultZeroPoints(c.quantization().mode())
+          ? "auto" : c.quantization().zeroPoints()),
   QUANTIZATION_LM_HEAD("quantization-lm-head",
       (b, v) -> b.quantizationLmHead = v.strip().equalsIgnoreCase("auto") ? null
           : ConfigValues.bool(v),

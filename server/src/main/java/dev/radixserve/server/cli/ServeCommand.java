@@ -268,10 +268,10 @@ final class ServeCommand implements Callable<Integer> {
           + "RADIXSERVE_QUANTIZATION_BLOCK_SIZE.")
   String quantizationBlockSize;
 
-  @Option(names = "--quantization-zero-points", paramLabel = "true|false", order = 47,
+  @Option(names = "--quantization-zero-points", paramLabel = "true|false|auto", order = 47,
       arity = "0..1", fallbackValue = "true",
-      description = "Asymmetric blocks (a zero point per block) instead of symmetric ones. Env "
-          + "RADIXSERVE_QUANTIZATION_ZERO_POINTS.")
+      description = "Asymmetric blocks (a zero point per block) instead of symmetric ones. auto "
+          + "(the default): with int4, not with int8. Env RADIXSERVE_QUANTIZATION_ZERO_POINTS.")
   String quantizationZeroPoints;
 
   @Option(names = "--quantization-lm-head", paramLabel = "true|false|auto", order = 48,

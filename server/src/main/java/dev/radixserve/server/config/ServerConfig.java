@@ -204,7 +204,8 @@ public record ServerConfig(
     b.kvOffloadDiskWrite = kvOffloadDiskWrite;
     b.quantization = quantization.mode();
     b.quantizationBlockSize = quantization.blockSize();
-    b.quantizationZeroPoints = quantization.zeroPoints();
+    b.quantizationZeroPoints = quantization.zeroPoints()
+        == QuantSpec.defaultZeroPoints(quantization.mode()) ? null : quantization.zeroPoints();
     b.quantizationLmHead = quantization.headMode()
         == QuantSpec.defaultHeadMode(quantization.mode()) ? null : quantization.lmHead();
     b.toolCallParser = toolCallParser;
@@ -246,7 +247,8 @@ public record ServerConfig(
     public boolean warmup = true;
     public QuantMode quantization = QuantMode.NONE;
     public int quantizationBlockSize = QuantSpec.DEFAULT_BLOCK_SIZE;
-    public boolean quantizationZeroPoints;
+    /** null: the mode's default ({@link QuantSpec#defaultZeroPoints}: under int4 only). */
+    public Boolean quantizationZeroPoints;
     /**
      * null: the mode's default ({@link QuantSpec#defaultHeadMode}: int8); true: the head in the
      * layers' own mode; false: as the checkpoint has it.
@@ -298,7 +300,9 @@ public record ServerConfig(
     private QuantSpec quantization() {
       return quantization == QuantMode.NONE ? QuantSpec.none()
           : QuantSpec.of(quantization).withBlockSize(quantizationBlockSize)
-              .withZeroPoints(quantizationZeroPoints).withHeadMode(quantizationLmHead == null
+              .withZeroPoints(quantizationZeroPoints == null
+                  ? QuantSpec.defaultZeroPoints(quantization) : quantizationZeroPoints)
+              .withHeadMode(quantizationLmHead == null
                   ? QuantSpec.defaultHeadMode(quantization)
                   : quantizationLmHead ? quantization : QuantMode.NONE)
               .withAccuracyLevel(device == Device.Kind.CUDA ? 0 : QuantSpec.CPU_ACCURACY_LEVEL);

@@ -159,8 +159,11 @@ class CheckModelCommandTest {
   }
 
   /** MatMulNBits' bytes for a K x N weight: packed codes plus one fp32 scale per block. */
+  /** Codes, fp32 scales, and with zero points their uint8 rows (4-bit ones two to a byte). */
   private static long quantizedBytes(long k, long n, QuantSpec spec) {
-    return n * k * spec.mode().bits() / 8 + n * (k / spec.blockSize()) * 4;
+    long blocks = k / spec.blockSize();
+    long zeroPoints = spec.zeroPoints() ? n * ((blocks * spec.mode().bits() + 7) / 8) : 0;
+    return n * k * spec.mode().bits() / 8 + n * blocks * 4 + zeroPoints;
   }
 
   private static long bytesOf(String out, String prefix) {

@@ -1,8 +1,10 @@
 package dev.radixserve.server.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.KvEventsConfig;
@@ -159,6 +161,20 @@ class ConfigPrecedenceTest {
       assertEquals(QuantMode.NONE,
           ConfigResolver.resolve(values, Map.of(), null).quantization().headMode());
     }
+  }
+
+  @Test
+  void zeroPointsAutoAreOnUnderInt4Only() {
+    Map<ConfigKey, String> values = new java.util.HashMap<>();
+    values.put(ConfigKey.QUANTIZATION, "int4");
+    assertTrue(ConfigResolver.resolve(values, Map.of(), null).quantization().zeroPoints());
+    values.put(ConfigKey.QUANTIZATION_ZERO_POINTS, "false");
+    assertFalse(ConfigResolver.resolve(values, Map.of(), null).quantization().zeroPoints());
+    values.put(ConfigKey.QUANTIZATION, "int8");
+    values.put(ConfigKey.QUANTIZATION_ZERO_POINTS, "auto");
+    assertFalse(ConfigResolver.resolve(values, Map.of(), null).quantization().zeroPoints());
+    values.put(ConfigKey.QUANTIZATION_ZERO_POINTS, "true");
+    assertTrue(ConfigResolver.resolve(values, Map.of(), null).quantization().zeroPoints());
   }
 
   @Test

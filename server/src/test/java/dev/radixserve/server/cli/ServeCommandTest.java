@@ -97,7 +97,7 @@ class ServeCommandTest {
         kv-offload-disk-write: reused
         quantization: none
         quantization-block-size: 32
-        quantization-zero-points: false
+        quantization-zero-points: auto
         quantization-lm-head: auto
         tool-call-parser: auto
         """, r.out());

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Accuracy of radixserve's quantization modes against its fp32 mode, measured through the
+server's own API on a model directory (made by train_tiny_gpt2.py, or any checkpoint with a
+held-out text beside it).
+
+Per mode, one server at a time (`java -jar JAR serve --model DIR --quantization ...`):
+- teacher-forced on the held-out text (WINDOWS chunks of ~CHARS characters, /v1/completions with
+  echo, max_tokens 0, logprobs 5): perplexity; mean |delta logprob| of the text's own next token
+  against fp32's; top-1 agreement (the most likely next token is fp32's) and top-5 overlap
+  (|top-5 ∩ fp32's top-5| / 5), over every position after the first of each chunk;
+- free-running greedy: the first PROMPT characters of each chunk, 32 tokens at temperature 0;
+  the share of tokens generated before the first that differs from fp32's, averaged.
+
+usage: [SKIP=N] JAVA=.../bin/java accuracy.py JAR MODEL_DIR OUT.json MODE [MODE ...]
+  MODE: none | int8 | int4 | a mode then extra flags after colons, e.g.
+        int4:--quantization-lm-head:true   int8:--quantization-block-size:128
+  (the first MODE is the reference; give none first)
+"""
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+WINDOWS = 48
+SKIP = int(os.environ.get("SKIP", "0"))  # chunks to pass over first: a second, disjoint set
+CHARS = 1200
+PROMPT = 160
+GEN = 32
+
+
+def post(url, body):
+    req = urllib.request.Request(url + "/v1/completions", json.dumps(body).encode(),
+                                 {"content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=600) as r:
+        return json.load(r)
+
+
+def chunks(text):
+    out, start = [], 0
+    while len(out) < SKIP + WINDOWS and start < len(text):
+        end = text.find("\n", start + CHARS)
+        end = len(text) if end < 0 else end
+        piece = text[start:end]
+        if len(piece.strip()) > PROMPT:
+            out.append(piece)
+        start = end + 1
+    return out[SKIP:]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def measure(jar, model_dir, spec, texts):
+    mode, *extra = spec.split(":")
+    port = free_port()
+    java = os.environ.get("JAVA", "java")
+    cmd = [java, "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector",
+           "-Xmx2g", "-jar", jar, "serve", "--model", model_dir, "--host", "127.0.0.1",
+           "--port", str(port), "--quantization", mode] + extra
+    log = open(f"/tmp/accuracy-{spec.replace(':', '_')}.log", "w")
+    server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(url + "/health", timeout=2).read()
+                break
+            except OSError:
+                if server.poll() is not None:
+                    raise RuntimeError(f"server for {spec} exited; see {log.name}")
+                time.sleep(0.5)
+        model = json.load(urllib.request.urlopen(url + "/v1/models"))["data"][0]["id"]
+        forced, greedy = [], []
+        for t in texts:
+            lp = post(url, {"model": model, "prompt": t, "max_tokens": 0, "echo": True,
+                            "logprobs": 5})["choices"][0]["logprobs"]
+            forced.append({"tokens": lp["tokens"], "lp": lp["token_logprobs"],
+                           "top": lp["top_logprobs"]})
+            g = post(url, {"model": model, "prompt": t[:PROMPT], "max_tokens": GEN,
+                           "temperature": 0, "ignore_eos": True, "logprobs": 1})
+            greedy.append(g["choices"][0]["logprobs"]["tokens"])
+        return {"forced": forced, "greedy": greedy}
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def compare(ref, got):
+    nll = n = 0
+    dlp = top1 = top5 = 0.0
+    for r, g in zip(ref["forced"], got["forced"]):
+        if r["tokens"] != g["tokens"]:
+            raise RuntimeError("the modes tokenized a chunk differently")
+        for i in range(1, len(r["tokens"])):
+            nll -= g["lp"][i]
+            dlp += abs(g["lp"][i] - r["lp"][i])
+            rt, gt = r["top"][i], g["top"][i]
+            top1 += max(rt, key=rt.get) == max(gt, key=gt.get)
+            top5 += len(set(rt) & set(gt)) / 5
+            n += 1
+    agree = []
+    for r, g in zip(ref["greedy"], got["greedy"]):
+        k = next((i for i, (a, b) in enumerate(zip(r, g)) if a != b), min(len(r), len(g)))
+        agree.append(k / len(r))
+    return {"positions": n, "perplexity": round(math.exp(nll / n), 4),
+            "mean_abs_dlogprob": round(dlp / n, 5), "top1_agreement": round(top1 / n, 4),
+            "top5_overlap": round(top5 / n, 4),
+            "greedy_agreement": round(sum(agree) / len(agree), 4)}
+
+
+def main():
+    jar, model_dir, out = sys.argv[1:4]
+    specs = sys.argv[4:]
+    held = open(os.path.join(model_dir, "heldout.txt"), encoding="utf-8").read()
+    texts = chunks(held)
+    runs = {s: measure(jar, model_dir, s, texts) for s in specs}
+    ref = runs[specs[0]]
+    table = {s: compare(ref, runs[s]) for s in specs}
+    json.dump({"model": model_dir, "windows": len(texts), "results": table}, open(out, "w"),
+              indent=1)
+    print("| mode | perplexity | mean abs Δ logprob | top-1 agreement | top-5 overlap |"
+          " greedy agreement |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for s, m in table.items():
+        print(f"| {s} | {m['perplexity']:.3f} | {m['mean_abs_dlogprob']:.4f} |"
+              f" {100 * m['top1_agreement']:.1f}% | {100 * m['top5_overlap']:.1f}% |"
+              f" {100 * m['greedy_agreement']:.1f}% |")
+
+
+if __name__ == "__main__":
+    main()
