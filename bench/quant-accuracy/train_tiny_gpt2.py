@@ -8,7 +8,7 @@ Writes OUT/config.json, OUT/model.safetensors, OUT/tokenizer.json (radixserve se
 directory as it is), OUT/heldout.txt (the last 5 % of the text, never trained on) and
 OUT/train.json (what was trained, the loss curve and the held-out loss by torch).
 
-usage: train_tiny_gpt2.py OUT [--minutes M] [TEXT_FILE ...]
+usage: train_tiny_gpt2.py OUT [--minutes M] [--layers L] [--width E] [TEXT_FILE ...]
        (default text: Python's pydoc topics and, where present, Vim's help files)
 """
 import argparse
@@ -38,6 +38,8 @@ def main():
     p.add_argument("out")
     p.add_argument("texts", nargs="*")
     p.add_argument("--minutes", type=float, default=10)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--width", type=int, default=256, help="n_embd; heads of 64")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(0)
@@ -58,7 +60,8 @@ def main():
     ids = torch.tensor(fast(train_text)["input_ids"], dtype=torch.long)
     held_ids = torch.tensor(fast(held)["input_ids"], dtype=torch.long)
 
-    config = GPT2Config(vocab_size=len(fast), n_positions=512, n_embd=256, n_layer=4, n_head=4,
+    config = GPT2Config(vocab_size=len(fast), n_positions=512, n_embd=a.width, n_layer=a.layers,
+                        n_head=a.width // 64,
                         bos_token_id=fast.eos_token_id, eos_token_id=fast.eos_token_id)
     model = GPT2LMHeadModel(config)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
@@ -93,7 +96,8 @@ def main():
     model.save_pretrained(a.out, safe_serialization=True)
     info = {"files": files, "characters": len(text), "train_tokens": len(ids),
             "heldout_tokens": len(held_ids), "steps": step, "batch": BATCH, "seq": SEQ,
-            "config": {"n_layer": 4, "n_head": 4, "n_embd": 256, "vocab": len(fast)},
+            "config": {"n_layer": a.layers, "n_head": a.width // 64, "n_embd": a.width,
+                       "vocab": len(fast)},
             "heldout_loss": nll / max(n, 1), "heldout_ppl": math.exp(nll / max(n, 1)),
             "losses": losses}
     with open(os.path.join(a.out, "train.json"), "w") as f:
