@@ -79,6 +79,16 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     return mode == QuantMode.NONE ? QuantMode.NONE : QuantMode.INT8;
   }
 
+  /** Whether {@link #zeroPoints} is what {@link #of} gives this mode (a config says auto). */
+  public boolean hasDefaultZeroPoints() {
+    return zeroPoints == defaultZeroPoints(mode);
+  }
+
+  /** Whether {@link #headMode} is what {@link #of} gives this mode (a config says auto). */
+  public boolean hasDefaultHead() {
+    return headMode == defaultHeadMode(mode);
+  }
+
   /** Whether the LM head is quantized (in {@link #headMode}). */
   public boolean lmHead() {
     return headMode != QuantMode.NONE;
@@ -117,10 +127,10 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
 
   /**
    * Everything here that changes the numbers a model computes, as one stable string: {@code none},
-   * or e.g. {@code int4/b32/sym/acc4} ({@code /head} when the LM head is quantized in the same
-   * mode, {@code /head-int8} when in another). KV blocks
-   * computed under one key are not the blocks of another, so caches and block hashes that
-   * outlive a process or leave it include this.
+   * or e.g. {@code int4/b32/asym/acc4} ({@code /head} when the LM head is quantized in the same
+   * mode, {@code /head-int8} when in another). KV blocks computed under one key are not the
+   * blocks of another, so caches and block hashes that outlive a process or leave it include
+   * this.
    */
   public String key() {
     if (!quantized()) {

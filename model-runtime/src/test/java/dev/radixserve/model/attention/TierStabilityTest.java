@@ -2,13 +2,9 @@ package dev.radixserve.model.attention;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,18 +42,7 @@ class TierStabilityTest {
     assertEquals(compiled, interpreted());
   }
 
-  private static String interpreted() throws IOException, InterruptedException {
-    String java = ProcessHandle.current().info().command().orElse("java");
-    Process child = new ProcessBuilder(List.of(java, "-Xint", "--add-modules=jdk.incubator.vector",
-        "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-        TierStabilityTest.class.getName()))
-        .redirectErrorStream(true).start();
-    String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (!child.waitFor(120, TimeUnit.SECONDS) || child.exitValue() != 0) {
-      throw new AssertionError("child JVM failed: " + out);
-    }
-    return out.lines().filter(l -> l.startsWith("fingerprint ")).findFirst()
-        .orElseThrow(() -> new AssertionError("no fingerprint in: " + out))
-        .substring("fingerprint ".length());
+  private static String interpreted() throws Exception {
+    return ChildJvm.line(TierStabilityTest.class, "fingerprint ", "-Xint");
   }
 }

@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
-import java.nio.charset.StandardCharsets;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -41,17 +38,10 @@ class VectorWidthTest {
   @ParameterizedTest(name = "{0} bits")
   @ValueSource(ints = {128, 256})
   void matchesNaiveAttentionAtEveryWidth(int bits) throws Exception {
-    String java = ProcessHandle.current().info().command().orElse("java");
-    Process child = new ProcessBuilder(List.of(java, "--add-modules=jdk.incubator.vector",
-        "--enable-native-access=ALL-UNNAMED", "-D" + VectorRowAttention.BITS_PROPERTY + "=" + bits,
-        "-cp", System.getProperty("java.class.path"), VectorWidthTest.class.getName()))
-        .redirectErrorStream(true).start();
-    String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(child.waitFor(120, TimeUnit.SECONDS) && child.exitValue() == 0,
-        "child JVM failed: " + out);
-    String[] line = out.lines().filter(l -> l.startsWith("bits ")).findFirst()
-        .orElseThrow(() -> new AssertionError("no result in: " + out)).split(" ");
-    assertEquals(bits, Integer.parseInt(line[1]), out);
-    assertTrue(Double.parseDouble(line[3]) < 1e-4, out);
+    String out = ChildJvm.line(VectorWidthTest.class, "bits ",
+        "-D" + VectorRowAttention.BITS_PROPERTY + "=" + bits);
+    String[] line = out.split(" ");
+    assertEquals(bits, Integer.parseInt(line[0]), out);
+    assertTrue(Double.parseDouble(line[2]) < 1e-4, out);
   }
 }

@@ -3,7 +3,6 @@ package dev.radixserve.server.cli;
 import dev.radixserve.model.Device;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.quant.QuantMode;
-import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.config.ToolCallParserSetting;
@@ -112,13 +111,11 @@ enum ConfigKey {
   QUANTIZATION_ZERO_POINTS("quantization-zero-points",
       (b, v) -> b.quantizationZeroPoints = v.strip().equalsIgnoreCase("auto") ? null
           : ConfigValues.bool(v),
-      c -> c.quantization().zeroPoints() == QuantSpec.defaultZeroPoints(c.quantization().mode())
-          ? "auto" : c.quantization().zeroPoints()),
+      c -> c.quantization().hasDefaultZeroPoints() ? "auto" : c.quantization().zeroPoints()),
   QUANTIZATION_LM_HEAD("quantization-lm-head",
       (b, v) -> b.quantizationLmHead = v.strip().equalsIgnoreCase("auto") ? null
           : ConfigValues.bool(v),
-      c -> c.quantization().headMode() == QuantSpec.defaultHeadMode(c.quantization().mode())
-          ? "auto" : c.quantization().lmHead()),
+      c -> c.quantization().hasDefaultHead() ? "auto" : c.quantization().lmHead()),
   TOOL_CALL_PARSER("tool-call-parser",
       (b, v) -> b.toolCallParser = ConfigValues.choice(v, ToolCallParserSetting.class),
       c -> ConfigValues.formatChoice(c.toolCallParser()));

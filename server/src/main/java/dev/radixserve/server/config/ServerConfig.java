@@ -204,10 +204,9 @@ public record ServerConfig(
     b.kvOffloadDiskWrite = kvOffloadDiskWrite;
     b.quantization = quantization.mode();
     b.quantizationBlockSize = quantization.blockSize();
-    b.quantizationZeroPoints = quantization.zeroPoints()
-        == QuantSpec.defaultZeroPoints(quantization.mode()) ? null : quantization.zeroPoints();
-    b.quantizationLmHead = quantization.headMode()
-        == QuantSpec.defaultHeadMode(quantization.mode()) ? null : quantization.lmHead();
+    b.quantizationZeroPoints =
+        quantization.hasDefaultZeroPoints() ? null : quantization.zeroPoints();
+    b.quantizationLmHead = quantization.hasDefaultHead() ? null : quantization.lmHead();
     b.toolCallParser = toolCallParser;
     return b;
   }
@@ -298,14 +297,16 @@ public record ServerConfig(
      * x86); CUDA's MatMulNBits computes in the activations' type and takes no level (0).
      */
     private QuantSpec quantization() {
-      return quantization == QuantMode.NONE ? QuantSpec.none()
-          : QuantSpec.of(quantization).withBlockSize(quantizationBlockSize)
-              .withZeroPoints(quantizationZeroPoints == null
-                  ? QuantSpec.defaultZeroPoints(quantization) : quantizationZeroPoints)
-              .withHeadMode(quantizationLmHead == null
-                  ? QuantSpec.defaultHeadMode(quantization)
-                  : quantizationLmHead ? quantization : QuantMode.NONE)
-              .withAccuracyLevel(device == Device.Kind.CUDA ? 0 : QuantSpec.CPU_ACCURACY_LEVEL);
+      if (quantization == QuantMode.NONE) {
+        return QuantSpec.none();
+      }
+      // QuantSpec.of holds the defaults; null (auto) keeps them
+      QuantSpec spec = QuantSpec.of(quantization).withBlockSize(quantizationBlockSize)
+          .withAccuracyLevel(device == Device.Kind.CUDA ? 0 : QuantSpec.CPU_ACCURACY_LEVEL);
+      if (quantizationZeroPoints != null) {
+        spec = spec.withZeroPoints(quantizationZeroPoints);
+      }
+      return quantizationLmHead == null ? spec : spec.withLmHead(quantizationLmHead);
     }
   }
 }

@@ -148,11 +148,9 @@ final class GenerationCall {
       }
       if (toolCalls[index] != null) {
         streamToolCalls(index, d);
-      } else if (req.logprobs() == null && d.finishReason() == null && !d.text().isEmpty()) {
-        ctx.writeAndFlush(new DefaultHttpContent(chunks.textEvent(ctx.alloc(), index, d.text())));
       } else if (!d.text().isEmpty() || !d.logprobs().isEmpty() || d.finishReason() != null) {
-        sse(chunks.chunk(index, d.text(), req.logprobs() != null ? d.logprobs() : null,
-            d.finishReason(), null));
+        ctx.writeAndFlush(new DefaultHttpContent(chunks.event(ctx.alloc(), index, d.text(),
+            req.logprobs() != null ? d.logprobs() : null, d.finishReason())));
       }
     }
   }
@@ -315,7 +313,6 @@ final class GenerationCall {
   }
 
   private void sse(ObjectNode event) {
-    ctx.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer("data: " + event + "\n\n",
-        StandardCharsets.UTF_8)));
+    ctx.writeAndFlush(new DefaultHttpContent(StreamChunks.frame(event)));
   }
 }

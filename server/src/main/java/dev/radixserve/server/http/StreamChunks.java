@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -13,8 +14,8 @@ import java.nio.charset.StandardCharsets;
  *
  * <p>Why the direct bytes: building that chunk as a Jackson tree and serialising it to a
  * {@code String} was most of the event loop's ~0.25 ms per streamed token at batch-1 decode (JFR),
- * about 4 % of the CPU a token costs on a CPU model. {@link #textEvent} writes the same bytes as
- * {@code "data: " + chunk(index, text, null, null, null) + "\n\n"} (tested byte for byte): the
+ * about 4 % of the CPU a token costs on a CPU model. {@link #event} writes that one as the same
+ * bytes as {@code frame(chunk(index, text, null, null, null))} (tested byte for byte): the
  * header fields are serialised by Jackson once per call, the text is escaped by Jackson's own
  * {@link JsonStringEncoder}.
  */
@@ -88,10 +89,23 @@ final class StreamChunks {
   }
 
   /**
-   * The SSE event of a chunk that carries only {@code text} (non-empty): no logprobs, role or
-   * finish reason. The same bytes as {@link #chunk}'s tree, serialised and framed.
+   * The SSE event of a content chunk ({@link #chunk} without a role). The common one, text and
+   * nothing else, is written straight to bytes; any other is the tree, serialised and framed.
    */
-  ByteBuf textEvent(ByteBufAllocator alloc, int choice, String text) {
+  ByteBuf event(ByteBufAllocator alloc, int choice, String delta, ArrayNode lp, String fin) {
+    if (lp == null && fin == null && delta != null && !delta.isEmpty()) {
+      return textEvent(alloc, choice, delta);
+    }
+    return frame(chunk(choice, delta, lp, fin, null));
+  }
+
+  /** {@code data: JSON}, then the blank line that ends an SSE event. */
+  static ByteBuf frame(ObjectNode event) {
+    return Unpooled.copiedBuffer("data: " + event + "\n\n", StandardCharsets.UTF_8);
+  }
+
+  /** The same bytes as {@code frame(chunk(choice, text, null, null, null))}, without the tree. */
+  private ByteBuf textEvent(ByteBufAllocator alloc, int choice, String text) {
     byte[] escaped = JsonStringEncoder.getInstance().quoteAsUTF8(text);
     ByteBuf b = alloc.buffer(eventHead.length + 11 + textHead.length + escaped.length
         + 1 + CHAT_TAIL.length);
