@@ -3,20 +3,22 @@ package dev.radixserve.model.attention;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The inner loops of the CPU paged attention: a run of consecutive query rows of one sequence and
- * one head against that sequence's positions, read where they lie in the pool.
+ * The inner loops of the CPU paged attention: a run of consecutive query rows of one sequence, for
+ * one or more consecutive heads, against that sequence's positions, read where they lie in the
+ * pool.
  *
  * <pre>
  *   query row t of the run (0 <= t < queries) sees positions [0, firstLen + t)   (causal)
- *   position j: block table[tableOffset + j / B], slot j % B; its key row for this head at
- *     keyCache byte (block * B + slot) * rowBytes + headOffset         (likewise the values)
+ *   position j: block table[tableOffset + j / B], slot j % B; the key row head i reads at
+ *     keyCache byte (block * B + slot) * rowBytes + kvOffset(i)         (likewise the values)
  *   out_t = softmax(scale * q_t · K[0, len_t)) · V[0, len_t)        (fp32, max subtracted first)
  * </pre>
  *
  * Why a run rather than one row at a time: a prefill chunk's queries share almost all their
  * positions, so an implementation can read each block's key and value rows once for the whole
- * run, from L1, instead of once per query (from L2 at best). Implementations are thread-safe;
- * their scratch is per thread.
+ * run, from L1, instead of once per query (from L2 at best). A decode step has one query per
+ * head, so its run takes every head instead, and the slots are read whole. Implementations are
+ * thread-safe; their scratch is per thread.
  */
 interface RowAttention {
 
@@ -24,25 +26,45 @@ interface RowAttention {
       MemorySegment valueCache, MemorySegment out);
 
   /**
-   * Where a run's rows and positions lie.
+   * Where a run's rows and positions lie: {@code queries} consecutive query rows of one sequence,
+   * for {@code heads} consecutive query heads.
    *
-   * @param queryOffset byte offset of the first query row's head; row t at
-   *     {@code queryOffset + t * queryStride}, and likewise in the output
+   * @param queryOffset byte offset of the first query row's first head; row t of head i at
+   *     {@code queryOffset + t * queryStride + i * headSize * 4}, and likewise in the output
    * @param firstLen positions the first row sees (its own included)
    * @param rowBytes bytes per pool slot (kv heads × head size × 4)
-   * @param headOffset byte offset of this head's kv head inside a slot
+   * @param firstHead the run's first query head
+   * @param heads query heads in the run (a decode step's one row per head is a run of all or
+   *     several heads, so that each block is read as whole rows, not one head's slice at a time)
+   * @param headsPerKv query heads per kv head (grouped-query attention; 1 for multi-head)
    */
   record QueryRun(long queryOffset, long queryStride, int queries, int firstLen, int[] table,
-      int tableOffset, int blockSize, long rowBytes, long headOffset, int headSize,
-      float scale) {
+      int tableOffset, int blockSize, long rowBytes, int firstHead, int heads, int headsPerKv,
+      int headSize, float scale) {
 
     int lastLen() {
       return firstLen + queries - 1;
     }
 
-    /** Byte offset of block {@code b}'s first slot for this head. */
-    long blockStart(int b) {
-      return (long) table[tableOffset + b] * blockSize * rowBytes + headOffset;
+    /** Bytes of one head's row of queries or keys. */
+    long headBytes() {
+      return (long) headSize * Float.BYTES;
+    }
+
+    /** Byte offset of block {@code b}'s first slot (add {@link #kvOffset} for a head). */
+    long blockBase(int b) {
+      return (long) table[tableOffset + b] * blockSize * rowBytes;
+    }
+
+    /** Byte offset, inside a slot, of the kv head that query head {@code i} of the run reads. */
+    long kvOffset(int i) {
+      return (long) ((firstHead + i) / headsPerKv) * headBytes();
+    }
+
+    /** Head {@code i} of the run as a run of its own (same rows, same positions). */
+    QueryRun head(int i) {
+      return new QueryRun(queryOffset + i * headBytes(), queryStride, queries, firstLen, table,
+          tableOffset, blockSize, rowBytes, firstHead + i, 1, headsPerKv, headSize, scale);
     }
   }
 
@@ -69,7 +91,10 @@ interface RowAttention {
     }
   }
 
-  /** Per-thread scratch: scores [queries × lastLen], per-row maxima, output accumulators. */
+  /**
+   * Per-thread scratch: scores [heads × queries × lastLen], per-row maxima, output accumulators
+   * (row r = head i × queries + query t).
+   */
   final class Scratch {
     private static final ThreadLocal<Scratch> MINE = ThreadLocal.withInitial(Scratch::new);
 
@@ -80,15 +105,16 @@ interface RowAttention {
     /** This thread's scratch, grown to fit the run. */
     static Scratch get(QueryRun run) {
       Scratch s = MINE.get();
-      int scores = run.queries() * run.lastLen();
+      int rows = run.heads() * run.queries();
+      int scores = rows * run.lastLen();
       if (s.scores.length < scores) {
         s.scores = new float[Math.max(scores, s.scores.length * 2)];
       }
-      if (s.max.length < run.queries()) {
-        s.max = new float[run.queries()];
+      if (s.max.length < rows) {
+        s.max = new float[rows];
       }
-      if (s.acc.length < run.queries() * run.headSize()) {
-        s.acc = new float[run.queries() * run.headSize()];
+      if (s.acc.length < rows * run.headSize()) {
+        s.acc = new float[rows * run.headSize()];
       }
       return s;
     }

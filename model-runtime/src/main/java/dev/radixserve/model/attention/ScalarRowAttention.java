@@ -16,6 +16,13 @@ final class ScalarRowAttention implements RowAttention {
   @Override
   public void attend(QueryRun run, MemorySegment query, MemorySegment keyCache,
       MemorySegment valueCache, MemorySegment out) {
+    for (int i = 0; i < run.heads(); i++) {
+      attendHead(run.head(i), query, keyCache, valueCache, out);
+    }
+  }
+
+  private static void attendHead(QueryRun run, MemorySegment query, MemorySegment keyCache,
+      MemorySegment valueCache, MemorySegment out) {
     Scratch scratch = Scratch.get(run);
     float[] scores = scratch.scores;
     float[] acc = scratch.acc;
@@ -70,6 +77,6 @@ final class ScalarRowAttention implements RowAttention {
 
   private static long slot(QueryRun run, int j) {
     return ((long) run.table()[run.tableOffset() + j / run.blockSize()] * run.blockSize()
-        + j % run.blockSize()) * run.rowBytes() + run.headOffset();
+        + j % run.blockSize()) * run.rowBytes() + run.kvOffset(0);
   }
 }

@@ -20,6 +20,14 @@ import jdk.incubator.vector.VectorSpecies;
  *   output   out_t = acc_t / sum_t
  * </pre>
  *
+ * A run of one query (a decode step) takes every head of the run at once and goes position by
+ * position instead: for each slot j, for each head i, s[i][j] = scale * q_i · k_j, and later
+ * acc_i += p[i][j] * v_j. The pool is then read slot after slot, whole rows in address order,
+ * which the hardware prefetchers follow at the memory's bandwidth; one head's 256-byte slice of
+ * every 3 KB row was read at about half of it (BENCHMARKS.md, "Decode attention reads whole
+ * slots"). Each (head, slot) pair does the very operations, in the same order, that the blocked
+ * loops do, so a token gives the same bits as a decode step and inside a prefill run.
+ *
  * A head of exactly 8 vectors (GPT-2's 64 floats) keeps a query or an accumulator in 8
  * registers; other head sizes take a general loop with a scalar tail. Vectors are capped at 256
  * bits so that a 64-float head is 8 vectors on AVX-512 machines too. Sums across lanes and exp go
@@ -43,6 +51,18 @@ final class VectorRowAttention implements RowAttention {
   @Override
   public void attend(QueryRun run, MemorySegment query, MemorySegment keyCache,
       MemorySegment valueCache, MemorySegment out) {
+    if (run.queries() == 1) {
+      attendOneQuery(run, query, keyCache, valueCache, out);
+      return;
+    }
+    for (int i = 0; i < run.heads(); i++) {
+      attendHead(run.head(i), query, keyCache, valueCache, out);
+    }
+  }
+
+  /** One head's run of queries: the blocked loops. */
+  private static void attendHead(QueryRun run, MemorySegment query, MemorySegment keyCache,
+      MemorySegment valueCache, MemorySegment out) {
     Scratch scratch = Scratch.get(run);
     int n = run.queries();
     int headSize = run.headSize();
@@ -65,18 +85,73 @@ final class VectorRowAttention implements RowAttention {
     } else {
       values(run, valueCache, scratch.scores, acc);
     }
-    int vecEnd = headSize - headSize % L;
     for (int t = 0; t < n; t++) {
-      long o = run.queryOffset() + t * run.queryStride();
-      int a = t * headSize;
-      int d = 0;
-      for (; d < vecEnd; d += L) {
-        FloatVector.fromArray(SP, acc, a + d).mul(max[t])
-            .intoMemorySegment(out, o + (long) d * Float.BYTES, BO);
+      writeRow(acc, t * headSize, max[t], out, run.queryOffset() + t * run.queryStride(),
+          headSize);
+    }
+  }
+
+  /** One query row of each of the run's heads: slot by slot, every head at each slot. */
+  private static void attendOneQuery(QueryRun run, MemorySegment query, MemorySegment keyCache,
+      MemorySegment valueCache, MemorySegment out) {
+    Scratch scratch = Scratch.get(run);
+    int heads = run.heads();
+    int len = run.firstLen();
+    int headSize = run.headSize();
+    boolean eight = headSize == 8 * L;
+    float[] scores = scratch.scores;
+    float[] max = scratch.max;
+    Arrays.fill(max, 0, heads, Float.NEGATIVE_INFINITY);
+    for (int b = 0, j0 = 0; j0 < len; b++, j0 += run.blockSize()) {
+      long slot = run.blockBase(b);
+      for (int j = j0, end = Math.min(j0 + run.blockSize(), len); j < end;
+          j++, slot += run.rowBytes()) {
+        for (int i = 0; i < heads; i++) {
+          long q = run.queryOffset() + i * run.headBytes();
+          long k = slot + run.kvOffset(i);
+          float s = eight ? run.scale() * dot8(query, q, keyCache, k)
+              : dot(query, q, keyCache, k, headSize) * run.scale();
+          scores[i * len + j] = s;
+          max[i] = Math.max(max[i], s);
+        }
       }
-      for (; d < headSize; d++) {
-        out.set(F, o + (long) d * Float.BYTES, acc[a + d] * max[t]);
+    }
+    for (int i = 0; i < heads; i++) {
+      max[i] = 1f / exp(scores, i * len, len, max[i]);
+    }
+    float[] acc = scratch.acc;
+    Arrays.fill(acc, 0, heads * headSize, 0f);
+    for (int b = 0, j0 = 0; j0 < len; b++, j0 += run.blockSize()) {
+      long slot = run.blockBase(b);
+      for (int j = j0, end = Math.min(j0 + run.blockSize(), len); j < end;
+          j++, slot += run.rowBytes()) {
+        for (int i = 0; i < heads; i++) {
+          long v = slot + run.kvOffset(i);
+          if (eight) {
+            addWeighted8(acc, i * headSize, scores[i * len + j], valueCache, v);
+          } else {
+            addWeighted(acc, i * headSize, scores[i * len + j], valueCache, v, headSize);
+          }
+        }
       }
+    }
+    for (int i = 0; i < heads; i++) {
+      writeRow(acc, i * headSize, max[i], out, run.queryOffset() + i * run.headBytes(),
+          headSize);
+    }
+  }
+
+  /** out[o ..] = acc[a ..] * norm, one head's row. */
+  private static void writeRow(float[] acc, int a, float norm, MemorySegment out, long o,
+      int headSize) {
+    int vecEnd = headSize - headSize % L;
+    int d = 0;
+    for (; d < vecEnd; d += L) {
+      FloatVector.fromArray(SP, acc, a + d).mul(norm)
+          .intoMemorySegment(out, o + (long) d * Float.BYTES, BO);
+    }
+    for (; d < headSize; d++) {
+      out.set(F, o + (long) d * Float.BYTES, acc[a + d] * norm);
     }
   }
 
@@ -103,7 +178,7 @@ final class VectorRowAttention implements RowAttention {
     long rb = run.rowBytes();
     float scale = run.scale();
     for (int b = 0, j0 = 0; j0 < last; b++, j0 += bs) {
-      long start = run.blockStart(b);
+      long start = run.blockBase(b) + run.kvOffset(0);
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
         long q = run.queryOffset() + t * run.queryStride();
         FloatVector q0 = load(query, q);
@@ -141,7 +216,7 @@ final class VectorRowAttention implements RowAttention {
     int bs = run.blockSize();
     long rb = run.rowBytes();
     for (int b = 0, j0 = 0; j0 < last; b++, j0 += bs) {
-      long start = run.blockStart(b);
+      long start = run.blockBase(b) + run.kvOffset(0);
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
         int a = t * 8 * L;
         FloatVector o0 = FloatVector.fromArray(SP, acc, a);
@@ -178,7 +253,61 @@ final class VectorRowAttention implements RowAttention {
     }
   }
 
+  /** q · k for a head of 8 vectors: the operations of {@link #scores8}, in its order. */
+  private static float dot8(MemorySegment query, long q, MemorySegment keys, long k) {
+    FloatVector a = load(query, q).mul(load(keys, k));
+    FloatVector c = load(query, q + VB).mul(load(keys, k + VB));
+    a = load(query, q + 2 * VB).fma(load(keys, k + 2 * VB), a);
+    c = load(query, q + 3 * VB).fma(load(keys, k + 3 * VB), c);
+    a = load(query, q + 4 * VB).fma(load(keys, k + 4 * VB), a);
+    c = load(query, q + 5 * VB).fma(load(keys, k + 5 * VB), c);
+    a = load(query, q + 6 * VB).fma(load(keys, k + 6 * VB), a);
+    c = load(query, q + 7 * VB).fma(load(keys, k + 7 * VB), c);
+    return StableLanes.sum(a.add(c));
+  }
+
+  /** acc[a ..] += w * v, a head of 8 vectors: the operations of {@link #values8}. */
+  private static void addWeighted8(float[] acc, int a, float w, MemorySegment values, long v) {
+    FloatVector vw = FloatVector.broadcast(SP, w);
+    for (int u = 0; u < 8; u++) {
+      vw.fma(load(values, v + u * VB), FloatVector.fromArray(SP, acc, a + u * L))
+          .intoArray(acc, a + u * L);
+    }
+  }
+
   // ---- any head size ----
+
+  /** q · k, any head size: the operations of {@link #scores}, in its order. */
+  private static float dot(MemorySegment query, long q, MemorySegment keys, long k,
+      int headSize) {
+    int vecEnd = headSize - headSize % L;
+    FloatVector a = FloatVector.zero(SP);
+    int d = 0;
+    for (; d < vecEnd; d += L) {
+      long off = (long) d * Float.BYTES;
+      a = load(query, q + off).fma(load(keys, k + off), a);
+    }
+    float s = StableLanes.sum(a);
+    for (; d < headSize; d++) {
+      s += query.get(F, q + (long) d * Float.BYTES) * keys.get(F, k + (long) d * Float.BYTES);
+    }
+    return s;
+  }
+
+  /** acc[a ..] += w * v, any head size: the operations of {@link #values}. */
+  private static void addWeighted(float[] acc, int a, float w, MemorySegment values, long v,
+      int headSize) {
+    int vecEnd = headSize - headSize % L;
+    FloatVector vw = FloatVector.broadcast(SP, w);
+    int d = 0;
+    for (; d < vecEnd; d += L) {
+      vw.fma(load(values, v + (long) d * Float.BYTES), FloatVector.fromArray(SP, acc, a + d))
+          .intoArray(acc, a + d);
+    }
+    for (; d < headSize; d++) {
+      acc[a + d] += w * values.get(F, v + (long) d * Float.BYTES);
+    }
+  }
 
   private static void scores(QueryRun run, MemorySegment query, MemorySegment keys,
       float[] scores, float[] max) {
@@ -186,9 +315,8 @@ final class VectorRowAttention implements RowAttention {
     int bs = run.blockSize();
     long rb = run.rowBytes();
     int headSize = run.headSize();
-    int vecEnd = headSize - headSize % L;
     for (int b = 0, j0 = 0; j0 < last; b++, j0 += bs) {
-      long start = run.blockStart(b);
+      long start = run.blockBase(b) + run.kvOffset(0);
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
         long q = run.queryOffset() + t * run.queryStride();
         int end = Math.min(j0 + bs, run.firstLen() + t);
@@ -196,18 +324,7 @@ final class VectorRowAttention implements RowAttention {
         float m = max[t];
         long k = start;
         for (int j = j0; j < end; j++, k += rb) {
-          FloatVector a = FloatVector.zero(SP);
-          int d = 0;
-          for (; d < vecEnd; d += L) {
-            long off = (long) d * Float.BYTES;
-            a = load(query, q + off).fma(load(keys, k + off), a);
-          }
-          float s = StableLanes.sum(a);
-          for (; d < headSize; d++) {
-            s += query.get(F, q + (long) d * Float.BYTES)
-                * keys.get(F, k + (long) d * Float.BYTES);
-          }
-          s *= run.scale();
+          float s = dot(query, q, keys, k, headSize) * run.scale();
           scores[base + j] = s;
           m = Math.max(m, s);
         }
@@ -221,25 +338,14 @@ final class VectorRowAttention implements RowAttention {
     int bs = run.blockSize();
     long rb = run.rowBytes();
     int headSize = run.headSize();
-    int vecEnd = headSize - headSize % L;
     for (int b = 0, j0 = 0; j0 < last; b++, j0 += bs) {
-      long start = run.blockStart(b);
+      long start = run.blockBase(b) + run.kvOffset(0);
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
         int end = Math.min(j0 + bs, run.firstLen() + t);
         int base = t * last;
-        int a = t * headSize;
         long v = start;
         for (int j = j0; j < end; j++, v += rb) {
-          float pj = p[base + j];
-          FloatVector w = FloatVector.broadcast(SP, pj);
-          int d = 0;
-          for (; d < vecEnd; d += L) {
-            w.fma(load(values, v + (long) d * Float.BYTES), FloatVector.fromArray(SP, acc, a + d))
-                .intoArray(acc, a + d);
-          }
-          for (; d < headSize; d++) {
-            acc[a + d] += pj * values.get(F, v + (long) d * Float.BYTES);
-          }
+          addWeighted(acc, t * headSize, p[base + j], values, v, headSize);
         }
       }
     }

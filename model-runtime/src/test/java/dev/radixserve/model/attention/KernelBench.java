@@ -14,7 +14,10 @@ import java.util.stream.IntStream;
  *     threads seqs context heads headSize reps [new tokens]</pre>
  *
  * Block ids are shuffled over the pool; {@code -Dbench.layout=contiguous} gives each sequence one
- * run of ids instead, as the server's {@code BlockPool} hands out a prompt.
+ * run of ids instead, as the server's {@code BlockPool} hands out a prompt. {@code
+ * -Dbench.layers=N} (default 4) cycles over N pools: enough of them (e.g. 96 at 1 × 512) and
+ * every layer's K/V comes from memory, as in a model whose weights stream through the caches
+ * between two attention nodes.
  */
 public final class KernelBench {
   public static void main(String[] args) {
@@ -32,7 +35,7 @@ public final class KernelBench {
     }
     int blocks = seqs * ((context + fresh) / block + 2) + 8;
     Arena arena = Arena.ofShared();
-    AttentionCase[] layers = new AttentionCase[4];
+    AttentionCase[] layers = new AttentionCase[Integer.getInteger("bench.layers", 4)];
     for (int l = 0; l < layers.length; l++) {
       layers[l] = new AttentionCase(arena, 7 + l, heads, heads, headSize, block, blocks, shapes,
           !"contiguous".equals(System.getProperty("bench.layout"))); // as DecodeStepBench

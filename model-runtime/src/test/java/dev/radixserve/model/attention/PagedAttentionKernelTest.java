@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.concurrent.ForkJoinPool;
@@ -68,6 +69,36 @@ class PagedAttentionKernelTest {
       assertTrue(error < 1e-4, "max error " + error);
       assertOnlyNewSlotsChanged(c, keysBefore, floats(c.keyCache), c.key);
       assertOnlyNewSlotsChanged(c, valuesBefore, floats(c.valueCache), c.value);
+    }
+  }
+
+  /**
+   * A token attended as the one query of a decode step (every head in one item, the pool read
+   * slot by slot) gives the same bits as the same token inside a prefill run (one head per item):
+   * a prefix-cache hit that leaves one prompt token to compute must not change the logits.
+   */
+  @ParameterizedTest(name = "{0} B={1} kvHeads={2} D={3}")
+  @MethodSource("variants")
+  void aDecodeStepGivesThePrefillRunsBits(RowAttention math, int block, int kvHeads,
+      int headSize) {
+    try (Arena arena = Arena.ofShared()) {
+      int past = 3 * block + 5;
+      int fresh = 16;
+      AttentionCase c = new AttentionCase(arena, block * 7L + headSize, 4, kvHeads, headSize,
+          block, 16, new int[][] {{past, fresh, -1}});
+      PagedAttentionKernel kernel = new PagedAttentionKernel(4, kvHeads, headSize, 0f, math);
+      kernel.run(c.step(), THREADS);
+      long row = 4L * headSize * Float.BYTES;
+      long kvRow = (long) kvHeads * headSize * Float.BYTES;
+      MemorySegment decoded = arena.allocate(row);
+      // the run's last token again, alone: its past (the run's other tokens) is in the pool now
+      PagedAttentionStep one = new PagedAttentionStep(c.query.asSlice((fresh - 1) * row, row),
+          c.key.asSlice((fresh - 1) * kvRow, kvRow), c.value.asSlice((fresh - 1) * kvRow, kvRow),
+          c.keyCache, c.valueCache, decoded, 1, c.numBlocks, block, headSize, new int[] {0, 1},
+          new int[] {past + fresh - 1}, c.tables.clone(), c.maxBlocks);
+      kernel.run(one, THREADS);
+      assertArrayEquals(c.output.asSlice((fresh - 1) * row, row).toArray(ValueLayout.JAVA_INT),
+          decoded.toArray(ValueLayout.JAVA_INT));
     }
   }
 
