@@ -91,7 +91,12 @@ final class VectorRowAttention implements RowAttention {
     }
   }
 
-  /** One query row of each of the run's heads: slot by slot, every head at each slot. */
+  /**
+   * One query row of each of the run's heads: slot by slot, every head at each slot. The score
+   * and value loops stay separate methods (as {@link #scores8} and {@link #values8}): in one
+   * method C2 ran out of inlining budget, left vector helpers as calls and boxed their vectors,
+   * which made this path slower than the per-head one it replaces.
+   */
   private static void attendOneQuery(QueryRun run, MemorySegment query, MemorySegment keyCache,
       MemorySegment valueCache, MemorySegment out) {
     Scratch scratch = Scratch.get(run);
@@ -99,41 +104,22 @@ final class VectorRowAttention implements RowAttention {
     int len = run.firstLen();
     int headSize = run.headSize();
     boolean eight = headSize == 8 * L;
-    float[] scores = scratch.scores;
     float[] max = scratch.max;
     Arrays.fill(max, 0, heads, Float.NEGATIVE_INFINITY);
-    for (int b = 0, j0 = 0; j0 < len; b++, j0 += run.blockSize()) {
-      long slot = run.blockBase(b);
-      for (int j = j0, end = Math.min(j0 + run.blockSize(), len); j < end;
-          j++, slot += run.rowBytes()) {
-        for (int i = 0; i < heads; i++) {
-          long q = run.queryOffset() + i * run.headBytes();
-          long k = slot + run.kvOffset(i);
-          float s = eight ? run.scale() * dot8(query, q, keyCache, k)
-              : dot(query, q, keyCache, k, headSize) * run.scale();
-          scores[i * len + j] = s;
-          max[i] = Math.max(max[i], s);
-        }
-      }
+    if (eight) {
+      scoresOneQuery8(run, query, keyCache, scratch.scores, max);
+    } else {
+      scoresOneQuery(run, query, keyCache, scratch.scores, max);
     }
     for (int i = 0; i < heads; i++) {
-      max[i] = 1f / exp(scores, i * len, len, max[i]);
+      max[i] = 1f / exp(scratch.scores, i * len, len, max[i]);
     }
     float[] acc = scratch.acc;
     Arrays.fill(acc, 0, heads * headSize, 0f);
-    for (int b = 0, j0 = 0; j0 < len; b++, j0 += run.blockSize()) {
-      long slot = run.blockBase(b);
-      for (int j = j0, end = Math.min(j0 + run.blockSize(), len); j < end;
-          j++, slot += run.rowBytes()) {
-        for (int i = 0; i < heads; i++) {
-          long v = slot + run.kvOffset(i);
-          if (eight) {
-            addWeighted8(acc, i * headSize, scores[i * len + j], valueCache, v);
-          } else {
-            addWeighted(acc, i * headSize, scores[i * len + j], valueCache, v, headSize);
-          }
-        }
-      }
+    if (eight) {
+      valuesOneQuery8(run, valueCache, scratch.scores, acc);
+    } else {
+      valuesOneQuery(run, valueCache, scratch.scores, acc);
     }
     for (int i = 0; i < heads; i++) {
       writeRow(acc, i * headSize, max[i], out, run.queryOffset() + i * run.headBytes(),
@@ -213,93 +199,179 @@ final class VectorRowAttention implements RowAttention {
 
   private static void values8(QueryRun run, MemorySegment values, float[] p, float[] acc) {
     int last = run.lastLen();
-    int bs = run.blockSize();
-    long rb = run.rowBytes();
-    for (int b = 0, j0 = 0; j0 < last; b++, j0 += bs) {
+    for (int b = 0, j0 = 0; j0 < last; b++, j0 += run.blockSize()) {
       long start = run.blockBase(b) + run.kvOffset(0);
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
-        int a = t * 8 * L;
-        FloatVector o0 = FloatVector.fromArray(SP, acc, a);
-        FloatVector o1 = FloatVector.fromArray(SP, acc, a + L);
-        FloatVector o2 = FloatVector.fromArray(SP, acc, a + 2 * L);
-        FloatVector o3 = FloatVector.fromArray(SP, acc, a + 3 * L);
-        FloatVector o4 = FloatVector.fromArray(SP, acc, a + 4 * L);
-        FloatVector o5 = FloatVector.fromArray(SP, acc, a + 5 * L);
-        FloatVector o6 = FloatVector.fromArray(SP, acc, a + 6 * L);
-        FloatVector o7 = FloatVector.fromArray(SP, acc, a + 7 * L);
-        int end = Math.min(j0 + bs, run.firstLen() + t);
-        int base = t * last;
-        long v = start;
-        for (int j = j0; j < end; j++, v += rb) {
-          FloatVector w = FloatVector.broadcast(SP, p[base + j]);
-          o0 = w.fma(load(values, v), o0);
-          o1 = w.fma(load(values, v + VB), o1);
-          o2 = w.fma(load(values, v + 2 * VB), o2);
-          o3 = w.fma(load(values, v + 3 * VB), o3);
-          o4 = w.fma(load(values, v + 4 * VB), o4);
-          o5 = w.fma(load(values, v + 5 * VB), o5);
-          o6 = w.fma(load(values, v + 6 * VB), o6);
-          o7 = w.fma(load(values, v + 7 * VB), o7);
-        }
-        o0.intoArray(acc, a);
-        o1.intoArray(acc, a + L);
-        o2.intoArray(acc, a + 2 * L);
-        o3.intoArray(acc, a + 3 * L);
-        o4.intoArray(acc, a + 4 * L);
-        o5.intoArray(acc, a + 5 * L);
-        o6.intoArray(acc, a + 6 * L);
-        o7.intoArray(acc, a + 7 * L);
+        valueChunk8(acc, t * 8 * L, p, t * last, j0, Math.min(j0 + run.blockSize(),
+            run.firstLen() + t), values, start, run.rowBytes());
       }
     }
   }
 
-  /** q · k for a head of 8 vectors: the operations of {@link #scores8}, in its order. */
-  private static float dot8(MemorySegment query, long q, MemorySegment keys, long k) {
-    FloatVector a = load(query, q).mul(load(keys, k));
-    FloatVector c = load(query, q + VB).mul(load(keys, k + VB));
-    a = load(query, q + 2 * VB).fma(load(keys, k + 2 * VB), a);
-    c = load(query, q + 3 * VB).fma(load(keys, k + 3 * VB), c);
-    a = load(query, q + 4 * VB).fma(load(keys, k + 4 * VB), a);
-    c = load(query, q + 5 * VB).fma(load(keys, k + 5 * VB), c);
-    a = load(query, q + 6 * VB).fma(load(keys, k + 6 * VB), a);
-    c = load(query, q + 7 * VB).fma(load(keys, k + 7 * VB), c);
-    return StableLanes.sum(a.add(c));
+  /**
+   * acc[a .. a + 8L) += p[base + j] * v_j for the block's positions j in [j0, end), the 8
+   * accumulators in registers; v_j's 8 vectors at {@code v0 + (j - j0) * rowBytes}. Per element
+   * the same fmas in the same order as {@link #valuesOneQuery8} and {@link #addWeighted}.
+   */
+  private static void valueChunk8(float[] acc, int a, float[] p, int base, int j0, int end,
+      MemorySegment values, long v0, long rowBytes) {
+    FloatVector o0 = FloatVector.fromArray(SP, acc, a);
+    FloatVector o1 = FloatVector.fromArray(SP, acc, a + L);
+    FloatVector o2 = FloatVector.fromArray(SP, acc, a + 2 * L);
+    FloatVector o3 = FloatVector.fromArray(SP, acc, a + 3 * L);
+    FloatVector o4 = FloatVector.fromArray(SP, acc, a + 4 * L);
+    FloatVector o5 = FloatVector.fromArray(SP, acc, a + 5 * L);
+    FloatVector o6 = FloatVector.fromArray(SP, acc, a + 6 * L);
+    FloatVector o7 = FloatVector.fromArray(SP, acc, a + 7 * L);
+    long v = v0;
+    for (int j = j0; j < end; j++, v += rowBytes) {
+      FloatVector w = FloatVector.broadcast(SP, p[base + j]);
+      o0 = w.fma(load(values, v), o0);
+      o1 = w.fma(load(values, v + VB), o1);
+      o2 = w.fma(load(values, v + 2 * VB), o2);
+      o3 = w.fma(load(values, v + 3 * VB), o3);
+      o4 = w.fma(load(values, v + 4 * VB), o4);
+      o5 = w.fma(load(values, v + 5 * VB), o5);
+      o6 = w.fma(load(values, v + 6 * VB), o6);
+      o7 = w.fma(load(values, v + 7 * VB), o7);
+    }
+    o0.intoArray(acc, a);
+    o1.intoArray(acc, a + L);
+    o2.intoArray(acc, a + 2 * L);
+    o3.intoArray(acc, a + 3 * L);
+    o4.intoArray(acc, a + 4 * L);
+    o5.intoArray(acc, a + 5 * L);
+    o6.intoArray(acc, a + 6 * L);
+    o7.intoArray(acc, a + 7 * L);
   }
 
-  /** acc[a ..] += w * v, a head of 8 vectors: the operations of {@link #values8}. */
-  private static void addWeighted8(float[] acc, int a, float w, MemorySegment values, long v) {
-    FloatVector vw = FloatVector.broadcast(SP, w);
-    for (int u = 0; u < 8; u++) {
-      vw.fma(load(values, v + u * VB), FloatVector.fromArray(SP, acc, a + u * L))
-          .intoArray(acc, a + u * L);
+  /** One query per head, 8 vectors: the operations of {@link #scores8} per (head, slot). */
+  private static void scoresOneQuery8(QueryRun run, MemorySegment query, MemorySegment keys,
+      float[] scores, float[] max) {
+    int len = run.firstLen();
+    long rb = run.rowBytes();
+    float scale = run.scale();
+    for (int b = 0, j0 = 0; j0 < len; b++, j0 += run.blockSize()) {
+      long slot = run.blockBase(b);
+      for (int j = j0, end = Math.min(j0 + run.blockSize(), len); j < end; j++, slot += rb) {
+        for (int i = 0; i < run.heads(); i++) {
+          long q = run.queryOffset() + i * run.headBytes();
+          long k = slot + run.kvOffset(i);
+          FloatVector a = load(query, q).mul(load(keys, k));
+          FloatVector c = load(query, q + VB).mul(load(keys, k + VB));
+          a = load(query, q + 2 * VB).fma(load(keys, k + 2 * VB), a);
+          c = load(query, q + 3 * VB).fma(load(keys, k + 3 * VB), c);
+          a = load(query, q + 4 * VB).fma(load(keys, k + 4 * VB), a);
+          c = load(query, q + 5 * VB).fma(load(keys, k + 5 * VB), c);
+          a = load(query, q + 6 * VB).fma(load(keys, k + 6 * VB), a);
+          c = load(query, q + 7 * VB).fma(load(keys, k + 7 * VB), c);
+          float s = scale * StableLanes.sum(a.add(c));
+          scores[i * len + j] = s;
+          max[i] = Math.max(max[i], s);
+        }
+      }
+    }
+  }
+
+  /** One query per head, 8 vectors: per element the fmas of {@link #valueChunk8}, in order. */
+  private static void valuesOneQuery8(QueryRun run, MemorySegment values, float[] p,
+      float[] acc) {
+    int len = run.firstLen();
+    long rb = run.rowBytes();
+    for (int b = 0, j0 = 0; j0 < len; b++, j0 += run.blockSize()) {
+      long slot = run.blockBase(b);
+      for (int j = j0, end = Math.min(j0 + run.blockSize(), len); j < end; j++, slot += rb) {
+        for (int i = 0; i < run.heads(); i++) {
+          long v = slot + run.kvOffset(i);
+          int a = i * 8 * L;
+          FloatVector w = FloatVector.broadcast(SP, p[i * len + j]);
+          w.fma(load(values, v), FloatVector.fromArray(SP, acc, a)).intoArray(acc, a);
+          w.fma(load(values, v + VB), FloatVector.fromArray(SP, acc, a + L))
+              .intoArray(acc, a + L);
+          w.fma(load(values, v + 2 * VB), FloatVector.fromArray(SP, acc, a + 2 * L))
+              .intoArray(acc, a + 2 * L);
+          w.fma(load(values, v + 3 * VB), FloatVector.fromArray(SP, acc, a + 3 * L))
+              .intoArray(acc, a + 3 * L);
+          w.fma(load(values, v + 4 * VB), FloatVector.fromArray(SP, acc, a + 4 * L))
+              .intoArray(acc, a + 4 * L);
+          w.fma(load(values, v + 5 * VB), FloatVector.fromArray(SP, acc, a + 5 * L))
+              .intoArray(acc, a + 5 * L);
+          w.fma(load(values, v + 6 * VB), FloatVector.fromArray(SP, acc, a + 6 * L))
+              .intoArray(acc, a + 6 * L);
+          w.fma(load(values, v + 7 * VB), FloatVector.fromArray(SP, acc, a + 7 * L))
+              .intoArray(acc, a + 7 * L);
+        }
+      }
     }
   }
 
   // ---- any head size ----
 
+  /** One query per head, any head size: {@link #dot} per (head, slot). */
+  private static void scoresOneQuery(QueryRun run, MemorySegment query, MemorySegment keys,
+      float[] scores, float[] max) {
+    int len = run.firstLen();
+    long rb = run.rowBytes();
+    for (int b = 0, j0 = 0; j0 < len; b++, j0 += run.blockSize()) {
+      long slot = run.blockBase(b);
+      for (int j = j0, end = Math.min(j0 + run.blockSize(), len); j < end; j++, slot += rb) {
+        for (int i = 0; i < run.heads(); i++) {
+          float s = dot(query, run.queryOffset() + i * run.headBytes(), keys,
+              slot + run.kvOffset(i), run.headSize()) * run.scale();
+          scores[i * len + j] = s;
+          max[i] = Math.max(max[i], s);
+        }
+      }
+    }
+  }
+
+  /** One query per head, any head size: {@link #addWeighted} per (head, slot). */
+  private static void valuesOneQuery(QueryRun run, MemorySegment values, float[] p,
+      float[] acc) {
+    int len = run.firstLen();
+    long rb = run.rowBytes();
+    for (int b = 0, j0 = 0; j0 < len; b++, j0 += run.blockSize()) {
+      long slot = run.blockBase(b);
+      for (int j = j0, end = Math.min(j0 + run.blockSize(), len); j < end; j++, slot += rb) {
+        for (int i = 0; i < run.heads(); i++) {
+          addWeighted(acc, i * run.headSize(), p[i * len + j], values, slot + run.kvOffset(i),
+              0, run.headSize());
+        }
+      }
+    }
+  }
+
   /** q · k, any head size: the operations of {@link #scores}, in its order. */
   private static float dot(MemorySegment query, long q, MemorySegment keys, long k,
       int headSize) {
     int vecEnd = headSize - headSize % L;
+    // two accumulators, even and odd vectors, as scores8: two FMA chains of half the length
     FloatVector a = FloatVector.zero(SP);
+    FloatVector c = FloatVector.zero(SP);
     int d = 0;
-    for (; d < vecEnd; d += L) {
+    for (; d + 2 * L <= vecEnd; d += 2 * L) {
       long off = (long) d * Float.BYTES;
       a = load(query, q + off).fma(load(keys, k + off), a);
+      c = load(query, q + off + VB).fma(load(keys, k + off + VB), c);
     }
-    float s = StableLanes.sum(a);
+    if (d < vecEnd) {
+      long off = (long) d * Float.BYTES;
+      a = load(query, q + off).fma(load(keys, k + off), a);
+      d += L;
+    }
+    float s = StableLanes.sum(a.add(c));
     for (; d < headSize; d++) {
       s += query.get(F, q + (long) d * Float.BYTES) * keys.get(F, k + (long) d * Float.BYTES);
     }
     return s;
   }
 
-  /** acc[a ..] += w * v, any head size: the operations of {@link #values}. */
+  /** acc[a + d] += w * v[d] for d in [from, headSize): the per-slot fmas of {@link #values}. */
   private static void addWeighted(float[] acc, int a, float w, MemorySegment values, long v,
-      int headSize) {
+      int from, int headSize) {
     int vecEnd = headSize - headSize % L;
     FloatVector vw = FloatVector.broadcast(SP, w);
-    int d = 0;
+    int d = from;
     for (; d < vecEnd; d += L) {
       vw.fma(load(values, v + (long) d * Float.BYTES), FloatVector.fromArray(SP, acc, a + d))
           .intoArray(acc, a + d);
@@ -338,14 +410,22 @@ final class VectorRowAttention implements RowAttention {
     int bs = run.blockSize();
     long rb = run.rowBytes();
     int headSize = run.headSize();
+    // whole chunks of 8 vectors with their accumulators in registers, then the rest per slot
+    int chunked = headSize - headSize % (8 * L);
     for (int b = 0, j0 = 0; j0 < last; b++, j0 += bs) {
       long start = run.blockBase(b) + run.kvOffset(0);
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
         int end = Math.min(j0 + bs, run.firstLen() + t);
         int base = t * last;
-        long v = start;
-        for (int j = j0; j < end; j++, v += rb) {
-          addWeighted(acc, t * headSize, p[base + j], values, v, headSize);
+        for (int d = 0; d < chunked; d += 8 * L) {
+          valueChunk8(acc, t * headSize + d, p, base, j0, end, values,
+              start + (long) d * Float.BYTES, rb);
+        }
+        if (chunked < headSize) {
+          long v = start;
+          for (int j = j0; j < end; j++, v += rb) {
+            addWeighted(acc, t * headSize, p[base + j], values, v, chunked, headSize);
+          }
         }
       }
     }

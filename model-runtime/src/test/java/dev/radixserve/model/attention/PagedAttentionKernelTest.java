@@ -44,6 +44,8 @@ class PagedAttentionKernelTest {
         out.add(Arguments.of(math, block, 4, 64)); // GPT-2's head: 8 AVX2 vectors
         out.add(Arguments.of(math, block, 4, 32)); // 4 vectors
         out.add(Arguments.of(math, block, 2, 40)); // grouped-query heads, head size with a tail
+        out.add(Arguments.of(math, block, 2, 128)); // Llama's head: 2 chunks of 8 AVX2 vectors
+        out.add(Arguments.of(math, block, 4, 68)); // a chunk of 8 vectors and a tail
       }
     }
     return out;

@@ -15,8 +15,11 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class VectorWidthTest {
 
-  /** 8 vectors of 128 or 256 bits (the unrolled path), 4, and a head with a scalar tail. */
-  private static final int[] HEAD_SIZES = {64, 32, 40};
+  /**
+   * 8 vectors of 128 or 256 bits (the unrolled path), 4, a head with a scalar tail, a
+   * Llama-sized head (whole chunks of 8 vectors) and one with a chunk, vectors and a tail left.
+   */
+  private static final int[] HEAD_SIZES = {64, 32, 40, 128, 68};
 
   /** Run by the child JVM: the kernel against the naive attention for every head size. */
   public static void main(String[] args) {
