@@ -101,6 +101,7 @@ interface RowAttention {
     float[] scores = new float[4096];
     float[] max = new float[64];
     float[] acc = new float[1024];
+    long[] slots = new long[1024];
 
     /** This thread's scratch, grown to fit the run. */
     static Scratch get(QueryRun run) {
@@ -117,6 +118,22 @@ interface RowAttention {
         s.acc = new float[rows * run.headSize()];
       }
       return s;
+    }
+
+    /**
+     * The byte offset of the slot of every position the run's first row sees ({@code firstLen}
+     * of them), without a head's offset: the one-query loops walk these in order.
+     */
+    long[] slots(QueryRun run) {
+      int len = run.firstLen();
+      if (slots.length < len) {
+        slots = new long[Math.max(len, slots.length * 2)];
+      }
+      for (int j = 0; j < len; j++) {
+        slots[j] = run.blockBase(j / run.blockSize())
+            + (long) (j % run.blockSize()) * run.rowBytes();
+      }
+      return slots;
     }
   }
 }

@@ -104,12 +104,13 @@ final class VectorRowAttention implements RowAttention {
     int len = run.firstLen();
     int headSize = run.headSize();
     boolean eight = headSize == 8 * L;
+    long[] slots = scratch.slots(run);
     float[] max = scratch.max;
     Arrays.fill(max, 0, heads, Float.NEGATIVE_INFINITY);
     if (eight) {
-      scoresOneQuery8(run, query, keyCache, scratch.scores, max);
+      scoresOneQuery8(run, slots, query, keyCache, scratch.scores, max);
     } else {
-      scoresOneQuery(run, query, keyCache, scratch.scores, max);
+      scoresOneQuery(run, slots, query, keyCache, scratch.scores, max);
     }
     for (int i = 0; i < heads; i++) {
       max[i] = 1f / exp(scratch.scores, i * len, len, max[i]);
@@ -117,9 +118,9 @@ final class VectorRowAttention implements RowAttention {
     float[] acc = scratch.acc;
     Arrays.fill(acc, 0, heads * headSize, 0f);
     if (eight) {
-      valuesOneQuery8(run, valueCache, scratch.scores, acc);
+      valuesOneQuery8(run, slots, valueCache, scratch.scores, acc);
     } else {
-      valuesOneQuery(run, valueCache, scratch.scores, acc);
+      valuesOneQuery(run, slots, valueCache, scratch.scores, acc);
     }
     for (int i = 0; i < heads; i++) {
       writeRow(acc, i * headSize, max[i], out, run.queryOffset() + i * run.headBytes(),
@@ -246,61 +247,55 @@ final class VectorRowAttention implements RowAttention {
   }
 
   /** One query per head, 8 vectors: the operations of {@link #scores8} per (head, slot). */
-  private static void scoresOneQuery8(QueryRun run, MemorySegment query, MemorySegment keys,
-      float[] scores, float[] max) {
-    int len = run.firstLen();
-    long rb = run.rowBytes();
+  private static void scoresOneQuery8(QueryRun run, long[] slots, MemorySegment query,
+      MemorySegment keys, float[] scores, float[] max) {
     float scale = run.scale();
-    for (int b = 0, j0 = 0; j0 < len; b++, j0 += run.blockSize()) {
-      long slot = run.blockBase(b);
-      for (int j = j0, end = Math.min(j0 + run.blockSize(), len); j < end; j++, slot += rb) {
-        for (int i = 0; i < run.heads(); i++) {
-          long q = run.queryOffset() + i * run.headBytes();
-          long k = slot + run.kvOffset(i);
-          FloatVector a = load(query, q).mul(load(keys, k));
-          FloatVector c = load(query, q + VB).mul(load(keys, k + VB));
-          a = load(query, q + 2 * VB).fma(load(keys, k + 2 * VB), a);
-          c = load(query, q + 3 * VB).fma(load(keys, k + 3 * VB), c);
-          a = load(query, q + 4 * VB).fma(load(keys, k + 4 * VB), a);
-          c = load(query, q + 5 * VB).fma(load(keys, k + 5 * VB), c);
-          a = load(query, q + 6 * VB).fma(load(keys, k + 6 * VB), a);
-          c = load(query, q + 7 * VB).fma(load(keys, k + 7 * VB), c);
-          float s = scale * StableLanes.sum(a.add(c));
-          scores[i * len + j] = s;
-          max[i] = Math.max(max[i], s);
-        }
+    int len = run.firstLen();
+    for (int j = 0; j < len; j++) {
+      long slot = slots[j];
+      for (int i = 0; i < run.heads(); i++) {
+        long q = run.queryOffset() + i * run.headBytes();
+        long k = slot + run.kvOffset(i);
+        FloatVector a = load(query, q).mul(load(keys, k));
+        FloatVector c = load(query, q + VB).mul(load(keys, k + VB));
+        a = load(query, q + 2 * VB).fma(load(keys, k + 2 * VB), a);
+        c = load(query, q + 3 * VB).fma(load(keys, k + 3 * VB), c);
+        a = load(query, q + 4 * VB).fma(load(keys, k + 4 * VB), a);
+        c = load(query, q + 5 * VB).fma(load(keys, k + 5 * VB), c);
+        a = load(query, q + 6 * VB).fma(load(keys, k + 6 * VB), a);
+        c = load(query, q + 7 * VB).fma(load(keys, k + 7 * VB), c);
+        float s = scale * StableLanes.sum(a.add(c));
+        scores[i * len + j] = s;
+        max[i] = Math.max(max[i], s);
       }
     }
   }
 
   /** One query per head, 8 vectors: per element the fmas of {@link #valueChunk8}, in order. */
-  private static void valuesOneQuery8(QueryRun run, MemorySegment values, float[] p,
-      float[] acc) {
+  private static void valuesOneQuery8(QueryRun run, long[] slots, MemorySegment values,
+      float[] p, float[] acc) {
     int len = run.firstLen();
-    long rb = run.rowBytes();
-    for (int b = 0, j0 = 0; j0 < len; b++, j0 += run.blockSize()) {
-      long slot = run.blockBase(b);
-      for (int j = j0, end = Math.min(j0 + run.blockSize(), len); j < end; j++, slot += rb) {
-        for (int i = 0; i < run.heads(); i++) {
-          long v = slot + run.kvOffset(i);
-          int a = i * 8 * L;
-          FloatVector w = FloatVector.broadcast(SP, p[i * len + j]);
-          w.fma(load(values, v), FloatVector.fromArray(SP, acc, a)).intoArray(acc, a);
-          w.fma(load(values, v + VB), FloatVector.fromArray(SP, acc, a + L))
-              .intoArray(acc, a + L);
-          w.fma(load(values, v + 2 * VB), FloatVector.fromArray(SP, acc, a + 2 * L))
-              .intoArray(acc, a + 2 * L);
-          w.fma(load(values, v + 3 * VB), FloatVector.fromArray(SP, acc, a + 3 * L))
-              .intoArray(acc, a + 3 * L);
-          w.fma(load(values, v + 4 * VB), FloatVector.fromArray(SP, acc, a + 4 * L))
-              .intoArray(acc, a + 4 * L);
-          w.fma(load(values, v + 5 * VB), FloatVector.fromArray(SP, acc, a + 5 * L))
-              .intoArray(acc, a + 5 * L);
-          w.fma(load(values, v + 6 * VB), FloatVector.fromArray(SP, acc, a + 6 * L))
-              .intoArray(acc, a + 6 * L);
-          w.fma(load(values, v + 7 * VB), FloatVector.fromArray(SP, acc, a + 7 * L))
-              .intoArray(acc, a + 7 * L);
-        }
+    for (int j = 0; j < len; j++) {
+      long slot = slots[j];
+      for (int i = 0; i < run.heads(); i++) {
+        long v = slot + run.kvOffset(i);
+        int a = i * 8 * L;
+        FloatVector w = FloatVector.broadcast(SP, p[i * len + j]);
+        w.fma(load(values, v), FloatVector.fromArray(SP, acc, a)).intoArray(acc, a);
+        w.fma(load(values, v + VB), FloatVector.fromArray(SP, acc, a + L))
+            .intoArray(acc, a + L);
+        w.fma(load(values, v + 2 * VB), FloatVector.fromArray(SP, acc, a + 2 * L))
+            .intoArray(acc, a + 2 * L);
+        w.fma(load(values, v + 3 * VB), FloatVector.fromArray(SP, acc, a + 3 * L))
+            .intoArray(acc, a + 3 * L);
+        w.fma(load(values, v + 4 * VB), FloatVector.fromArray(SP, acc, a + 4 * L))
+            .intoArray(acc, a + 4 * L);
+        w.fma(load(values, v + 5 * VB), FloatVector.fromArray(SP, acc, a + 5 * L))
+            .intoArray(acc, a + 5 * L);
+        w.fma(load(values, v + 6 * VB), FloatVector.fromArray(SP, acc, a + 6 * L))
+            .intoArray(acc, a + 6 * L);
+        w.fma(load(values, v + 7 * VB), FloatVector.fromArray(SP, acc, a + 7 * L))
+            .intoArray(acc, a + 7 * L);
       }
     }
   }
@@ -308,35 +303,29 @@ final class VectorRowAttention implements RowAttention {
   // ---- any head size ----
 
   /** One query per head, any head size: {@link #dot} per (head, slot). */
-  private static void scoresOneQuery(QueryRun run, MemorySegment query, MemorySegment keys,
-      float[] scores, float[] max) {
+  private static void scoresOneQuery(QueryRun run, long[] slots, MemorySegment query,
+      MemorySegment keys, float[] scores, float[] max) {
     int len = run.firstLen();
-    long rb = run.rowBytes();
-    for (int b = 0, j0 = 0; j0 < len; b++, j0 += run.blockSize()) {
-      long slot = run.blockBase(b);
-      for (int j = j0, end = Math.min(j0 + run.blockSize(), len); j < end; j++, slot += rb) {
-        for (int i = 0; i < run.heads(); i++) {
-          float s = dot(query, run.queryOffset() + i * run.headBytes(), keys,
-              slot + run.kvOffset(i), run.headSize()) * run.scale();
-          scores[i * len + j] = s;
-          max[i] = Math.max(max[i], s);
-        }
+    for (int j = 0; j < len; j++) {
+      long slot = slots[j];
+      for (int i = 0; i < run.heads(); i++) {
+        float s = dot(query, run.queryOffset() + i * run.headBytes(), keys,
+            slot + run.kvOffset(i), run.headSize()) * run.scale();
+        scores[i * len + j] = s;
+        max[i] = Math.max(max[i], s);
       }
     }
   }
 
   /** One query per head, any head size: {@link #addWeighted} per (head, slot). */
-  private static void valuesOneQuery(QueryRun run, MemorySegment values, float[] p,
-      float[] acc) {
+  private static void valuesOneQuery(QueryRun run, long[] slots, MemorySegment values,
+      float[] p, float[] acc) {
     int len = run.firstLen();
-    long rb = run.rowBytes();
-    for (int b = 0, j0 = 0; j0 < len; b++, j0 += run.blockSize()) {
-      long slot = run.blockBase(b);
-      for (int j = j0, end = Math.min(j0 + run.blockSize(), len); j < end; j++, slot += rb) {
-        for (int i = 0; i < run.heads(); i++) {
-          addWeighted(acc, i * run.headSize(), p[i * len + j], values, slot + run.kvOffset(i),
-              0, run.headSize());
-        }
+    for (int j = 0; j < len; j++) {
+      long slot = slots[j];
+      for (int i = 0; i < run.heads(); i++) {
+        addWeighted(acc, i * run.headSize(), p[i * len + j], values, slot + run.kvOffset(i),
+            0, run.headSize());
       }
     }
   }
