@@ -62,11 +62,7 @@ class CacheViewBrowserTest {
     Files.createDirectories(ARTIFACTS);
     try (Chromium browser = Chromium.launch(exe.get(), 1400, 900,
         ARTIFACTS.resolve("chromium.log"))) {
-      try {
-        run(browser);
-      } finally {
-        browser.screenshot(ARTIFACTS.resolve("browser-test.png"));
-      }
+      browser.screenshotAfter(() -> run(browser), ARTIFACTS.resolve("browser-test.png"));
     } finally {
       server.shutdown(Duration.ofSeconds(5));
     }

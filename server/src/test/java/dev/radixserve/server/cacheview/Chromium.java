@@ -67,7 +67,13 @@ final class Chromium implements AutoCloseable {
 
   static Chromium launch(Path executable, int width, int height, Path log) throws Exception {
     Path profile = Files.createTempDirectory("radixserve-chromium-");
+    // --no-zygote: renderers are started directly, not forked by a zygote process. A CI run on
+    // 2026-11-25 lost its page at start ("Failed to send GetTerminationStatus message to
+    // zygote", then every command "Not attached to an active page"); without a sandbox the
+    // zygote buys nothing. --disable-dev-shm-usage: a container's small /dev/shm crashes
+    // renderers (Puppeteer's advice for containers).
     Process p = new ProcessBuilder(executable.toString(), "--headless", "--no-sandbox",
+        "--no-zygote", "--disable-dev-shm-usage",
         "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--disable-extensions",
         "--remote-allow-origins=*", "--remote-debugging-port=0", "--user-data-dir=" + profile,
@@ -198,6 +204,31 @@ final class Chromium implements AutoCloseable {
       }
       Thread.sleep(100);
     }
+  }
+
+  /** What a browser test runs: may throw anything. */
+  @FunctionalInterface
+  interface Steps {
+    void run() throws Exception;
+  }
+
+  /**
+   * Runs {@code steps}, then takes a screenshot whether they passed or not. A screenshot that
+   * fails after failed steps is added to their exception as suppressed, so it cannot hide the
+   * first failure (it did once: a lost page made both fail, and only the screenshot was shown).
+   */
+  void screenshotAfter(Steps steps, Path file) throws Exception {
+    try {
+      steps.run();
+    } catch (Exception | AssertionError e) {
+      try {
+        screenshot(file);
+      } catch (Exception s) {
+        e.addSuppressed(s);
+      }
+      throw e;
+    }
+    screenshot(file);
   }
 
   void screenshot(Path file) throws Exception {
