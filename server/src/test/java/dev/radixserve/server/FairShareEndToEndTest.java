@@ -67,6 +67,10 @@ class FairShareEndToEndTest {
       // A's first token event: its first slots are running before B arrives (the response head
       // alone can come before the engine has admitted anything, which let B in early when loaded)
       awaitFirstEvent(a.getInputStream());
+      // and all its slots: the first token can stream while A's 16th prompt still waits for
+      // admission, and B then took that slot without fair shares (a CI run on 2026-11-25: A 15
+      // running, B 1)
+      awaitAdmitted(server, SLOTS);
       HttpResponse<String> r = CLIENT.send(HttpRequest.newBuilder(
               URI.create("http://127.0.0.1:" + server.port() + "/v1/completions"))
           .header("X-Client", "b")
@@ -80,6 +84,20 @@ class FairShareEndToEndTest {
       return metrics;
     } finally {
       server.shutdown(Duration.ofMillis(1)); // aborts what is left of A
+    }
+  }
+
+  /** Polls the server's own counter until {@code n} sequences have been admitted. */
+  private static void awaitAdmitted(RadixServer server, int n) throws Exception {
+    String admitted = "radixserve_request_queue_time_seconds_count";
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    String metrics = server.scrapeMetrics();
+    while (value(metrics, admitted) < n) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(n + " sequences were never admitted: " + metrics);
+      }
+      Thread.sleep(1);
+      metrics = server.scrapeMetrics();
     }
   }
 
