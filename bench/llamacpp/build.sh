@@ -23,7 +23,7 @@ fi
 cd src
 cmake -B build -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF
-cmake --build build -j"${JOBS:-2}" --target llama-server llama-quantize
+cmake --build build -j"${JOBS:-2}" --target llama-server llama-quantize llama-perplexity
 cd "$work"
 if [ ! -x venv/bin/python ]; then
   python3 -m venv venv

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Medians per server of quick.sh's results.jsonl, and the radixserve / llama-server ratios
-(wall and per CPU-second), as BENCHMARKS.md's tables give them.
+(wall and per CPU-second), as BENCHMARKS.md's tables give them; a variant with serve flags
+after colons (rs-int4:--quantization-block-size:64) is set against its mode's llama-server.
 
 usage: quick_summary.py OUT/results.jsonl
 """
@@ -13,7 +14,10 @@ med={}
 for v,ds in rows.items():
     med[v]={k:st.median([d['m'][k] for d in ds]) for k in keys}
     print(f"| {v} | {len(ds)} | {med[v]['decode_tok_s']:.1f} / {med[v]['decode_tok_cpu_s']:.1f} | {med[v]['prefill512_tok_s']:.0f} / {med[v]['prefill512_tok_cpu_s']:.0f} | loads {[d['load'] for d in ds]}")
-for a,b in [('rs-none','lc-f32'),('rs-int8','lc-q8_0'),('rs-int4','lc-q4_0'),('rs-int4-head','lc-q4_0')]:
-    if a in med and b in med:
+# every radixserve variant (flags after colons included) against llama-server's same mode
+partner={'rs-none':'lc-f32','rs-int8':'lc-q8_0','rs-int4':'lc-q4_0','rs-int4-head':'lc-q4_0'}
+for a in med:
+    b=partner.get(a.split(':')[0])
+    if b in med:
         r=[med[a][k]/med[b][k] for k in keys]
         print(f"| {a} / {b} | {r[0]:.2f}x / **{r[1]:.2f}x** | {r[2]:.2f}x / **{r[3]:.2f}x** |")

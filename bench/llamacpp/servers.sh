@@ -3,14 +3,20 @@
 #   launch VARIANT PORT THREADS LOG      (sets $pid; needs $work, $jar and $java)
 #
 # VARIANT: rs-none|rs-int8|rs-int4 (radixserve with its defaults: an int8 LM head in both
-# quantized modes), rs-int4-head (int4 with an int4 head), lc-f32|lc-q8_0|lc-q4_0 (llama-server,
+# quantized modes), rs-int4-head (int4 with an int4 head), any of those followed by serve flags
+# after colons (rs-int4:--quantization-block-size:64), lc-f32|lc-q8_0|lc-q4_0 (llama-server,
 # 16 slots of 1,024 tokens).
 launch() {
-  case $1 in
+  local mode extra
+  mode=${1%%:*}
+  extra=
+  [ "$mode" != "$1" ] && extra=$(echo "${1#*:}" | tr ':' ' ')
+  case $mode in
     rs-int4-head) $java -Xmx2g -jar "$jar" serve --model "$work/gpt2-small" --host 127.0.0.1 \
-        --port "$2" --threads "$3" --quantization int4 --quantization-lm-head true > "$4" 2>&1 & ;;
+        --port "$2" --threads "$3" --quantization int4 --quantization-lm-head true $extra \
+        > "$4" 2>&1 & ;;
     rs-*) $java -Xmx2g -jar "$jar" serve --model "$work/gpt2-small" --host 127.0.0.1 \
-        --port "$2" --threads "$3" --quantization "${1#rs-}" > "$4" 2>&1 & ;;
+        --port "$2" --threads "$3" --quantization "${mode#rs-}" $extra > "$4" 2>&1 & ;;
     lc-*) "$work/src/build/bin/llama-server" -m "$work/gguf/gpt2-small-${1#lc-}.gguf" \
         --host 127.0.0.1 --port "$2" -t "$3" -tb "$3" -c 16384 -np 16 > "$4" 2>&1 & ;;
     *) echo "unknown variant $1" >&2; return 2 ;;

@@ -49,6 +49,11 @@ public record ModelConfig(
     return nEmbd / nHead;
   }
 
+  @Override
+  public int hiddenSize() {
+    return nEmbd;
+  }
+
   /** GPT-2 caches every head: no grouped-query attention. */
   @Override
   public int kvHeads() {

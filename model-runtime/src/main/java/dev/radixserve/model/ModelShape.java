@@ -13,6 +13,9 @@ public interface ModelShape {
   /** Key/value heads per cached token (the attention's query heads may be more: GQA). */
   int kvHeads();
 
+  /** Width of the residual stream: the K of the LM head. */
+  int hiddenSize();
+
   /** Width of one head. */
   int headDim();
 

@@ -22,7 +22,8 @@ import java.util.SplittableRandom;
  * mode's memory roofline. Run as a main class (BENCHMARKS.md has the command):
  *
  * <pre>
- *   QuantBench [gpt2-small|embedded|bf16-checkpoint] [intra-op threads = 2] [accuracy|speed|both]
+ *   QuantBench [gpt2-small|embedded|bf16-checkpoint] [intra-op threads = 2]
+ *              [accuracy|speed|both|paired]
  *              [variants: indices into variants(), e.g. 1,2; fp32 is always measured]
  * </pre>
  *
@@ -77,11 +78,21 @@ public final class QuantBench {
     v.put("int4 b32 sym acc4 + LM head", int4sym.withLmHead(true));
     // the int8 default's larger blocks (fewer scales to read, fewer activation blocks to
     // quantize per step): the follow-up's look for a cheap decode win
-    v.put("int8 b64 sym acc4 + LM head", int8.withLmHead(true).withBlockSize(64));
-    v.put("int8 b128 sym acc4 + LM head", int8.withLmHead(true).withBlockSize(128));
-    v.put("int8 b256 sym acc4 + LM head", int8.withLmHead(true).withBlockSize(256));
+    v.put("int8 b64 sym acc4 + LM head", int8.withLmHead(true).withBlockSize(64)
+        .withHeadBlockSize(64));
+    v.put("int8 b128 sym acc4 + LM head", int8.withLmHead(true).withBlockSize(128)
+        .withHeadBlockSize(128));
+    v.put("int8 b256 sym acc4 + LM head", int8.withLmHead(true).withBlockSize(256)
+        .withHeadBlockSize(256));
     // int4's default head was fp32 until 2026-11-25; int8 since (index 2)
     v.put("int4 b32 sym acc4, LM head fp32", int4sym.withLmHead(false));
+    // the defaults' LM head in the layers' 32-weight blocks, as until 2026-11-25 (since: 128)
+    v.put("int4 b32 zp acc4 + int8 LM head b32", int4.withHeadBlockSize(32));
+    v.put("int8 b32 sym acc4 + LM head b32", int8.withLmHead(true).withHeadBlockSize(32));
+    // int4's default with larger blocks: MLAS's 4-bit int8-compute kernels read a float scale
+    // and a float block sum per block, so 32-weight blocks cost 6 bits a weight, 64 cost 5
+    v.put("int4 b64 zp acc4 + int8 LM head", int4.withBlockSize(64));
+    v.put("int4 b128 zp acc4 + int8 LM head", int4.withBlockSize(128));
     return v;
   }
 
@@ -104,6 +115,11 @@ public final class QuantBench {
       ModelConfig c = w.config();
       System.out.printf("model %s %s, intra-op threads %d, KV block %d%n", model, c, threads,
           BLOCK);
+      if (what.equals("paired")) {
+        variants.remove(variants.keySet().iterator().next());
+        paired(w, threads, variants, 300);
+        return;
+      }
       if (!what.equals("speed")) {
         accuracy(w, threads, variants);
       }
@@ -314,6 +330,59 @@ public final class QuantBench {
   }
 
   /**
+   * Batch-1 decode of the variants side by side: every runner open at once, one decode step of
+   * each in turn (the order rotating), {@code rounds} times. A slow stretch of a shared machine
+   * then lands on all of them alike, so differences of a few percent, which two separate runs
+   * cannot tell from noise, show: reported as each variant's median step (thread CPU) and the
+   * median over rounds of its step ÷ the first variant's step in the same round.
+   */
+  private static void paired(GptWeights w, int threads, Map<String, QuantSpec> variants,
+      int rounds) {
+    ModelConfig c = w.config();
+    int[] table = new int[(DECODE_CONTEXT + 1 + BLOCK - 1) / BLOCK];
+    Arrays.setAll(table, b -> b);
+    List<String> names = new ArrayList<>(variants.keySet());
+    List<OnnxModelRunner> runners = new ArrayList<>();
+    try {
+      for (QuantSpec q : variants.values()) {
+        runners.add(OnnxModelRunner.create(w, BLOCK, table.length, threads, Map.of(), q));
+      }
+      int n = runners.size();
+      double[][] cpu = new double[n][rounds];
+      for (int r = -10; r < rounds; r++) {
+        for (int j = 0; j < n; j++) {
+          int v = Math.floorMod(j + r, n);
+          long c0 = THREADS.getCurrentThreadCpuTime();
+          runners.get(v).forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+              new int[] {Math.floorMod(r * 131 + 7, Math.min(c.vocabSize(), 16384))},
+              DECODE_CONTEXT, table))));
+          if (r >= 0) {
+            cpu[v][r] = (THREADS.getCurrentThreadCpuTime() - c0) / 1e6;
+          }
+        }
+      }
+      System.out.printf("%d rounds, one decode step of each variant per round at context %d%n",
+          rounds, DECODE_CONTEXT);
+      System.out.println("| variant | median step ms (CPU) | tok/s | step / first variant's, median"
+          + " of rounds |");
+      System.out.println("|---|---:|---:|---:|");
+      for (int v = 0; v < n; v++) {
+        double[] ratio = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+          ratio[r] = cpu[v][r] / cpu[0][r];
+        }
+        Arrays.sort(ratio);
+        double[] sorted = cpu[v].clone();
+        Arrays.sort(sorted);
+        System.out.printf("| %s | %.3f | %.1f | %.3f |%n", names.get(v), sorted[rounds / 2],
+            1e3 / sorted[rounds / 2], ratio[rounds / 2]);
+      }
+    } finally {
+      runners.forEach(OnnxModelRunner::close);
+    }
+  }
+
+  /**
    * Bytes per CPU-second one thread moves with {@code System.arraycopy} (512 MiB, read + written,
    * best of 5): the roofline's bandwidth measured the way the decode steps are, by the thread's
    * own CPU time, so that neighbours' load on a shared machine leaves both sides alike.
@@ -387,7 +456,7 @@ public final class QuantBench {
     long inner = c.nInner();
     long layer = linear(q, e, 3 * e) + linear(q, e, e) + linear(q, e, inner) + linear(q, inner, e)
         + 4 * (3 * e + e + inner + e) + 4 * 4 * e;
-    long head = q.lmHead() ? linear(q.forHead(), e, c.vocabSize()) : 4L * c.vocabSize() * e;
+    long head = q.lmHead() ? linear(q.forHead(e), e, c.vocabSize()) : 4L * c.vocabSize() * e;
     return c.nLayer() * layer + head + 2 * 4 * e + 2 * 4 * e;
   }
 

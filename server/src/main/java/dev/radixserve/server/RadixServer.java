@@ -16,6 +16,7 @@ import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.RunnerWarmup;
 import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.chat.ChatMlTemplate;
 import dev.radixserve.model.chat.ChatTemplate;
@@ -70,21 +71,22 @@ public final class RadixServer {
    * The CPU in fp32 keeps the plain runner (host pool, no IOBinding: as fast as ever); CUDA, and
    * fp16 on the CPU, take the IOBinding runner with its pool in the device's memory.
    */
-  private static ModelRunner createRunner(ModelWeights weights, ServerConfig config) {
+  private static ModelRunner createRunner(ModelWeights weights, ServerConfig config,
+      QuantSpec quant) {
     Device device = config.device();
     if (device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32) {
       return config.numBlocks() != null
           ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(),
-              config.threads(), java.util.Map.of(), config.quantization())
+              config.threads(), java.util.Map.of(), quant)
           : OnnxModelRunner.createForBudget(weights, config.blockSize(),
-              config.kvCacheMemoryBytes(), config.threads(), config.quantization());
+              config.kvCacheMemoryBytes(), config.threads(), quant);
     }
     LOG.info("running on " + device.kind().settingName() + " in " + device.dtype().settingName());
     return config.numBlocks() != null
         ? BoundModelRunner.create(weights, device, config.blockSize(), config.numBlocks(),
-            config.threads(), config.quantization())
+            config.threads(), quant)
         : BoundModelRunner.createForBudget(weights, device, config.blockSize(),
-            config.kvCacheMemoryBytes(), config.threads(), config.quantization());
+            config.kvCacheMemoryBytes(), config.threads(), quant);
   }
 
   private static final Logger LOG = Logger.getLogger(RadixServer.class.getName());
@@ -98,6 +100,8 @@ public final class RadixServer {
   private final CacheViewService cacheView;
   private final ServerMetrics metrics;
   private final RadixCache radixCache;
+  /** The configured quantization, resolved for the loaded model. */
+  private final QuantSpec quant;
   private final KvEventPublisher kvEvents;
   private final KvTiers tiers;
   private final HttpHandler handler;
@@ -125,6 +129,8 @@ public final class RadixServer {
       chatTemplate = loaded.chatTemplate();
     }
     ModelShape mc = weights.config();
+    // the LM head's auto block size depends on the model's width: resolved once, here
+    quant = config.quantization().resolvedFor(mc.hiddenSize());
     if (!PagedAttentionOp.vectorized()) {
       LOG.warning("the JVM was started without --add-modules jdk.incubator.vector: the CPU"
           + " attention kernel runs without the Vector API (about 4x slower attention)");
@@ -134,7 +140,7 @@ public final class RadixServer {
     // session holds the weights: a quantized model then costs its quantized size, not both
     long params;
     try (weights) {
-      runner = createRunner(weights, config);
+      runner = createRunner(weights, config, quant);
       params = weights.tensors().values().stream()
           .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
     }
@@ -217,8 +223,8 @@ public final class RadixServer {
         + " weights %s; EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching"
         + " %s; listening on http://%s:%d", config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
-        mc.kvHeads(), mc.headDim(), params, config.quantization().quantized()
-            ? "quantized " + config.quantization().key() : "unquantized", eos.ids(), eos.source(),
+        mc.kvHeads(), mc.headDim(), params, quant.quantized()
+            ? "quantized " + quant.key() : "unquantized", eos.ids(), eos.source(),
         runner.numBlocks(), config.blockSize(),
         dev.radixserve.model.DeviceKvPool.bytesPerBlock(mc, config.blockSize(),
             config.device().dtype()) * runner.numBlocks(),
@@ -244,7 +250,7 @@ public final class RadixServer {
         mc.nLayer(), mc.kvHeads(), mc.headDim(), mc.nPositions(), mc.vocabSize(),
         config.device().dtype());
     KvTiers t = KvTiers.create(config.kvOffloadMemoryBytes(), config.kvOffloadDir(),
-        config.kvOffloadDiskBytes(), config.kvOffloadDiskWrite(), io, cacheModelKey(config),
+        config.kvOffloadDiskBytes(), config.kvOffloadDiskWrite(), io, cacheModelKey(config, quant),
         shape, config.blockSize());
     LOG.info(() -> "KV tiers below the pool: " + t.stats());
     return t;
@@ -260,7 +266,7 @@ public final class RadixServer {
       return null;
     }
     KvEventPublisher publisher =
-        new KvEventPublisher(config.kvEvents(), radixCache, cacheModelKey(config));
+        new KvEventPublisher(config.kvEvents(), radixCache, cacheModelKey(config, quant));
     LOG.info(() -> "KV events: publishing on " + publisher.endpoint() + (publisher.replayEndpoint()
         == null ? "" : ", replay on " + publisher.replayEndpoint()) + ", topic '"
         + (config.kvEvents().topic() == null ? "" : config.kvEvents().topic()) + "'");
@@ -269,16 +275,18 @@ public final class RadixServer {
 
   /**
    * The model as the block hashes name it: the served name, then the dtype when it is not fp32
-   * and the quantization when there is one ({@code gpt2@int4/b32/sym/acc4},
+   * and the quantization when there is one ({@code gpt2@int4/b32/asym/acc4/head-int8-b128},
    * {@code gpt2@float16}), since an int4 or fp16 model's KV blocks are not the fp32 model's. For
    * fp32 unquantized it is the plain name, so llm-d's own hash of a prefix still equals ours.
+   *
+   * @param quant the config's quantization {@link QuantSpec#resolvedFor resolved} for the model
    */
-  static String cacheModelKey(ServerConfig config) {
+  static String cacheModelKey(ServerConfig config, QuantSpec quant) {
     String key = config.servedModelName();
     if (config.device().dtype() != GraphDtype.FLOAT32) {
       key += "@" + config.device().dtype().settingName();
     }
-    return config.quantization().quantized() ? key + "@" + config.quantization().key() : key;
+    return quant.quantized() ? key + "@" + quant.key() : key;
   }
 
   /** Loads the model, starts the engine and the HTTP endpoint. */

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.radixserve.cache.BlockHasher;
 import dev.radixserve.model.LlamaConfig;
+import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.HfModelWriter;
@@ -173,15 +174,20 @@ class QuantizedServingTest {
     ServerConfig int8 = b.build();
     b.quantizationBlockSize = 64;
     ServerConfig int8b64 = b.build();
+    b.quantizationHeadBlockSize = 64;
+    ServerConfig int8b64head64 = b.build();
+    long hidden = ModelConfig.embeddedDefault().hiddenSize();
     // fp32 keeps the plain name: llm-d's own hash of an unsalted prefix still equals ours
-    assertEquals("radixserve-embedded-gpt2", RadixServer.cacheModelKey(fp32));
-    assertEquals("radixserve-embedded-gpt2@int4/b32/asym/acc4/head-int8",
-        RadixServer.cacheModelKey(int4));
+    assertEquals("radixserve-embedded-gpt2",
+        RadixServer.cacheModelKey(fp32, fp32.quantization().resolvedFor(hidden)));
+    assertEquals("radixserve-embedded-gpt2@int4/b32/asym/acc4/head-int8-b128",
+        RadixServer.cacheModelKey(int4, int4.quantization().resolvedFor(hidden)));
     java.util.Set<Long> roots = new java.util.HashSet<>();
-    for (ServerConfig c : List.of(fp32, int4, int8, int8b64)) {
-      roots.add(new BlockHasher(RadixServer.cacheModelKey(c), 16).root());
+    for (ServerConfig c : List.of(fp32, int4, int8, int8b64, int8b64head64)) {
+      roots.add(new BlockHasher(RadixServer.cacheModelKey(c, c.quantization().resolvedFor(hidden)),
+          16).root());
     }
-    assertEquals(4, roots.size(), "every quantization roots its own hash chain");
+    assertEquals(5, roots.size(), "every quantization roots its own hash chain");
   }
 
   /**

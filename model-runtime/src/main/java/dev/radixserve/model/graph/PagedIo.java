@@ -60,7 +60,7 @@ final class PagedIo {
     g.offer(weights, dt.onnxType());
     this.weights = weights;
     this.linear = new Linear(g, quant, dt.onnxType());
-    this.headLinear = new Linear(g, quant.forHead(), dt.onnxType());
+    this.headLinear = new Linear(g, quant.forHead(shape.hiddenSize()), dt.onnxType());
     this.quantizeHead = quant.lmHead();
   }
 

@@ -13,14 +13,19 @@ package dev.radixserve.model.quant;
  * @param headMode how the LM head is stored: {@link QuantMode#NONE} (as the checkpoint has it),
  *     or quantized as int8 or int4 in this spec's blocks (the embeddings stay as they are either
  *     way). It may differ from {@code mode}: int4 layers take an int8 head by default
+ * @param headBlockSize the LM head's own block size, or 0 for auto ({@link #headBlockFor}): a
+ *     large int8 head is a third or more of a small model's bytes per decode step, and larger
+ *     blocks there cost no measurable accuracy (BENCHMARKS.md, "The LM head's own block size")
  * @param accuracyLevel MatMulNBits' {@code accuracy_level}: 0 (unset: compute in A's type), 1
  *     (fp32) .. 4 (A quantized to int8 per block on the fly: the CPU's integer dot products)
  */
 public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, QuantMode headMode,
-    int accuracyLevel) {
+    int headBlockSize, int accuracyLevel) {
 
   /** Block size when none is given (see BENCHMARKS.md: 32 against 64). */
   public static final int DEFAULT_BLOCK_SIZE = 32;
+  /** An int8 head's block size under auto, where it divides the head's K. */
+  public static final int DEFAULT_INT8_HEAD_BLOCK_SIZE = 128;
   /** The CPU's level: int8 activations against int8/int4 weights (see BENCHMARKS.md). */
   public static final int CPU_ACCURACY_LEVEL = 4;
 
@@ -28,9 +33,13 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     if (mode == null) {
       throw new IllegalArgumentException("quantization mode is required");
     }
-    if (blockSize < 16 || blockSize > 256 || Integer.bitCount(blockSize) != 1) {
+    if (!validBlockSize(blockSize)) {
       throw new IllegalArgumentException("invalid quantization block size " + blockSize
           + " (allowed: 16, 32, 64, 128, 256: MatMulNBits takes a power of two from 16)");
+    }
+    if (headBlockSize != 0 && !validBlockSize(headBlockSize)) {
+      throw new IllegalArgumentException("invalid LM head block size " + headBlockSize
+          + " (allowed: auto, 16, 32, 64, 128, 256)");
     }
     if (accuracyLevel < 0 || accuracyLevel > 4) {
       throw new IllegalArgumentException("invalid accuracy_level " + accuracyLevel + " (0..4)");
@@ -40,15 +49,20 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     }
   }
 
-  /** @param lmHead quantize the LM head too, in the layers' own mode */
+  /** @param lmHead quantize the LM head too, in the layers' own mode and block size */
   public QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, boolean lmHead,
       int accuracyLevel) {
-    this(mode, blockSize, zeroPoints, lmHead ? mode : QuantMode.NONE, accuracyLevel);
+    this(mode, blockSize, zeroPoints, lmHead ? mode : QuantMode.NONE, blockSize, accuracyLevel);
+  }
+
+  /** Whether MatMulNBits takes {@code size} as block_size: a power of two from 16 to 256. */
+  public static boolean validBlockSize(int size) {
+    return size >= 16 && size <= 256 && Integer.bitCount(size) == 1;
   }
 
   /** Weights as they are: plain MatMul. */
   public static QuantSpec none() {
-    return new QuantSpec(QuantMode.NONE, DEFAULT_BLOCK_SIZE, false, false, 0);
+    return new QuantSpec(QuantMode.NONE, DEFAULT_BLOCK_SIZE, false, QuantMode.NONE, 0, 0);
   }
 
   /**
@@ -56,11 +70,11 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    * under int4 only ({@link #defaultZeroPoints}), the CPU's accuracy level, and the LM head in
    * int8 under both int8 and int4 (an int8 head costs next to nothing in accuracy and reads a
    * quarter of fp32's bytes; a 4-bit head costs far more: llama.cpp likewise writes Q4_0's output
-   * matrix at 6 bits and Q8_0's at 8).
+   * matrix at 6 bits and Q8_0's at 8) in blocks of its own size (auto).
    */
   public static QuantSpec of(QuantMode mode) {
     return new QuantSpec(mode, DEFAULT_BLOCK_SIZE, defaultZeroPoints(mode), defaultHeadMode(mode),
-        CPU_ACCURACY_LEVEL);
+        0, CPU_ACCURACY_LEVEL);
   }
 
   /**
@@ -94,9 +108,38 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     return headMode != QuantMode.NONE;
   }
 
-  /** The spec the LM head is quantized under: this one with the head's mode as its mode. */
-  public QuantSpec forHead() {
-    return new QuantSpec(headMode, blockSize, zeroPoints, headMode, accuracyLevel);
+  /**
+   * The LM head's block size for a head of {@code k} inputs: the one set, or under auto an int8
+   * head's {@value #DEFAULT_INT8_HEAD_BLOCK_SIZE} (or the layers' block if larger), halved until
+   * it divides {@code k} but never below the layers' block (which divides every layer's K, the
+   * head's among them); an int4 head, whose accuracy suffers from larger blocks, the layers'.
+   */
+  public int headBlockFor(long k) {
+    if (headBlockSize != 0) {
+      return headBlockSize;
+    }
+    if (headMode != QuantMode.INT8) {
+      return blockSize;
+    }
+    int b = Math.max(DEFAULT_INT8_HEAD_BLOCK_SIZE, blockSize);
+    while (b > blockSize && k % b != 0) {
+      b /= 2;
+    }
+    return b;
+  }
+
+  /**
+   * The spec the LM head of {@code k} inputs is quantized under: the head's mode and block size
+   * as this one's own.
+   */
+  public QuantSpec forHead(long k) {
+    int b = headBlockFor(k);
+    return new QuantSpec(headMode, b, zeroPoints, headMode, b, accuracyLevel);
+  }
+
+  /** This spec with auto resolved for a model whose LM head reads {@code hiddenSize} inputs. */
+  public QuantSpec resolvedFor(long hiddenSize) {
+    return lmHead() ? withHeadBlockSize(headBlockFor(hiddenSize)) : this;
   }
 
   public boolean quantized() {
@@ -105,11 +148,11 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
 
   /** This spec with another block size. */
   public QuantSpec withBlockSize(int size) {
-    return new QuantSpec(mode, size, zeroPoints, headMode, accuracyLevel);
+    return new QuantSpec(mode, size, zeroPoints, headMode, headBlockSize, accuracyLevel);
   }
 
   public QuantSpec withZeroPoints(boolean on) {
-    return new QuantSpec(mode, blockSize, on, headMode, accuracyLevel);
+    return new QuantSpec(mode, blockSize, on, headMode, headBlockSize, accuracyLevel);
   }
 
   /** The LM head quantized in the layers' own mode ({@code on}), or left as it is. */
@@ -118,27 +161,36 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   }
 
   public QuantSpec withHeadMode(QuantMode head) {
-    return new QuantSpec(mode, blockSize, zeroPoints, head, accuracyLevel);
+    return new QuantSpec(mode, blockSize, zeroPoints, head, headBlockSize, accuracyLevel);
+  }
+
+  /** This spec with the LM head's block size set ({@code size}), or auto (0). */
+  public QuantSpec withHeadBlockSize(int size) {
+    return new QuantSpec(mode, blockSize, zeroPoints, headMode, size, accuracyLevel);
   }
 
   public QuantSpec withAccuracyLevel(int level) {
-    return new QuantSpec(mode, blockSize, zeroPoints, headMode, level);
+    return new QuantSpec(mode, blockSize, zeroPoints, headMode, headBlockSize, level);
   }
 
   /**
    * Everything here that changes the numbers a model computes, as one stable string: {@code none},
    * or e.g. {@code int4/b32/asym/acc4} ({@code /head} when the LM head is quantized in the same
-   * mode, {@code /head-int8} when in another). KV blocks computed under one key are not the
-   * blocks of another, so caches and block hashes that outlive a process or leave it include
-   * this.
+   * mode, {@code /head-int8} when in another, then {@code -b128} when in blocks of another size,
+   * {@code -bauto} while auto is not {@link #resolvedFor resolved}). KV blocks computed under one
+   * key are not the blocks of another, so caches and block hashes that outlive a process or
+   * leave it include this, resolved for the model.
    */
   public String key() {
     if (!quantized()) {
       return "none";
     }
+    String head = !lmHead() ? ""
+        : (headMode == mode ? "/head" : "/head-" + headMode.label())
+            + (headBlockSize == 0 ? "-bauto" : headBlockSize != blockSize ? "-b" + headBlockSize
+                : "");
     return mode.label() + "/b" + blockSize + (zeroPoints ? "/asym" : "/sym") + "/acc"
-        + accuracyLevel + (headMode == mode ? "/head"
-            : lmHead() ? "/head-" + headMode.label() : "");
+        + accuracyLevel + head;
   }
 
   /**
@@ -151,7 +203,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
       throw new QuantizationException("cannot quantize " + weight + ": its input dimension K = "
           + k + " is not a multiple of the quantization block size " + blockSize
           + " (choose a block size that divides it, e.g. --quantization-block-size "
-          + largestDividingBlock(k) + ", or --quantization none)");
+          + largestDividingBlock(k) + " or for the LM head --quantization-head-block-size, or"
+          + " --quantization none)");
     }
   }
 

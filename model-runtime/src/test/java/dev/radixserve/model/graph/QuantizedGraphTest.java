@@ -68,11 +68,46 @@ class QuantizedGraphTest {
         .orElseThrow().dims();
     long[] layer = inits.stream().filter(i -> i.name().equals("h.0.attn.c_attn.weight.q"))
         .findFirst().orElseThrow().dims();
-    assertEquals(32L, head[2], "8 bits x 32 weights a block");
+    assertEquals(64L, head[2], "8 bits x 64 weights: auto's 128 halved to divide K = 64");
     assertEquals(16L, layer[2], "4 bits x 32 weights a block");
-    assertEquals("int4/b32/asym/acc4/head-int8", QuantSpec.of(QuantMode.INT4).key());
-    assertEquals("int4/b32/asym/acc4/head", QuantSpec.of(QuantMode.INT4).withLmHead(true).key());
-    assertEquals("int8/b32/sym/acc4/head", QuantSpec.of(QuantMode.INT8).key());
+    QuantSpec int4 = QuantSpec.of(QuantMode.INT4);
+    assertEquals("int4/b32/asym/acc4/head-int8-bauto", int4.key());
+    assertEquals("int4/b32/asym/acc4/head-int8-b64", int4.resolvedFor(C.nEmbd()).key());
+    assertEquals("int4/b32/asym/acc4/head-int8-b128", int4.resolvedFor(768).key());
+    assertEquals("int4/b32/asym/acc4/head-int8", int4.withHeadBlockSize(32).key());
+    assertEquals("int4/b32/asym/acc4/head", int4.withLmHead(true).resolvedFor(768).key());
+    assertEquals("int8/b32/sym/acc4/head-b128",
+        QuantSpec.of(QuantMode.INT8).resolvedFor(768).key());
+    assertEquals("int8/b32/sym/acc4", QuantSpec.of(QuantMode.INT8).withLmHead(false)
+        .resolvedFor(768).key());
+  }
+
+  /**
+   * auto: an int8 head in blocks of 128, halved until they divide the head's K but never below
+   * the layers' block (larger layers' blocks are kept); an int4 head in the layers' blocks; a
+   * size set is kept.
+   */
+  @Test
+  void theHeadsAutoBlockSizeFollowsItsWidth() {
+    QuantSpec int8 = QuantSpec.of(QuantMode.INT8);
+    assertEquals(128, int8.headBlockFor(768));
+    assertEquals(64, int8.headBlockFor(1600));
+    assertEquals(32, int8.headBlockFor(1616));
+    assertEquals(256, int8.withBlockSize(256).headBlockFor(768));
+    assertEquals(32, QuantSpec.of(QuantMode.INT4).withLmHead(true).headBlockFor(768));
+    assertEquals(64, int8.withHeadBlockSize(64).headBlockFor(768));
+    assertEquals(QuantMode.INT8, QuantSpec.of(QuantMode.INT4).forHead(768).mode());
+    assertEquals(128, QuantSpec.of(QuantMode.INT4).forHead(768).blockSize());
+  }
+
+  @Test
+  void aHeadBlockThatDoesNotDivideKIsRefusedNamingTheHead() {
+    QuantizationException e = assertThrows(QuantizationException.class,
+        () -> new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32,
+            QuantSpec.of(QuantMode.INT8).withHeadBlockSize(128)));
+    assertTrue(e.getMessage().startsWith("cannot quantize wte.weight: its input dimension K = 64"
+        + " is not a multiple of the quantization block size 128"), e.getMessage());
+    assertTrue(e.getMessage().contains("--quantization-head-block-size"), e.getMessage());
   }
 
   @Test

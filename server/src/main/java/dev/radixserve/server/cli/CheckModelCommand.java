@@ -77,13 +77,18 @@ final class CheckModelCommand implements Callable<Integer> {
       fallbackValue = "true", description = "As serve's (default: auto).")
   String quantizationLmHead;
 
+  @Option(names = "--quantization-head-block-size", paramLabel = "N|auto",
+      description = "As serve's (default: auto).")
+  String quantizationHeadBlockSize;
+
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    QuantSpec quant = quantSpec();
+    QuantSpec configured = quantSpec();
     try (LoadedModel m = HfModelLoader.load(dir)) {
       describe(m, out);
+      QuantSpec quant = configured.resolvedFor(m.weights().config().hiddenSize());
       try {
         describeQuantization(m, quant, out);
       } catch (QuantizationException e) {
@@ -136,6 +141,7 @@ final class CheckModelCommand implements Callable<Integer> {
     putIfGiven(flags, ConfigKey.QUANTIZATION_BLOCK_SIZE, quantizationBlockSize);
     putIfGiven(flags, ConfigKey.QUANTIZATION_ZERO_POINTS, quantizationZeroPoints);
     putIfGiven(flags, ConfigKey.QUANTIZATION_LM_HEAD, quantizationLmHead);
+    putIfGiven(flags, ConfigKey.QUANTIZATION_HEAD_BLOCK_SIZE, quantizationHeadBlockSize);
     return ConfigResolver.resolve(flags, Map.of(), null).quantization();
   }
 

@@ -116,6 +116,10 @@ enum ConfigKey {
       (b, v) -> b.quantizationLmHead = v.strip().equalsIgnoreCase("auto") ? null
           : ConfigValues.bool(v),
       c -> c.quantization().hasDefaultHead() ? "auto" : c.quantization().lmHead()),
+  QUANTIZATION_HEAD_BLOCK_SIZE("quantization-head-block-size",
+      (b, v) -> b.quantizationHeadBlockSize = v.strip().equalsIgnoreCase("auto") ? null
+          : ConfigValues.integer(v),
+      c -> c.quantization().headBlockSize() == 0 ? "auto" : c.quantization().headBlockSize()),
   TOOL_CALL_PARSER("tool-call-parser",
       (b, v) -> b.toolCallParser = ConfigValues.choice(v, ToolCallParserSetting.class),
       c -> ConfigValues.formatChoice(c.toolCallParser()));

@@ -281,8 +281,15 @@ final class ServeCommand implements Callable<Integer> {
           + "RADIXSERVE_QUANTIZATION_LM_HEAD.")
   String quantizationLmHead;
 
+  @Option(names = "--quantization-head-block-size", paramLabel = "N|auto", order = 49,
+      description = "The LM head's own quantization block size (16..256, dividing the hidden "
+          + "width). auto (the default): 128 for an int8 head (the largest of 128, 64, 32 that "
+          + "divides the hidden width, not below --quantization-block-size), the layers' block for"
+          + " an int4 head. Env RADIXSERVE_QUANTIZATION_HEAD_BLOCK_SIZE.")
+  String quantizationHeadBlockSize;
+
   @Option(names = "--tool-call-parser", paramLabel = "auto|hermes|llama3_json|mistral|generic",
-      order = 49,
+      order = 54,
       description = "Tool-call syntax of chat replies: auto (the chat template's family: hermes "
           + "for Qwen, llama3_json for Llama 3.1+, mistral; else generic). Env "
           + "RADIXSERVE_TOOL_CALL_PARSER.")

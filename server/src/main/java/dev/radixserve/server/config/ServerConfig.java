@@ -207,6 +207,8 @@ public record ServerConfig(
     b.quantizationZeroPoints =
         quantization.hasDefaultZeroPoints() ? null : quantization.zeroPoints();
     b.quantizationLmHead = quantization.hasDefaultHead() ? null : quantization.lmHead();
+    b.quantizationHeadBlockSize =
+        quantization.headBlockSize() == 0 ? null : quantization.headBlockSize();
     b.toolCallParser = toolCallParser;
     return b;
   }
@@ -253,6 +255,8 @@ public record ServerConfig(
      * layers' own mode; false: as the checkpoint has it.
      */
     public Boolean quantizationLmHead;
+    /** null: auto ({@link QuantSpec#headBlockFor}: 128 for an int8 head where it divides). */
+    public Integer quantizationHeadBlockSize;
     public ToolCallParserSetting toolCallParser = ToolCallParserSetting.AUTO;
 
     public Device.Kind device = Device.Kind.CPU;
@@ -275,9 +279,13 @@ public record ServerConfig(
         throw new IllegalArgumentException("invalid value for cuda-device-id: " + cudaDeviceId
             + " (allowed: >= 0)");
       }
-      require(quantizationBlockSize >= 16 && quantizationBlockSize <= 256
-          && Integer.bitCount(quantizationBlockSize) == 1, "quantization-block-size",
+      require(QuantSpec.validBlockSize(quantizationBlockSize), "quantization-block-size",
           quantizationBlockSize, "16, 32, 64, 128 or 256");
+      if (quantizationHeadBlockSize != null) {
+        require(QuantSpec.validBlockSize(quantizationHeadBlockSize),
+            "quantization-head-block-size", quantizationHeadBlockSize,
+            "auto, 16, 32, 64, 128 or 256");
+      }
       return new ServerConfig(host, port, model, servedModelName, blockSize, kvCacheMemoryBytes,
           numBlocks, maxNumSeqs, maxNumBatchedTokens, maxModelLen, schedulePolicy, prefixCaching,
           apiKey, maxQueuedRequests, threads, maxRequestBodyBytes, shutdownTimeout,
@@ -306,7 +314,19 @@ public record ServerConfig(
       if (quantizationZeroPoints != null) {
         spec = spec.withZeroPoints(quantizationZeroPoints);
       }
-      return quantizationLmHead == null ? spec : spec.withLmHead(quantizationLmHead);
+      if (quantizationLmHead != null) {
+        spec = spec.withLmHead(quantizationLmHead);
+      }
+      if (quantizationHeadBlockSize == null) {
+        return spec;
+      }
+      if (!spec.lmHead()) {
+        throw new IllegalArgumentException("quantization-head-block-size "
+            + quantizationHeadBlockSize + " is for a quantized LM head, and"
+            + " quantization-lm-head false leaves it as the checkpoint has it (set"
+            + " quantization-head-block-size auto, or quantization-lm-head auto or true)");
+      }
+      return spec.withHeadBlockSize(quantizationHeadBlockSize);
     }
   }
 }

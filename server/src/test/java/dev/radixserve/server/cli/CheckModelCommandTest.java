@@ -110,7 +110,8 @@ class CheckModelCommandTest {
     long noneBytes = bytesOf(plain.out(), "quantization none: ");
 
     for (String mode : new String[] {"int8", "int4"}) {
-      QuantSpec spec = QuantSpec.of(QuantMode.parse(mode)).withBlockSize(16);
+      // resolved for the model's width 64: the int8 head's auto blocks are 64 weights
+      QuantSpec spec = QuantSpec.of(QuantMode.parse(mode)).withBlockSize(16).resolvedFor(64);
       String expected = logprobLine(ids, spec);
       assertNotEquals(fp32, expected, "quantization changes the logprob at 4 decimals");
       ServeCommandTest.Run r = run("check-model", dir.toString(), "--prompt", "abc", "--threads",
@@ -126,7 +127,7 @@ class CheckModelCommandTest {
       }
       // the tied head: quantized (int8 by default, int4 layers too), it is a second copy beside
       // the fp32 embedding the Gather reads
-      long head = spec.lmHead() ? quantizedBytes(64, 260, spec.forHead()) : 0;
+      long head = spec.lmHead() ? quantizedBytes(64, 260, spec.forHead(64)) : 0;
       int weights = 8 + (spec.lmHead() ? 1 : 0);
       String prefix = "quantization " + spec.key() + ": " + weights + " linear weights as"
           + " MatMulNBits, ";

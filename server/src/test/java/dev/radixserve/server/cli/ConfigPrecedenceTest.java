@@ -118,6 +118,7 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.QUANTIZATION_BLOCK_SIZE, "64");
     values.put(ConfigKey.QUANTIZATION_ZERO_POINTS, "true");
     values.put(ConfigKey.QUANTIZATION_LM_HEAD, "true");
+    values.put(ConfigKey.QUANTIZATION_HEAD_BLOCK_SIZE, "128");
     values.put(ConfigKey.TOOL_CALL_PARSER, "llama3_json");
     assertEquals(ConfigKey.values().length, values.size());
 
@@ -132,7 +133,8 @@ class ConfigPrecedenceTest {
         false, 3, "X-User",
         3L << 30, Path.of("/var/cache/radixserve-kv"), 100L << 30,
         dev.radixserve.server.kvtier.DiskWritePolicy.ALL,
-        new QuantSpec(QuantMode.INT4, 64, true, true, 0), // on CUDA: no accuracy_level
+        // on CUDA: no accuracy_level
+        new QuantSpec(QuantMode.INT4, 64, true, QuantMode.INT4, 128, 0),
         dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON);
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
@@ -161,6 +163,32 @@ class ConfigPrecedenceTest {
       assertEquals(QuantMode.NONE,
           ConfigResolver.resolve(values, Map.of(), null).quantization().headMode());
     }
+  }
+
+  /**
+   * The head's block size: auto until set; a set size is checked like the layers'; a size for a
+   * head left unquantized is refused with the reason, not ignored.
+   */
+  @Test
+  void headBlockSizeIsAutoUntilSetAndNeedsAQuantizedHead() {
+    Map<ConfigKey, String> values = new java.util.HashMap<>();
+    values.put(ConfigKey.QUANTIZATION, "int4");
+    assertEquals(0, ConfigResolver.resolve(values, Map.of(), null).quantization().headBlockSize());
+    values.put(ConfigKey.QUANTIZATION_HEAD_BLOCK_SIZE, "64");
+    assertEquals(64, ConfigResolver.resolve(values, Map.of(), null).quantization().headBlockSize());
+    values.put(ConfigKey.QUANTIZATION_HEAD_BLOCK_SIZE, "96");
+    assertEquals("invalid value for quantization-head-block-size: 96 (allowed: auto, 16, 32, 64,"
+        + " 128 or 256)", assertThrows(ConfigException.class,
+            () -> ConfigResolver.resolve(values, Map.of(), null)).getMessage());
+    values.put(ConfigKey.QUANTIZATION_HEAD_BLOCK_SIZE, "64");
+    values.put(ConfigKey.QUANTIZATION_LM_HEAD, "false");
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> ConfigResolver.resolve(values, Map.of(), null));
+    assertTrue(e.getMessage().contains("quantization-head-block-size 64 is for a quantized LM"
+        + " head"), e.getMessage());
+    values.put(ConfigKey.QUANTIZATION_HEAD_BLOCK_SIZE, "auto");
+    assertEquals(QuantMode.NONE,
+        ConfigResolver.resolve(values, Map.of(), null).quantization().headMode());
   }
 
   @Test
@@ -208,7 +236,7 @@ class ConfigPrecedenceTest {
         + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size, kv-offload-disk-write, "
         + "quantization, "
         + "quantization-block-size, quantization-zero-points, quantization-lm-head, "
-        + "tool-call-parser)",
+        + "quantization-head-block-size, tool-call-parser)",
         e.getMessage());
   }
 

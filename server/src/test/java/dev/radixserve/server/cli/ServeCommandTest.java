@@ -99,6 +99,7 @@ class ServeCommandTest {
         quantization-block-size: 32
         quantization-zero-points: auto
         quantization-lm-head: auto
+        quantization-head-block-size: auto
         tool-call-parser: auto
         """, r.out());
   }
