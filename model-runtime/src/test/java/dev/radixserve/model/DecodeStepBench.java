@@ -33,6 +33,15 @@ import java.util.Random;
  */
 public final class DecodeStepBench {
 
+  /**
+   * {@code -Dbench.quantization=int8|int4}: the runner quantized as the server's default for
+   * that mode (the roofline's weight bytes stay fp32's: read the step times, not the ratio).
+   */
+  private static dev.radixserve.model.quant.QuantSpec quantization() {
+    String mode = System.getProperty("bench.quantization", "none");
+    return dev.radixserve.model.quant.QuantSpec.of(dev.radixserve.model.quant.QuantMode.parse(mode));
+  }
+
   private static final int BLOCK = 16;
   private static final int PREFILL_TOKENS = 512;
   /**
@@ -94,7 +103,7 @@ public final class DecodeStepBench {
     int numBlocks = Math.max(maxSeqs * blocksPerSeq, PREFILL_TOKENS / BLOCK);
     try (w;
         OnnxModelRunner runner = OnnxModelRunner.create(w, BLOCK, numBlocks, threads,
-            sessionConfig)) {
+            sessionConfig, quantization())) {
       KvPool pool = runner.kvPool();
       for (int l = 0; l < config.nLayer(); l++) {
         pool.keys(l).fill((byte) 0x3c); // touch every page: untouched pages would read as zeros
