@@ -101,6 +101,8 @@ public final class DecodeStepBench {
     long weightBytes = weightBytes(w);
     // the prefill prompts need 512 / B blocks whatever the decode points are
     int numBlocks = Math.max(maxSeqs * blocksPerSeq, PREFILL_TOKENS / BLOCK);
+    // -Dbench.numBlocks=N: a pool as large as a server's (its pool is sized by memory, not use)
+    numBlocks = Math.max(numBlocks, Integer.getInteger("bench.numBlocks", 0));
     try (w;
         OnnxModelRunner runner = OnnxModelRunner.create(w, BLOCK, numBlocks, threads,
             sessionConfig, quantization())) {

@@ -107,7 +107,9 @@ public final class QuantBench {
       Map<String, QuantSpec> picked = new LinkedHashMap<>();
       picked.put(names.get(0), variants.get(names.get(0)));
       for (String i : args[3].split(",")) {
-        picked.put(names.get(Integer.parseInt(i)), variants.get(names.get(Integer.parseInt(i))));
+        String name = names.get(Integer.parseInt(i));
+        // a variant listed twice is measured twice (paired: e.g. with two pool sizes)
+        picked.put(picked.containsKey(name) ? name + " (again)" : name, variants.get(name));
       }
       variants = picked;
     }
@@ -344,8 +346,15 @@ public final class QuantBench {
     List<String> names = new ArrayList<>(variants.keySet());
     List<OnnxModelRunner> runners = new ArrayList<>();
     try {
+      // -Dbench.poolBlocks=N,M,...: variant i's pool holds that many blocks (as a server's,
+      // sized by memory), not only the table's; the variants may then repeat one spec
+      String[] pools = System.getProperty("bench.poolBlocks", "").split(",");
+      int i = 0;
       for (QuantSpec q : variants.values()) {
-        runners.add(OnnxModelRunner.create(w, BLOCK, table.length, threads, Map.of(), q));
+        int blocks = i < pools.length && !pools[i].isBlank()
+            ? Math.max(table.length, Integer.parseInt(pools[i].strip())) : table.length;
+        runners.add(OnnxModelRunner.create(w, BLOCK, blocks, threads, Map.of(), q));
+        i++;
       }
       int n = runners.size();
       double[][] cpu = new double[n][rounds];
