@@ -117,6 +117,14 @@ public final class QuantBench {
       ModelConfig c = w.config();
       System.out.printf("model %s %s, intra-op threads %d, KV block %d%n", model, c, threads,
           BLOCK);
+      if (what.equals("requests")) {
+        variants.remove(variants.keySet().iterator().next());
+        for (Map.Entry<String, QuantSpec> v : variants.entrySet()) {
+          requests(w, threads, v.getKey(), v.getValue(), Integer.getInteger("bench.decode", 128),
+              Integer.getInteger("bench.requests", 24));
+        }
+        return;
+      }
       if (what.equals("paired")) {
         variants.remove(variants.keySet().iterator().next());
         paired(w, threads, variants, 300);
@@ -328,6 +336,59 @@ public final class QuantBench {
       System.out.printf("| %s | %.1f | %.0f / %.0f | %.1f / %.1f | %.2f | %.0f / %.0f |%n",
           v.getKey(), bytes / 1e6, copy / bytes, copyCpu / bytes, r[0], r[1],
           copyCpu / bytes / r[1], r[2], r[3]);
+    }
+  }
+
+  /**
+   * Decode as a server drives it, one request after another: a 16-token prompt prefilled, then
+   * {@code decode} steps with the context growing and a fresh block taken every 16 tokens, each
+   * request in blocks not used before while the pool lasts (as a prefix cache keeps the earlier
+   * requests' blocks). Per decode step: median and mean thread CPU and wall, all requests.
+   */
+  private static void requests(GptWeights w, int threads, String name, QuantSpec q, int decode,
+      int requests) {
+    int perRequest = (16 + decode + BLOCK - 1) / BLOCK;
+    int poolBlocks = Math.max(perRequest, Integer.getInteger("bench.poolBlocks", 455));
+    try (OnnxModelRunner runner = OnnxModelRunner.create(w, BLOCK, poolBlocks, threads, Map.of(),
+        q)) {
+      List<Double> cpu = new ArrayList<>();
+      List<Double> wall = new ArrayList<>();
+      int next = 0;
+      for (int r = -4; r < requests; r++) {
+        if (next + perRequest > poolBlocks) {
+          next = 0;
+        }
+        int[] table = new int[perRequest];
+        for (int b = 0; b < perRequest; b++) {
+          table[b] = next + b;
+        }
+        next += perRequest;
+        int[] prompt = new int[16];
+        for (int i = 0; i < 16; i++) {
+          prompt[i] = Math.floorMod(r * 7919 + i * 131 + 11, 50000);
+        }
+        runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(prompt, 0, table))));
+        for (int t = 0; t < decode; t++) {
+          int past = 16 + t;
+          int[] used = Arrays.copyOf(table, (past + 1 + BLOCK - 1) / BLOCK);
+          long c0 = THREADS.getCurrentThreadCpuTime();
+          long t0 = System.nanoTime();
+          runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+              new int[] {Math.floorMod(t * 131 + r, 50000)}, past, used))));
+          if (r >= 0) {
+            wall.add((System.nanoTime() - t0) / 1e6);
+            cpu.add((THREADS.getCurrentThreadCpuTime() - c0) / 1e6);
+          }
+        }
+      }
+      double[] c = cpu.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+      double[] m = wall.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+      System.out.printf("%s: %d requests of 16 + %d tokens, pool %d blocks: decode step CPU"
+          + " median %.3f mean %.3f ms, wall median %.3f mean %.3f ms (%.1f tok/s by the mean"
+          + " wall)%n", name, requests, decode, poolBlocks, c[c.length / 2],
+          Arrays.stream(c).average().orElseThrow(), m[m.length / 2],
+          Arrays.stream(m).average().orElseThrow(),
+          1e3 / Arrays.stream(m).average().orElseThrow());
     }
   }
 
