@@ -11,10 +11,12 @@ launch() {
   mode=${1%%:*}
   extra=
   [ "$mode" != "$1" ] && extra=$(echo "${1#*:}" | tr ':' ' ')
+  # rs-int4-head: a name kept for earlier results, the same as rs-int4:--quantization-lm-head:true
+  if [ "$mode" = rs-int4-head ]; then
+    mode=rs-int4
+    extra="--quantization-lm-head true $extra"
+  fi
   case $mode in
-    rs-int4-head) $java -Xmx2g -jar "$jar" serve --model "$work/gpt2-small" --host 127.0.0.1 \
-        --port "$2" --threads "$3" --quantization int4 --quantization-lm-head true $extra \
-        > "$4" 2>&1 & ;;
     rs-*) $java -Xmx2g -jar "$jar" serve --model "$work/gpt2-small" --host 127.0.0.1 \
         --port "$2" --threads "$3" --quantization "${mode#rs-}" $extra > "$4" 2>&1 & ;;
     lc-*) "$work/src/build/bin/llama-server" -m "$work/gguf/gpt2-small-${1#lc-}.gguf" \
