@@ -328,14 +328,16 @@ public final class QuantBench {
       }
     }
     System.out.println("| variant | bytes/token MB | roofline tok/s wall / CPU | decode tok/s"
-        + " wall / CPU | roofline / decode (CPU) | prefill 512 tok/s wall / CPU |");
-    System.out.println("|---|---:|---:|---:|---:|---:|");
+        + " wall / CPU | roofline / decode (CPU) | with block sums: MB, roofline / decode (CPU)"
+        + " | prefill 512 tok/s wall / CPU |");
+    System.out.println("|---|---:|---:|---:|---:|---:|---:|");
     for (Map.Entry<String, QuantSpec> v : variants.entrySet()) {
       long bytes = stepBytes(c, v.getValue()) + kvBytes;
+      long read = bytes + blockSumBytes(c, v.getValue());
       double[] r = best.get(v.getKey());
-      System.out.printf("| %s | %.1f | %.0f / %.0f | %.1f / %.1f | %.2f | %.0f / %.0f |%n",
+      System.out.printf("| %s | %.1f | %.0f / %.0f | %.1f / %.1f | %.2f | %.1f, %.2f | %.0f / %.0f |%n",
           v.getKey(), bytes / 1e6, copy / bytes, copyCpu / bytes, r[0], r[1],
-          copyCpu / bytes / r[1], r[2], r[3]);
+          copyCpu / bytes / r[1], read / 1e6, copyCpu / read / r[1], r[2], r[3]);
     }
   }
 
@@ -528,6 +530,25 @@ public final class QuantBench {
         + 4 * (3 * e + e + inner + e) + 4 * 4 * e;
     long head = q.lmHead() ? linear(q.forHead(e), e, c.vocabSize()) : 4L * c.vocabSize() * e;
     return c.nLayer() * layer + head + 2 * 4 * e + 2 * 4 * e;
+  }
+
+  /**
+   * The bytes a decode step reads beyond the format's: MLAS's int8-compute kernels (accuracy
+   * level 4, x86) keep one float per block of each quantized weight matrix, the block's share of
+   * the zero-point correction, and read them every step in a pass of their own (an fp32 GEMV
+   * over (K / block) x N floats; BENCHMARKS.md, "Where each engine's time goes").
+   */
+  static long blockSumBytes(ModelConfig c, QuantSpec q) {
+    long e = c.nEmbd();
+    long inner = c.nInner();
+    long layer = blockSums(q, e, 3 * e) + blockSums(q, e, e) + blockSums(q, e, inner)
+        + blockSums(q, inner, e);
+    long head = q.lmHead() ? blockSums(q.forHead(e), e, c.vocabSize()) : 0;
+    return c.nLayer() * layer + head;
+  }
+
+  private static long blockSums(QuantSpec q, long k, long n) {
+    return q.quantized() && q.accuracyLevel() == 4 ? 4 * n * (k / q.blockSize()) : 0;
   }
 
   private static long linear(QuantSpec q, long k, long n) {
