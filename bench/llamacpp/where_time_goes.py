@@ -11,6 +11,10 @@ inflates short ones; llama.cpp has no per-op timer in its server).
   prefill: N distinct 512-token prompts, max_tokens 1 (nothing to reuse from any cache)
   decode:  N requests of a 16-token prompt and 128 greedy tokens (ignore_eos)
 
+The ms columns are a share of samples times the median request (or token): with one compute
+thread they are that thread's time; with more, or with other threads busy (a JIT compiler), read
+the shares, which count CPU time on every core.
+
 usage: where_time_goes.py URL PID [prefill|decode] [N] [SEED]
 needs: perf (linux-perf), permission to attach to PID; for a JVM, jcmd on the PATH (it writes
 the map that names compiled Java methods)
