@@ -526,10 +526,9 @@ public final class QuantBench {
   static long stepBytes(ModelConfig c, QuantSpec q) {
     long e = c.nEmbd();
     long inner = c.nInner();
-    long layer = linear(q, e, 3 * e) + linear(q, e, e) + linear(q, e, inner) + linear(q, inner, e)
-        + 4 * (3 * e + e + inner + e) + 4 * 4 * e;
-    long head = q.lmHead() ? linear(q.forHead(e), e, c.vocabSize()) : 4L * c.vocabSize() * e;
-    return c.nLayer() * layer + head + 2 * 4 * e + 2 * 4 * e;
+    long fp32Head = q.lmHead() ? 0 : 4L * c.vocabSize() * e;
+    return overMatrices(c, q, QuantBench::linear) + fp32Head
+        + c.nLayer() * (4 * (3 * e + e + inner + e) + 4 * 4 * e) + 2 * 4 * e + 2 * 4 * e;
   }
 
   /**
@@ -539,16 +538,26 @@ public final class QuantBench {
    * over (K / block) x N floats; BENCHMARKS.md, "Where each engine's time goes").
    */
   static long blockSumBytes(ModelConfig c, QuantSpec q) {
-    long e = c.nEmbd();
-    long inner = c.nInner();
-    long layer = blockSums(q, e, 3 * e) + blockSums(q, e, e) + blockSums(q, e, inner)
-        + blockSums(q, inner, e);
-    long head = q.lmHead() ? blockSums(q.forHead(e), e, c.vocabSize()) : 0;
-    return c.nLayer() * layer + head;
+    return overMatrices(c, q, (spec, k, n) -> spec.quantized() && spec.accuracyLevel() == 4
+        ? 4 * n * (k / spec.blockSize()) : 0);
   }
 
-  private static long blockSums(QuantSpec q, long k, long n) {
-    return q.quantized() && q.accuracyLevel() == 4 ? 4 * n * (k / q.blockSize()) : 0;
+  /** Bytes of one K x N weight matrix stored as {@code q} says. */
+  private interface MatrixBytes {
+    long of(QuantSpec q, long k, long n);
+  }
+
+  /**
+   * {@code bytes} summed over the quantizable matrices a decode step reads: each layer's four
+   * linear weights, and the LM head when it is quantized (under its own spec).
+   */
+  private static long overMatrices(ModelConfig c, QuantSpec q, MatrixBytes bytes) {
+    long e = c.nEmbd();
+    long inner = c.nInner();
+    long layer = bytes.of(q, e, 3 * e) + bytes.of(q, e, e) + bytes.of(q, e, inner)
+        + bytes.of(q, inner, e);
+    long head = q.lmHead() ? bytes.of(q.forHead(e), e, c.vocabSize()) : 0;
+    return c.nLayer() * layer + head;
   }
 
   private static long linear(QuantSpec q, long k, long n) {

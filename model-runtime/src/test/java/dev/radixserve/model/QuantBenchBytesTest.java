@@ -6,7 +6,7 @@ import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
 import org.junit.jupiter.api.Test;
 
-/** The extra bytes {@link QuantBench}'s second roofline counts: MLAS's block sums. */
+/** The bytes {@link QuantBench}'s two rooflines count: the format's, and MLAS's block sums. */
 class QuantBenchBytesTest {
 
   private static final ModelConfig GPT2_SMALL =
@@ -22,6 +22,16 @@ class QuantBenchBytesTest {
         QuantBench.blockSumBytes(GPT2_SMALL, QuantSpec.of(QuantMode.INT4)));
     assertEquals(12 * layer,
         QuantBench.blockSumBytes(GPT2_SMALL, QuantSpec.of(QuantMode.INT4).withLmHead(false)));
+  }
+
+  /** Pins the format's bytes (the first roofline), which share the matrix list with the above. */
+  @Test
+  void formatBytesPerStepOfEachMode() {
+    assertEquals(95_007_870L, QuantBench.stepBytes(GPT2_SMALL, QuantSpec.of(QuantMode.INT4)));
+    assertEquals(135_846_552L, QuantBench.stepBytes(GPT2_SMALL, QuantSpec.of(QuantMode.INT8)));
+    assertEquals(494_619_648L, QuantBench.stepBytes(GPT2_SMALL, QuantSpec.none()));
+    assertEquals(209_292_288L,
+        QuantBench.stepBytes(GPT2_SMALL, QuantSpec.of(QuantMode.INT4).withLmHead(false)));
   }
 
   @Test
