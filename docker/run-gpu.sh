@@ -57,9 +57,11 @@ start_server() {
   fi
 }
 
+# One greedy completion from `serve --device cuda ARGS...`; the server's log to $out/$1.log.
 serve_completion() {
-  local log="$out/serve-stdout.log"
-  start_server "$log"
+  local log="$out/$1.log"
+  shift
+  start_server "$log" "$@"
   [ -n "$server_port" ] || return 1
   local pid=$server_pid port=$server_port
   python3 - "$port" <<'PY'
@@ -108,7 +110,10 @@ step model-runtime-suite junit model-runtime --select-package=dev.radixserve.mod
 step e2e junit e2e --select-class=dev.radixserve.server.DeviceParityEndToEndTest \
   --select-class=dev.radixserve.server.CacheEquivalenceTest \
   --select-class=dev.radixserve.server.ServerEndToEndTest
-step serve serve_completion
+step serve serve_completion serve-stdout
+# the quantized modes as the server runs them on CUDA (MatMulNBits, no accuracy level)
+step serve-int8 serve_completion serve-int8-stdout --quantization int8
+step serve-int4 serve_completion serve-int4-stdout --quantization int4
 step bench-cache bench_cache
 if [ -f "$p/target/gpu/decode-table.md" ]; then
   cp "$p/target/gpu/decode-table.md" "$out/decode-table.md"
