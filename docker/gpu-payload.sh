@@ -12,7 +12,7 @@
 #
 # What run-gpu.sh runs (see docker/run-gpu.sh), within 10 minutes on one GPU:
 #   1 the gpu-tagged tests (CudaRunnerTest: fp16/bf16 parity, int8/int4 MatMulNBits parity, bus
-#     traffic, decode table per weight mode)
+#     traffic, decode table per weight mode), then CudaRunnerTest again with ORT_FPA_INTB_GEMM=1
 #   2 the model-runtime suite with -Dradixserve.test.device=cuda
 #   3 the HTTP end-to-end suites against --device cuda
 #   4 serve --device cuda answering one completion, unquantized, --quantization int8 and int4
