@@ -11,10 +11,11 @@
 #       which writes its reports under PAYLOAD_DIR/out (or $OUT when set).
 #
 # What run-gpu.sh runs (see docker/run-gpu.sh), within 10 minutes on one GPU:
-#   1 the gpu-tagged tests (CudaRunnerTest: fp16/bf16 parity, bus traffic, decode table)
+#   1 the gpu-tagged tests (CudaRunnerTest: fp16/bf16 parity, int8/int4 MatMulNBits parity, bus
+#     traffic, decode table per weight mode), then CudaRunnerTest again with ORT_FPA_INTB_GEMM=1
 #   2 the model-runtime suite with -Dradixserve.test.device=cuda
 #   3 the HTTP end-to-end suites against --device cuda
-#   4 serve --device cuda answering one completion
+#   4 serve --device cuda answering one completion, unquantized, --quantization int8 and int4
 #   5 bench shared-system-prompt against two CUDA servers, prefix cache on and off
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -57,9 +57,11 @@ start_server() {
   fi
 }
 
+# One greedy completion from `serve --device cuda ARGS...`; the server's log to $out/$1.log.
 serve_completion() {
-  local log="$out/serve-stdout.log"
-  start_server "$log"
+  local log="$out/$1.log"
+  shift
+  start_server "$log" "$@"
   [ -n "$server_port" ] || return 1
   local pid=$server_pid port=$server_port
   python3 - "$port" <<'PY'
@@ -102,17 +104,36 @@ bench_cache() {
 
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || echo "warning: nvidia-smi failed (see $out/nvidia-smi.txt)"
 "$java" -version >"$out/java-version.txt" 2>&1
+# Moves the decode table the last CudaRunnerTest run wrote to $out/$1 and prints it.
+keep_table() {
+  if [ -f "$p/target/gpu/decode-table.md" ]; then
+    mv "$p/target/gpu/decode-table.md" "$out/$1"
+    cat "$out/$1"
+  fi
+}
+
+# The gpu-tagged tests again with ONNX Runtime's opt-in CUTLASS kernels for MatMulNBits
+# (fpA_intB: fused dequantize-and-multiply; ORT_FPA_INTB_GEMM is read when a kernel is built, so
+# it must be in the JVM's environment). 1.29.0 ships them but leaves them off; this run measures
+# whether radixserve should turn them on, and checks that its int8/int4 graphs stay correct there.
+fpa_intb() {
+  (export ORT_FPA_INTB_GEMM=1 && junit "$@")
+}
+
 step gpu-tests junit gpu-tests --select-package=dev.radixserve.model --include-tag=gpu
+keep_table decode-table.md
+step gpu-tests-fpa-intb fpa_intb gpu-tests-fpa-intb \
+  --select-class=dev.radixserve.model.CudaRunnerTest
+keep_table decode-table-fpa-intb.md
 step model-runtime-suite junit model-runtime --select-package=dev.radixserve.model \
   --exclude-tag=gpu
 step e2e junit e2e --select-class=dev.radixserve.server.DeviceParityEndToEndTest \
   --select-class=dev.radixserve.server.CacheEquivalenceTest \
   --select-class=dev.radixserve.server.ServerEndToEndTest
-step serve serve_completion
+step serve serve_completion serve-stdout
+# the quantized modes as the server runs them on CUDA (MatMulNBits, no accuracy level)
+step serve-int8 serve_completion serve-int8-stdout --quantization int8
+step serve-int4 serve_completion serve-int4-stdout --quantization int4
 step bench-cache bench_cache
-if [ -f "$p/target/gpu/decode-table.md" ]; then
-  cp "$p/target/gpu/decode-table.md" "$out/decode-table.md"
-  cat "$out/decode-table.md"
-fi
 echo "reports in $out"
 exit $status

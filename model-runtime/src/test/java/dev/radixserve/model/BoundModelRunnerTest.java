@@ -7,10 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.PagedGpt2Graph;
 import dev.radixserve.model.graph.PagedGraph;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.RandomGpt2;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -156,12 +158,23 @@ class BoundModelRunnerTest {
 
   /** As {@link #assertGreedyParity(Device)} for any family's weights (closed here). */
   static void assertGreedyParity(Device device, ModelWeights weights) {
+    assertGreedyParity(device, weights, QuantSpec.none());
+  }
+
+  /**
+   * As above, both runners' linear layers quantized as {@code quant} says: the reference is the
+   * fp32 CPU runner at {@code accuracy_level} 0 (the quantized weights dequantized, fp32
+   * arithmetic), so what is compared is how {@code device} multiplies by the same quantized
+   * weights, not the quantization.
+   */
+  static void assertGreedyParity(Device device, ModelWeights weights, QuantSpec quant) {
     int steps = 24;
     int[] a = prompt(30, 1);
     int[] b = sharedPrefix(a, 27);
     try (ModelWeights w = weights;
-        OnnxModelRunner fp32 = OnnxModelRunner.create(w, BLOCK, 16, 1);
-        BoundModelRunner fp16 = BoundModelRunner.create(w, device, BLOCK, 16, 1)) {
+        OnnxModelRunner fp32 = OnnxModelRunner.create(w, BLOCK, 16, 1, Map.of(),
+            quant.quantized() ? quant.withAccuracyLevel(0) : quant);
+        BoundModelRunner fp16 = BoundModelRunner.create(w, device, BLOCK, 16, 1, quant)) {
       int[][] picks = new int[2][steps];
       List<ForwardBatch> prefill = script(a, b, 0, picks);
       int compared = 0;
@@ -174,8 +187,19 @@ class BoundModelRunnerTest {
       }
       // really computed in fp16: close to the fp32 logits, but not the same bits
       assertTrue(!java.util.Arrays.equals(last[0], lastHalf[0]), "fp16 logits equal fp32 bits");
-      assertTrue(OnnxModelRunnerTest.relativeError(lastHalf[0], toDouble(last[0])) < 0.02,
-          "fp16 logits far from fp32");
+      double error = OnnxModelRunnerTest.relativeError(lastHalf[0], toDouble(last[0]));
+      assertTrue(error < 0.02, "fp16 logits far from fp32: " + error);
+      if (quant.quantized()) {
+        // the device multiplied by the quantized weights, not by the checkpoint's: nearer the
+        // quantized reference than the unquantized model is
+        try (OnnxModelRunner plain = OnnxModelRunner.create(w, BLOCK, 16, 1)) {
+          double quantization = OnnxModelRunnerTest.relativeError(
+              plain.forward(prefill.get(0))[0], toDouble(last[0]));
+          System.out.println(quant + ": device " + error + ", quantization " + quantization);
+          assertTrue(error * 3 < quantization, quant + ": the device's error " + error
+              + " is not well below the quantization's own " + quantization);
+        }
+      }
       for (int i = 0; i <= steps; i++) {
         for (int q = 0; q < 2; q++) {
           int want = OnnxModelRunnerTest.argmax(last[q]);

@@ -12,6 +12,8 @@ import dev.radixserve.model.ort.OrtEnv;
 import dev.radixserve.model.ort.OrtSession;
 import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.ort.SessionOptions;
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.RandomGpt2;
 import java.io.IOException;
@@ -22,6 +24,8 @@ import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The runner on ONNX Runtime's CUDA provider: needs a GPU, the {@code -Pcuda} jar and the CUDA 12
@@ -50,9 +54,23 @@ class CudaRunnerTest {
   }
 
   /**
+   * MatMulNBits on CUDA multiplies by the quantized weights as the fp32 CPU runner does at
+   * {@code accuracy_level} 0 (what the server gives CUDA). bf16 only with int4: its rounding is
+   * about as large as int8's own quantization error, so the test could not tell an int8 run from
+   * an unquantized one.
+   */
+  @ParameterizedTest(name = "{0} in {1}")
+  @CsvSource({"INT8, FLOAT16", "INT4, FLOAT16", "INT4, BFLOAT16"})
+  void quantizedGreedyMatchesTheFp32CpuRunnerOnTheSameWeights(QuantMode mode, GraphDtype dtype) {
+    BoundModelRunnerTest.assertGreedyParity(CUDA.withDtype(dtype),
+        RandomGpt2.create(BoundModelRunnerTest.SMALL, 5), cudaSpec(mode));
+  }
+
+  /**
    * Decode step time on the GPT-2-small shape (random weights) at batch 1/16/64/256 × context
-   * 128/1024, against the HBM roofline: bytes a step must read (weights + the batch's KV) over
-   * the copy bandwidth measured in the same run. Writes the table to
+   * 128/1024, unquantized (fp16) and with int8 and int4 weights, against the HBM roofline: bytes a
+   * step must read (weights in the mode's format + the batch's KV) over the copy bandwidth
+   * measured in the same run; then a 512-token prefill per mode. Writes the table to
    * {@code target/gpu/decode-table.md}.
    */
   @Test
@@ -63,47 +81,53 @@ class CudaRunnerTest {
     int[] contexts = {128, 1024};
     double bandwidth = copyBandwidth();
     List<String> rows = new ArrayList<>();
-    rows.add("| batch | context | step ms (median of 10) | bytes read (MB) | roofline ms | ratio |");
-    rows.add("|---|---|---|---|---|---|");
+    rows.add("| weights | batch | context | step ms (median of 10) | bytes read (MB)"
+        + " | roofline ms | ratio |");
+    rows.add("|---|---|---|---|---|---|---|");
+    List<String> prefills = new ArrayList<>();
     int blocksNeeded = 256 * 1024 / block;
-    try (GptWeights w = RandomGpt2.create(gpt2, 1);
-        BoundModelRunner runner = BoundModelRunner.create(w, CUDA, block, blocksNeeded, 0)) {
-      long weightBytes = 0;
-      for (long[] shape : dev.radixserve.model.weights.GptWeights.expectedShapes(gpt2).values()) {
-        weightBytes += Arrays.stream(shape).reduce(1, (x, y) -> x * y) * 2;
-      }
-      for (int context : contexts) {
-        for (int batch : batches) {
-          List<ForwardBatch.Seq> seqs = new ArrayList<>();
-          int perSeq = context / block;
-          for (int s = 0; s < batch; s++) {
-            int[] table = new int[perSeq];
-            for (int k = 0; k < perSeq; k++) {
-              table[k] = s * perSeq + k;
+    for (QuantMode mode : QuantMode.values()) {
+      QuantSpec spec = cudaSpec(mode);
+      try (GptWeights w = RandomGpt2.create(gpt2, 1);
+          BoundModelRunner runner = BoundModelRunner.create(w, CUDA, block, blocksNeeded, 0,
+              spec)) {
+        long weightBytes = QuantBench.stepBytes(gpt2, spec, 2);
+        for (int context : contexts) {
+          for (int batch : batches) {
+            List<ForwardBatch.Seq> seqs = new ArrayList<>();
+            int perSeq = context / block;
+            for (int s = 0; s < batch; s++) {
+              int[] table = new int[perSeq];
+              for (int k = 0; k < perSeq; k++) {
+                table[k] = s * perSeq + k;
+              }
+              seqs.add(new ForwardBatch.Seq(new int[] {(s * 7) % 50257}, context - 1, table));
             }
-            seqs.add(new ForwardBatch.Seq(new int[] {(s * 7) % 50257}, context - 1, table));
+            double ms = medianMs(runner, new ForwardBatch(seqs));
+            long kvBytes = (long) batch * context * DeviceKvPool.bytesPerBlock(gpt2, 1,
+                GraphDtype.FLOAT16);
+            double bytes = weightBytes + kvBytes;
+            double roofline = bytes / bandwidth * 1e3;
+            rows.add(String.format("| %s | %d | %d | %.3f | %.1f | %.3f | %.2f |", mode, batch,
+                context, ms, bytes / 1e6, roofline, ms / roofline));
           }
-          ForwardBatch step = new ForwardBatch(seqs);
-          for (int i = 0; i < 3; i++) {
-            runner.forward(step);
-          }
-          long[] times = new long[10];
-          for (int i = 0; i < times.length; i++) {
-            long t0 = System.nanoTime();
-            runner.forward(step);
-            times[i] = System.nanoTime() - t0;
-          }
-          Arrays.sort(times);
-          double ms = times[times.length / 2] / 1e6;
-          long kvBytes = (long) batch * context * DeviceKvPool.bytesPerBlock(gpt2, 1,
-              GraphDtype.FLOAT16);
-          double bytes = weightBytes + kvBytes;
-          double roofline = bytes / bandwidth * 1e3;
-          rows.add(String.format("| %d | %d | %.3f | %.1f | %.3f | %.2f |", batch, context, ms,
-              bytes / 1e6, roofline, ms / roofline));
         }
+        int[] prompt = new int[512];
+        int[] table = new int[512 / block];
+        for (int i = 0; i < prompt.length; i++) {
+          prompt[i] = (i * 31 + 100) % 50257;
+        }
+        for (int k = 0; k < table.length; k++) {
+          table[k] = k;
+        }
+        double ms = medianMs(runner, new ForwardBatch(List.of(
+            new ForwardBatch.Seq(prompt, 0, table))));
+        prefills.add(String.format("%s: a 512-token prefill (batch 1) in %.3f ms, %.0f tok/s",
+            mode, ms, 512 / (ms / 1e3)));
       }
     }
+    rows.add("");
+    rows.addAll(prefills);
     rows.add("");
     rows.add(String.format("copy bandwidth measured in the same run: %.1f GB/s", bandwidth / 1e9));
     String table = String.join("\n", rows);
@@ -112,6 +136,26 @@ class CudaRunnerTest {
     Files.createDirectories(out.getParent());
     Files.writeString(out, table + "\n");
     assertTrue(bandwidth > 0);
+  }
+
+  /** The quantization as the server runs it on CUDA (no accuracy level: ServerConfig). */
+  private static QuantSpec cudaSpec(QuantMode mode) {
+    return mode == QuantMode.NONE ? QuantSpec.none() : QuantSpec.of(mode).withAccuracyLevel(0);
+  }
+
+  /** The median of 10 timed steps after 3 untimed ones, in ms. */
+  private static double medianMs(BoundModelRunner runner, ForwardBatch step) {
+    for (int i = 0; i < 3; i++) {
+      runner.forward(step);
+    }
+    long[] times = new long[10];
+    for (int i = 0; i < times.length; i++) {
+      long t0 = System.nanoTime();
+      runner.forward(step);
+      times[i] = System.nanoTime() - t0;
+    }
+    Arrays.sort(times);
+    return times[times.length / 2] / 1e6;
   }
 
   /** Bytes per second of {@code y = x + 0} over 1 GiB of fp16 in device memory (read + write). */

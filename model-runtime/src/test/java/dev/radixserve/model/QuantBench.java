@@ -524,11 +524,21 @@ public final class QuantBench {
    * quantized).
    */
   static long stepBytes(ModelConfig c, QuantSpec q) {
+    return stepBytes(c, q, Float.BYTES);
+  }
+
+  /**
+   * As above for a graph whose floats (dense weights, biases, norms, embeddings, and
+   * MatMulNBits' scales, which take the activations' type) are {@code floatBytes} wide: 4 for
+   * fp32, 2 for the fp16 and bf16 graphs CUDA runs.
+   */
+  static long stepBytes(ModelConfig c, QuantSpec q, int floatBytes) {
     long e = c.nEmbd();
     long inner = c.nInner();
-    long fp32Head = q.lmHead() ? 0 : 4L * c.vocabSize() * e;
-    return overMatrices(c, q, QuantBench::linear) + fp32Head
-        + c.nLayer() * (4 * (3 * e + e + inner + e) + 4 * 4 * e) + 2 * 4 * e + 2 * 4 * e;
+    long denseHead = q.lmHead() ? 0 : floatBytes * c.vocabSize() * e;
+    return overMatrices(c, q, (spec, k, n) -> linear(spec, k, n, floatBytes)) + denseHead
+        + c.nLayer() * floatBytes * ((3 * e + e + inner + e) + 4 * e)
+        + 2 * floatBytes * e + 2 * floatBytes * e;
   }
 
   /**
@@ -560,13 +570,13 @@ public final class QuantBench {
     return c.nLayer() * layer + head;
   }
 
-  private static long linear(QuantSpec q, long k, long n) {
+  private static long linear(QuantSpec q, long k, long n, int floatBytes) {
     if (!q.quantized()) {
-      return 4 * k * n;
+      return floatBytes * k * n;
     }
     long blocks = k / q.blockSize();
     int bits = q.mode().bits();
-    return n * blocks * (q.blockSize() * bits / 8) + 4 * n * blocks
+    return n * blocks * (q.blockSize() * bits / 8) + floatBytes * n * blocks
         + (q.zeroPoints() ? n * ((blocks * bits + 7) / 8) : 0);
   }
 }

@@ -34,6 +34,24 @@ class QuantBenchBytesTest {
         QuantBench.stepBytes(GPT2_SMALL, QuantSpec.of(QuantMode.INT4).withLmHead(false)));
   }
 
+  /**
+   * The fp16/bf16 graphs (CUDA's): every float is 2 bytes, MatMulNBits' scales included, and the
+   * packed weights and zero points are as wide as before. int4 per step: layers' 4-bit data
+   * 12 × 3,538,944 and zero points 12 × 110,592, the int8 head's data 38,597,376 and zero points
+   * 301,542 (it takes the layers' zero-point setting), then 3,078,630 floats: the layers' scales
+   * 12 × 221,184, the head's 301,542, biases and norms 12 × 9,984, two embedding rows and the
+   * final norm 4 × 768.
+   */
+  @Test
+  void halfWidthGraphsHalveEveryFloatButNotThePackedWeights() {
+    assertEquals(494_619_648L / 2, QuantBench.stepBytes(GPT2_SMALL, QuantSpec.none(), 2));
+    long packed = 12L * (3_538_944 + 110_592) + 38_597_376 + 301_542;
+    long floats = 12L * 221_184 + 301_542 + 12L * 9_984 + 4 * 768;
+    assertEquals(packed + 2 * floats,
+        QuantBench.stepBytes(GPT2_SMALL, QuantSpec.of(QuantMode.INT4).withAccuracyLevel(0), 2));
+    assertEquals(95_007_870L, packed + 4 * floats, "the fp32 figure pinned above");
+  }
+
   @Test
   void noneWithoutTheInt8ComputePath() {
     assertEquals(0, QuantBench.blockSumBytes(GPT2_SMALL, QuantSpec.none()));

@@ -102,4 +102,17 @@ class QuantizedRunnerTest {
       assertTrue(err > 0 && err <= bound, mode + " in fp16: relative error " + err);
     }
   }
+  /**
+   * The runner CUDA uses, in fp16, on the suite's device (the CPU here, CUDA in the GPU run),
+   * multiplies by the quantized weights as the fp32 CPU runner does at {@code accuracy_level} 0:
+   * the same greedy tokens except at near-ties, teacher-forced through a shared prefix with a
+   * copied block and 24 decode steps. The level is the one the server gives that device.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"INT8", "INT4"})
+  void fp16QuantizedGreedyFollowsTheFp32RunnerOnTheSameQuantizedWeights(QuantMode mode) {
+    BoundModelRunnerTest.assertGreedyParity(
+        BoundModelRunnerTest.testDevice(GraphDtype.FLOAT16),
+        RandomGpt2.create(BoundModelRunnerTest.SMALL, 5), QuantSpec.of(mode).withAccuracyLevel(0));
+  }
 }
