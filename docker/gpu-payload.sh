@@ -14,7 +14,7 @@
 #   1 the gpu-tagged tests (CudaRunnerTest: fp16/bf16 parity, int8/int4 MatMulNBits parity, bus
 #     traffic, decode table per weight mode), then CudaRunnerTest again with ORT_FPA_INTB_GEMM=1
 #   2 the model-runtime suite with -Dradixserve.test.device=cuda
-#   3 the HTTP end-to-end suites against --device cuda
+#   3 the HTTP end-to-end suites against --device cuda, quantized serving included
 #   4 serve --device cuda answering one completion, unquantized, --quantization int8 and int4
 #   5 bench shared-system-prompt against two CUDA servers, prefix cache on and off
 set -euo pipefail

@@ -129,7 +129,8 @@ step model-runtime-suite junit model-runtime --select-package=dev.radixserve.mod
   --exclude-tag=gpu
 step e2e junit e2e --select-class=dev.radixserve.server.DeviceParityEndToEndTest \
   --select-class=dev.radixserve.server.CacheEquivalenceTest \
-  --select-class=dev.radixserve.server.ServerEndToEndTest
+  --select-class=dev.radixserve.server.ServerEndToEndTest \
+  --select-class=dev.radixserve.server.QuantizedServingTest
 step serve serve_completion serve-stdout
 # the quantized modes as the server runs them on CUDA (MatMulNBits, no accuracy level)
 step serve-int8 serve_completion serve-int8-stdout --quantization int8
