@@ -6,20 +6,22 @@
 #       gpu-payload/payload.tar.xz.part-* (pieces of at most 60 MiB; gpu-payload/ is ignored by
 #       git). With STAGE_DIR it packs that folder as it is instead (how the script itself is
 #       tested, on a small dummy payload).
-#   docker/gpu-payload.sh run [PAYLOAD_DIR]  on the GPU host, one command: joins and unpacks the
-#       pieces with python3's tarfile (no xz binary needed) and runs the payload's run-gpu.sh,
-#       which writes its reports under PAYLOAD_DIR/out (or $OUT when set).
+#   docker/gpu-payload.sh run [PAYLOAD_DIR [STEP...]]  on the GPU host, one command: joins and
+#       unpacks the pieces with python3's tarfile (no xz binary needed; skipped when the same
+#       pieces are already unpacked there) and runs the payload's run-gpu.sh, which writes its
+#       reports under PAYLOAD_DIR/out (or $OUT when set). STEPs run only those steps (run-gpu.sh
+#       names them), for a host that limits each command's time.
 #
 # What run-gpu.sh runs (see docker/run-gpu.sh), within 10 minutes on one GPU:
 #   1 the gpu-tagged tests (CudaRunnerTest: fp16/bf16 parity, int8/int4 MatMulNBits parity, bus
 #     traffic, decode table per weight mode), then CudaRunnerTest again with ORT_FPA_INTB_GEMM=1
 #   2 the model-runtime suite with -Dradixserve.test.device=cuda
-#   3 the HTTP end-to-end suites against --device cuda
+#   3 the HTTP end-to-end suites against --device cuda, quantized serving included
 #   4 serve --device cuda answering one completion, unquantized, --quantization int8 and int4
 #   5 bench shared-system-prompt against two CUDA servers, prefix cache on and off
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cmd=${1:?usage: gpu-payload.sh pack [STAGE_DIR] | run [PAYLOAD_DIR]}
+cmd=${1:?usage: gpu-payload.sh pack [STAGE_DIR] | run [PAYLOAD_DIR [STEP...]]}
 piece=${GPU_PAYLOAD_PIECE_BYTES:-$((60 * 1024 * 1024))}
 
 stage_build() {
@@ -57,9 +59,12 @@ case "$cmd" in
   run)
     dir=${2:-$root/gpu-payload}
     work="$dir/unpacked"
-    rm -rf "$work"
-    mkdir -p "$work"
-    python3 - "$dir" "$work" <<'PY'
+    # the pieces' names and sizes: the same set unpacked before is not unpacked again
+    pieces=$(cd "$dir" && ls -l payload.tar.xz.part-* 2>/dev/null | awk '{print $5, $NF}' || true)
+    if [ -z "$pieces" ] || [ "$pieces" != "$(cat "$work/.pieces" 2>/dev/null)" ]; then
+      rm -rf "$work"
+      mkdir -p "$work"
+      python3 - "$dir" "$work" <<'PY'
 import glob, io, lzma, sys, tarfile
 parts = sorted(glob.glob(sys.argv[1] + "/payload.tar.xz.part-*"))
 if not parts:
@@ -86,12 +91,16 @@ with lzma.open(io.BufferedReader(Joined(parts))) as xz, tarfile.open(fileobj=xz,
         tar.extractall(sys.argv[2])
 print(f"gpu-payload: unpacked {len(parts)} pieces into {sys.argv[2]}", file=sys.stderr)
 PY
+      echo "$pieces" >"$work/.pieces"
+    else
+      echo "gpu-payload: $work already holds these pieces" >&2
+    fi
     export OUT=${OUT:-$dir/out}
     mkdir -p "$OUT"
-    exec bash "$work/run-gpu.sh" "$work"
+    exec bash "$work/run-gpu.sh" "$work" "${@:3}"
     ;;
   *)
-    echo "usage: gpu-payload.sh pack [STAGE_DIR] | run [PAYLOAD_DIR]" >&2
+    echo "usage: gpu-payload.sh pack [STAGE_DIR] | run [PAYLOAD_DIR [STEP...]]" >&2
     exit 2
     ;;
 esac

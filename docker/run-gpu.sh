@@ -2,9 +2,23 @@
 # Runs inside an unpacked GPU payload (docker/gpu-payload.sh run calls it): every check of the
 # CUDA path, one after another, each logged to $OUT/<step>.log with a PASS/FAIL line here.
 # Needs a JDK 25 (JAVA_HOME or java on PATH), python3 and an NVIDIA driver; the CUDA 12 user-space
-# libraries come with the payload (cuda12/). Exit status 0 only if every step passed.
+# libraries come with the payload (cuda12/). Exit status 0 only if every step run passed.
+#
+#   run-gpu.sh PAYLOAD_DIR [STEP...]   with STEPs, only those (names as in the PASS/FAIL lines:
+#                                      gpu-tests, gpu-tests-fpa-intb, model-runtime-suite, e2e,
+#                                      serve, serve-int8, serve-int4, bench-cache), so that a host
+#                                      that limits each command's time can take the run in parts
 set -uo pipefail
-p=$(cd "${1:?usage: run-gpu.sh PAYLOAD_DIR}" && pwd)
+p=$(cd "${1:?usage: run-gpu.sh PAYLOAD_DIR [STEP...]}" && pwd)
+shift
+only=("$@")
+for name in "${only[@]}"; do
+  case "$name" in
+    gpu-tests | gpu-tests-fpa-intb | model-runtime-suite | e2e | serve | serve-int8 | serve-int4 \
+      | bench-cache) ;;
+    *) echo "run-gpu.sh: no step '$name'" >&2; exit 2 ;;
+  esac
+done
 out=${OUT:-$p/out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$p/cuda12${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -18,6 +32,9 @@ cd "$p"
 step() {
   local name=$1
   shift
+  if [ ${#only[@]} -gt 0 ] && [[ " ${only[*]} " != *" $name "* ]]; then
+    return 0
+  fi
   local t0=$SECONDS
   echo "== $name"
   if "$@" >"$out/$name.log" 2>&1; then
@@ -129,7 +146,8 @@ step model-runtime-suite junit model-runtime --select-package=dev.radixserve.mod
   --exclude-tag=gpu
 step e2e junit e2e --select-class=dev.radixserve.server.DeviceParityEndToEndTest \
   --select-class=dev.radixserve.server.CacheEquivalenceTest \
-  --select-class=dev.radixserve.server.ServerEndToEndTest
+  --select-class=dev.radixserve.server.ServerEndToEndTest \
+  --select-class=dev.radixserve.server.QuantizedServingTest
 step serve serve_completion serve-stdout
 # the quantized modes as the server runs them on CUDA (MatMulNBits, no accuracy level)
 step serve-int8 serve_completion serve-int8-stdout --quantization int8

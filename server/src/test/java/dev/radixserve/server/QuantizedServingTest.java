@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.radixserve.cache.BlockHasher;
+import dev.radixserve.model.Device;
 import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.quant.QuantMode;
@@ -167,6 +168,10 @@ class QuantizedServingTest {
   @Test
   void blockHashesOfAQuantizedModelAreNotThoseOfItsFp32Model() {
     ServerConfig.Builder b = LocalServers.builder(16);
+    // the keys of a CPU server in fp32, whatever device the suite targets (on CUDA the key
+    // adds the graph's dtype and the level is 0; nothing is started here)
+    b.device = Device.Kind.CPU;
+    b.dtype = null;
     ServerConfig fp32 = b.build();
     b.quantization = QuantMode.INT4;
     ServerConfig int4 = b.build();

@@ -29,9 +29,13 @@ public final class CudaProvider {
 
   public static final String PROVIDER = "CUDAExecutionProvider";
   static final String PROVIDER_LIBRARY = "libonnxruntime_providers_cuda.so";
-  /** CUDA 12 libraries the provider links against, as {@code docker/fetch-cuda12-libs.sh} fetches them. */
+  /**
+   * CUDA 12 libraries the provider links against, as {@code docker/fetch-cuda12-libs.sh} fetches
+   * them: the NEEDED entries of 1.29.0's {@value #PROVIDER_LIBRARY} besides the driver and libc
+   * ({@code readelf -d}); cuRAND is linked though no kernel radixserve runs uses it.
+   */
   public static final List<String> USER_SPACE_LIBRARIES =
-      List.of("libcudart.so.12", "libcublas.so.12", "libcublasLt.so.12");
+      List.of("libcudart.so.12", "libcublas.so.12", "libcublasLt.so.12", "libcurand.so.10");
   public static final String DRIVER_LIBRARY = "libcuda.so.1";
 
   private CudaProvider() {}

@@ -61,6 +61,7 @@ class CudaProviderTest {
         CudaProvider::dlopen).orElseThrow();
     assertTrue(problem.contains("libcublasLt.so.12"), problem);
     assertTrue(problem.contains("libcudart.so.12"), problem);
+    assertTrue(problem.contains("libcurand.so.10"), problem);
     assertTrue(problem.contains("LD_LIBRARY_PATH"), problem);
     assertTrue(problem.contains("fetch-cuda12-libs.sh"), problem);
   }
