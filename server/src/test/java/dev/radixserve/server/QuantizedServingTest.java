@@ -197,19 +197,29 @@ class QuantizedServingTest {
 
   /**
    * A Llama-family checkpoint through the server in each mode: Llama (GQA, llama3 rope, BF16
-   * shards, untied head) and Qwen2 (q/k/v biases, tied head), both with K = 32 and 48, so block
-   * 16. Greedy is the same run to run and cache on or off (the second cached round really reads
+   * shards, untied head), Qwen2 (q/k/v biases, tied head), Qwen3 (q/k norms, attention 64 wide
+   * over a 32-wide residual) and Mistral (one kv head, linear rope), with K = 32, 48 and 64, so
+   * block 16. Greedy is the same run to run and cache on or off (the second cached round really reads
    * cached blocks), and the scored prompt moves off fp32's but stays close.
    */
   @ParameterizedTest(name = "{0} {1}")
-  @CsvSource({"llama, INT8", "llama, INT4", "qwen2, INT8", "qwen2, INT4"})
+  @CsvSource({"llama, INT8", "llama, INT4", "qwen2, INT8", "qwen2, INT4", "qwen3, INT8",
+      "qwen3, INT4", "mistral, INT8", "mistral, INT4"})
   void quantizedLlamaFamiliesAreStableAndTheCacheChangesNothing(String family, QuantMode mode)
       throws Exception {
     LlamaConfig c = LlamaConfig.llama(2, 32, 4, 2, 48, 128, 260);
-    c = family.equals("qwen2")
-        ? c.withModelType("qwen2", true, false).withTiedEmbeddings()
-            .withRope(LlamaConfig.Rope.plain(1000000))
-        : c.withRope(new LlamaConfig.Rope("llama3", 500000, 8, 1, 4, 16));
+    c = switch (family) {
+      case "llama" -> c.withRope(new LlamaConfig.Rope("llama3", 500000, 8, 1, 4, 16));
+      case "qwen2" -> c.withModelType("qwen2", true, false).withTiedEmbeddings()
+          .withRope(LlamaConfig.Rope.plain(1000000));
+      // q/k norms, and 4 heads of 16: o_proj reads 64 inputs from the 32-wide residual
+      case "qwen3" -> c.withModelType("qwen3", false, true).withHeadDim(16);
+      // one kv head, linear rope scaling
+      case "mistral" -> LlamaConfig.llama(2, 32, 4, 1, 48, 128, 260)
+          .withModelType("mistral", false, false)
+          .withRope(new LlamaConfig.Rope("linear", 10000, 2, 0, 0, 0));
+      default -> throw new IllegalArgumentException(family);
+    };
     Path dir = Files.createTempDirectory("radixserve-quant-" + family);
     try {
       try (LlamaWeights w = RandomLlama.create(c, 2028)) {
