@@ -86,44 +86,45 @@ class CudaRunnerTest {
     rows.add("|---|---|---|---|---|---|---|");
     List<String> prefills = new ArrayList<>();
     int blocksNeeded = 256 * 1024 / block;
-    for (QuantMode mode : QuantMode.values()) {
-      QuantSpec spec = cudaSpec(mode);
-      try (GptWeights w = RandomGpt2.create(gpt2, 1);
-          BoundModelRunner runner = BoundModelRunner.create(w, CUDA, block, blocksNeeded, 0,
-              spec)) {
-        long weightBytes = QuantBench.stepBytes(gpt2, spec, 2);
-        for (int context : contexts) {
-          for (int batch : batches) {
-            List<ForwardBatch.Seq> seqs = new ArrayList<>();
-            int perSeq = context / block;
-            for (int s = 0; s < batch; s++) {
-              int[] table = new int[perSeq];
-              for (int k = 0; k < perSeq; k++) {
-                table[k] = s * perSeq + k;
+    try (GptWeights w = RandomGpt2.create(gpt2, 1)) {
+      for (QuantMode mode : QuantMode.values()) {
+        QuantSpec spec = cudaSpec(mode);
+        try (BoundModelRunner runner = BoundModelRunner.create(w, CUDA, block, blocksNeeded, 0,
+            spec)) {
+          long weightBytes = QuantBench.stepBytes(gpt2, spec, 2);
+          for (int context : contexts) {
+            for (int batch : batches) {
+              List<ForwardBatch.Seq> seqs = new ArrayList<>();
+              int perSeq = context / block;
+              for (int s = 0; s < batch; s++) {
+                int[] table = new int[perSeq];
+                for (int k = 0; k < perSeq; k++) {
+                  table[k] = s * perSeq + k;
+                }
+                seqs.add(new ForwardBatch.Seq(new int[] {(s * 7) % 50257}, context - 1, table));
               }
-              seqs.add(new ForwardBatch.Seq(new int[] {(s * 7) % 50257}, context - 1, table));
+              double ms = medianMs(runner, new ForwardBatch(seqs));
+              long kvBytes = (long) batch * context * DeviceKvPool.bytesPerBlock(gpt2, 1,
+                  GraphDtype.FLOAT16);
+              double bytes = weightBytes + kvBytes;
+              double roofline = bytes / bandwidth * 1e3;
+              rows.add(String.format("| %s | %d | %d | %.3f | %.1f | %.3f | %.2f |", mode, batch,
+                  context, ms, bytes / 1e6, roofline, ms / roofline));
             }
-            double ms = medianMs(runner, new ForwardBatch(seqs));
-            long kvBytes = (long) batch * context * DeviceKvPool.bytesPerBlock(gpt2, 1,
-                GraphDtype.FLOAT16);
-            double bytes = weightBytes + kvBytes;
-            double roofline = bytes / bandwidth * 1e3;
-            rows.add(String.format("| %s | %d | %d | %.3f | %.1f | %.3f | %.2f |", mode, batch,
-                context, ms, bytes / 1e6, roofline, ms / roofline));
           }
+          int[] prompt = new int[512];
+          int[] table = new int[512 / block];
+          for (int i = 0; i < prompt.length; i++) {
+            prompt[i] = (i * 31 + 100) % 50257;
+          }
+          for (int k = 0; k < table.length; k++) {
+            table[k] = k;
+          }
+          double ms = medianMs(runner, new ForwardBatch(List.of(
+              new ForwardBatch.Seq(prompt, 0, table))));
+          prefills.add(String.format("%s: a 512-token prefill (batch 1) in %.3f ms, %.0f tok/s",
+              mode, ms, 512 / (ms / 1e3)));
         }
-        int[] prompt = new int[512];
-        int[] table = new int[512 / block];
-        for (int i = 0; i < prompt.length; i++) {
-          prompt[i] = (i * 31 + 100) % 50257;
-        }
-        for (int k = 0; k < table.length; k++) {
-          table[k] = k;
-        }
-        double ms = medianMs(runner, new ForwardBatch(List.of(
-            new ForwardBatch.Seq(prompt, 0, table))));
-        prefills.add(String.format("%s: a 512-token prefill (batch 1) in %.3f ms, %.0f tok/s",
-            mode, ms, 512 / (ms / 1e3)));
       }
     }
     rows.add("");

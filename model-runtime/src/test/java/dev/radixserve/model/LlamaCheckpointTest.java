@@ -25,15 +25,13 @@ import org.junit.jupiter.api.io.TempDir;
 class LlamaCheckpointTest {
 
   static final int BLOCK = 4;
-  /** 4 query heads over 2 kv heads (GQA), vocab 260 (the byte-level tokenizer's 257, padded). */
-  static final LlamaConfig GQA = LlamaConfig.llama(2, 32, 4, 2, 48, 128, 260);
+  static final LlamaConfig GQA = LlamaFamilies.GQA;
 
   @TempDir Path dir;
 
   @Test
   void llama3WithScaledRopeInShardsMatchesTheReference() {
-    // original_max_position_embeddings 16: the scaling moves every frequency band at these lengths
-    LlamaConfig c = GQA.withRope(new LlamaConfig.Rope("llama3", 500000, 8, 1, 4, 16));
+    LlamaConfig c = LlamaFamilies.of("llama");
     try (LlamaWeights w = RandomLlama.create(c, 31)) {
       HfModelWriter.write(w, dir, DType.F32, 3);
     }
@@ -65,8 +63,7 @@ class LlamaCheckpointTest {
 
   @Test
   void qwen2WithQkvBiasInBf16MatchesTheReference() {
-    LlamaConfig c = GQA.withModelType("qwen2", true, false).withTiedEmbeddings()
-        .withRope(LlamaConfig.Rope.plain(1000000));
+    LlamaConfig c = LlamaFamilies.of("qwen2");
     try (LlamaWeights w = RandomLlama.create(c, 33)) {
       HfModelWriter.write(w, dir, DType.BF16, 2);
     }
@@ -75,8 +72,7 @@ class LlamaCheckpointTest {
 
   @Test
   void qwen3WithQkNormAndWideHeadsInF16MatchesTheReference() {
-    // head_dim 16 with 4 heads: q is 64 wide over a 32-wide residual, as Qwen3's explicit head_dim allows
-    LlamaConfig c = GQA.withModelType("qwen3", false, true).withHeadDim(16);
+    LlamaConfig c = LlamaFamilies.of("qwen3");
     try (LlamaWeights w = RandomLlama.create(c, 34)) {
       HfModelWriter.write(w, dir, DType.F16, 1);
     }
@@ -85,8 +81,7 @@ class LlamaCheckpointTest {
 
   @Test
   void mistralWithOneKvHeadAndLinearRopeMatchesTheReference() {
-    LlamaConfig c = LlamaConfig.llama(2, 32, 4, 1, 48, 128, 260).withModelType("mistral", false, false)
-        .withRope(new LlamaConfig.Rope("linear", 10000, 2, 0, 0, 0));
+    LlamaConfig c = LlamaFamilies.of("mistral");
     try (LlamaWeights w = RandomLlama.create(c, 35)) {
       HfModelWriter.write(w, dir, DType.F32, 1);
     }

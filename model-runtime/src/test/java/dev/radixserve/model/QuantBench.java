@@ -536,9 +536,10 @@ public final class QuantBench {
     long e = c.nEmbd();
     long inner = c.nInner();
     long denseHead = q.lmHead() ? 0 : floatBytes * c.vocabSize() * e;
+    // per layer the four linear biases and two norms' weights and biases; then a row each of
+    // the two embeddings and the final norm's weight and bias
     return overMatrices(c, q, (spec, k, n) -> linear(spec, k, n, floatBytes)) + denseHead
-        + c.nLayer() * floatBytes * ((3 * e + e + inner + e) + 4 * e)
-        + 2 * floatBytes * e + 2 * floatBytes * e;
+        + c.nLayer() * floatBytes * ((3 * e + e + inner + e) + 4 * e) + 4 * floatBytes * e;
   }
 
   /**

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.radixserve.cache.BlockHasher;
 import dev.radixserve.model.Device;
 import dev.radixserve.model.LlamaConfig;
+import dev.radixserve.model.LlamaFamilies;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.weights.DType;
@@ -207,19 +208,7 @@ class QuantizedServingTest {
       "qwen3, INT4", "mistral, INT8", "mistral, INT4"})
   void quantizedLlamaFamiliesAreStableAndTheCacheChangesNothing(String family, QuantMode mode)
       throws Exception {
-    LlamaConfig c = LlamaConfig.llama(2, 32, 4, 2, 48, 128, 260);
-    c = switch (family) {
-      case "llama" -> c.withRope(new LlamaConfig.Rope("llama3", 500000, 8, 1, 4, 16));
-      case "qwen2" -> c.withModelType("qwen2", true, false).withTiedEmbeddings()
-          .withRope(LlamaConfig.Rope.plain(1000000));
-      // q/k norms, and 4 heads of 16: o_proj reads 64 inputs from the 32-wide residual
-      case "qwen3" -> c.withModelType("qwen3", false, true).withHeadDim(16);
-      // one kv head, linear rope scaling
-      case "mistral" -> LlamaConfig.llama(2, 32, 4, 1, 48, 128, 260)
-          .withModelType("mistral", false, false)
-          .withRope(new LlamaConfig.Rope("linear", 10000, 2, 0, 0, 0));
-      default -> throw new IllegalArgumentException(family);
-    };
+    LlamaConfig c = LlamaFamilies.of(family);
     Path dir = Files.createTempDirectory("radixserve-quant-" + family);
     try {
       try (LlamaWeights w = RandomLlama.create(c, 2028)) {
