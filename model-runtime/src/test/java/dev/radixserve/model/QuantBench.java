@@ -23,7 +23,7 @@ import java.util.SplittableRandom;
  *
  * <pre>
  *   QuantBench [gpt2-small|embedded|bf16-checkpoint] [intra-op threads = 2]
- *              [accuracy|speed|both|paired]
+ *              [accuracy|speed|both|paired|requests|prefill-chunks]
  *              [variants: indices into variants(), e.g. 1,2; fp32 is always measured]
  * </pre>
  *
@@ -122,6 +122,13 @@ public final class QuantBench {
         for (Map.Entry<String, QuantSpec> v : variants.entrySet()) {
           requests(w, threads, v.getKey(), v.getValue(), Integer.getInteger("bench.decode", 128),
               Integer.getInteger("bench.requests", 24));
+        }
+        return;
+      }
+      if (what.equals("prefill-chunks")) {
+        variants.remove(variants.keySet().iterator().next());
+        for (Map.Entry<String, QuantSpec> v : variants.entrySet()) {
+          prefillChunks(w, threads, v.getKey(), v.getValue(), new int[] {512, 256, 128, 64});
         }
         return;
       }
@@ -338,6 +345,46 @@ public final class QuantBench {
       System.out.printf("| %s | %.1f | %.0f / %.0f | %.1f / %.1f | %.2f | %.1f, %.2f | %.0f / %.0f |%n",
           v.getKey(), bytes / 1e6, copy / bytes, copyCpu / bytes, r[0], r[1],
           copyCpu / bytes / r[1], read / 1e6, copyCpu / read / r[1], r[2], r[3]);
+    }
+  }
+
+  /**
+   * One 512-token prompt prefilled whole and in chunks of each of {@code chunks} tokens (as
+   * {@code --prefill-chunk-size} splits it), the chunk sizes interleaved: median, min and max
+   * wall ms of 7 rounds after 2 warm-up rounds. Whether a smaller M makes the linear kernels
+   * faster per token than one 512-row GEMM.
+   */
+  private static void prefillChunks(GptWeights w, int threads, String name, QuantSpec q,
+      int[] chunks) {
+    int[] table = new int[PREFILL / BLOCK];
+    for (int b = 0; b < table.length; b++) {
+      table[b] = b;
+    }
+    int[] prompt = new int[PREFILL];
+    for (int i = 0; i < PREFILL; i++) {
+      prompt[i] = Math.floorMod(i * 31 + 100, Math.min(w.config().vocabSize(), 50257));
+    }
+    try (OnnxModelRunner runner = OnnxModelRunner.create(w, BLOCK, table.length, threads,
+        Map.of(), q)) {
+      double[][] ms = new double[chunks.length][7];
+      for (int r = -2; r < 7; r++) {
+        for (int k = 0; k < chunks.length; k++) {
+          long t0 = System.nanoTime();
+          for (int from = 0; from < PREFILL; from += chunks[k]) {
+            runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+                Arrays.copyOfRange(prompt, from, Math.min(PREFILL, from + chunks[k])), from,
+                table))));
+          }
+          if (r >= 0) {
+            ms[k][r] = (System.nanoTime() - t0) / 1e6;
+          }
+        }
+      }
+      for (int k = 0; k < chunks.length; k++) {
+        Arrays.sort(ms[k]);
+        System.out.printf("%s: %d tokens in chunks of %d: median %.1f ms (min %.1f, max %.1f)%n",
+            name, PREFILL, chunks[k], ms[k][3], ms[k][0], ms[k][6]);
+      }
     }
   }
 
