@@ -12,6 +12,9 @@ import dev.radixserve.model.Device;
 import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.LlamaFamilies;
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.PrequantizedCheckpoints;
+import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.CheckpointQuantization.Method;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.HfModelWriter;
@@ -252,6 +255,67 @@ class QuantizedServingTest {
       }
     } finally {
       LocalServers.deleteModelDir(dir);
+    }
+  }
+
+  /**
+   * GPTQ and AWQ checkpoints (as those tools write them: int32-packed codes, fp16 scales, their
+   * {@code quantization_config}) served on their own blocks: greedy is the same run to run and
+   * cache on or off, and the scored prompt stays close to the float model the blocks decode to
+   * (served beside it as a plain F32 checkpoint) without equalling it: the CPU's int8
+   * activations and int8 LM head are the only rounding left, so int8's bound applies.
+   */
+  @ParameterizedTest(name = "{0} {1} {2}-bit")
+  @CsvSource({"llama, GPTQ, 4", "qwen2, AWQ, 4", "mistral, GPTQ, 8"})
+  void prequantizedCheckpointsServeTheirOwnBlocks(String family, Method method, int bits)
+      throws Exception {
+    CheckpointQuantization q = new CheckpointQuantization(method, bits, 16, method == Method.GPTQ
+        ? 1 : 0);
+    Path dir = Files.createTempDirectory("radixserve-" + method.label() + "-" + family);
+    Path decoded = Files.createTempDirectory("radixserve-decoded-" + family);
+    try {
+      PrequantizedCheckpoints.Packed packed;
+      try (LlamaWeights w = RandomLlama.create(LlamaFamilies.of(family), 2028)) {
+        packed = PrequantizedCheckpoints.pack(w, q, false);
+      }
+      PrequantizedCheckpoints.write(packed, dir, DType.F16, false);
+      HfModelWriter.write(packed.dequantized(), decoded, DType.F32, 1);
+      for (Path d : List.of(dir, decoded)) {
+        HfModelWriter.writeByteLevelTokenizer(d);
+      }
+      List<String> prompts = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        prompts.add("Answer in one line, please. Question " + i + ": what is " + i + " and " + i + "?");
+      }
+      double[] reference;
+      RadixServer plain = startLlama(decoded, family, QuantMode.NONE, true);
+      try {
+        reference = promptLogprobs(plain, family);
+      } finally {
+        plain.shutdown(Duration.ofSeconds(5));
+      }
+      List<String> expected;
+      RadixServer off = startLlama(dir, family, QuantMode.NONE, false);
+      try {
+        expected = greedy(off, family, prompts);
+        assertEquals(expected, greedy(off, family, prompts), "run to run, cache off");
+        assertQuiescent(off);
+      } finally {
+        off.shutdown(Duration.ofSeconds(5));
+      }
+      RadixServer on = startLlama(dir, family, QuantMode.NONE, true);
+      try {
+        assertEquals(expected, greedy(on, family, prompts));
+        assertEquals(expected, greedy(on, family, prompts), "second round, from the cache");
+        assertQuiescent(on);
+        assertChangedButClose(reference, promptLogprobs(on, family), QuantMode.INT8,
+            family + " " + q.describe());
+      } finally {
+        on.shutdown(Duration.ofSeconds(5));
+      }
+    } finally {
+      LocalServers.deleteModelDir(dir);
+      LocalServers.deleteModelDir(decoded);
     }
   }
 

@@ -1,6 +1,9 @@
 package dev.radixserve.model.weights;
 
 import dev.radixserve.model.LlamaConfig;
+import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.CheckpointRepacker;
+import dev.radixserve.model.quant.QuantizationException;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.ModelWeights;
@@ -62,7 +65,7 @@ public final class HfModelLoader {
           + " tokens; ids " + tokenizer.vocabSize() + ".." + (vocab - 1) + " are never sampled");
     }
     EosTokens eos = EosTokens.resolve(dir, config, tokenizer);
-    Mapped mapped = map(dir, config.model());
+    Mapped mapped = map(dir, config);
     ChatTemplate chat = ChatTemplates.load(dir, Clock.systemDefaultZone())
         .orElseGet(ChatMlTemplate::new);
     return new LoadedModel(mapped.weights(), tokenizer, eos, mapped.files().files(), chat);
@@ -85,7 +88,7 @@ public final class HfModelLoader {
 
   /** The weights alone, memory-mapped. */
   public static ModelWeights loadWeights(Path dir) {
-    return map(dir, loadConfig(dir)).weights();
+    return map(dir, HfConfig.read(dir)).weights();
   }
 
   private record Mapped(ModelWeights weights, CheckpointFiles files) {}
@@ -99,22 +102,23 @@ public final class HfModelLoader {
       Map<String, long[]> expected, String embed, String lmHead, boolean tied,
       Function<Map<String, Tensor>, ModelWeights> weights) {}
 
-  private static Layout layout(ModelShape config, Arena arena) {
-    return switch (config) {
+  private static Layout layout(HfConfig hf, Arena arena) {
+    return switch (hf.model()) {
       case ModelConfig c -> new Layout("a GPT-2 language model", PREFIX,
           List.of(".attn.bias", ".attn.masked_bias"), GptWeights.expectedShapes(c), "wte.weight",
           GptWeights.LM_HEAD, c.tieWordEmbeddings(), t -> new GptWeights(c, t, arena));
       case LlamaConfig c -> new Layout(c.modelType(), "model.", List.of(".rotary_emb.inv_freq"),
-          LlamaWeights.expectedShapes(c), LlamaWeights.EMBED, LlamaWeights.LM_HEAD,
-          c.tieWordEmbeddings(), t -> new LlamaWeights(c, t, arena));
-      default -> throw new IllegalArgumentException("no checkpoint layout for " + config);
+          LlamaWeights.storedShapes(c, hf.quantization()), LlamaWeights.EMBED,
+          LlamaWeights.LM_HEAD, c.tieWordEmbeddings(),
+          t -> new LlamaWeights(c, hf.quantization(), t, arena));
+      default -> throw new IllegalArgumentException("no checkpoint layout for " + hf.model());
     };
   }
 
-  private static Mapped map(Path dir, ModelShape config) {
+  private static Mapped map(Path dir, HfConfig config) {
     Arena arena = Arena.ofShared();
-    Layout layout = layout(config, arena);
     try {
+      Layout layout = layout(config, arena);
       CheckpointFiles files = CheckpointFiles.map(dir, arena);
       Map<String, Tensor> canonical = new LinkedHashMap<>();
       Map<String, Path> fileOf = new LinkedHashMap<>();
@@ -138,6 +142,7 @@ public final class HfModelLoader {
           throw new ModelLoadException(fileOf.getOrDefault(e.getKey(), primary), problem);
         });
       }
+      checkPacked(config.quantization(), canonical, fileOf);
       TreeSet<String> unused = new TreeSet<>(canonical.keySet());
       unused.removeAll(expected.keySet());
       if (!unused.isEmpty()) {
@@ -151,6 +156,24 @@ public final class HfModelLoader {
     } catch (RuntimeException e) {
       arena.close();
       throw e;
+    }
+  }
+
+  /** A GPTQ/AWQ checkpoint's layers, checked before anything is built from them. */
+  private static void checkPacked(CheckpointQuantization q, Map<String, Tensor> tensors,
+      Map<String, Path> fileOf) {
+    if (q == null) {
+      return;
+    }
+    for (String name : tensors.keySet()) {
+      if (name.endsWith(".qweight")) {
+        try {
+          CheckpointRepacker.check(q, name.substring(0, name.length() - ".qweight".length()),
+              tensors);
+        } catch (QuantizationException e) {
+          throw new ModelLoadException(fileOf.get(name), e.getMessage(), e);
+        }
+      }
     }
   }
 
