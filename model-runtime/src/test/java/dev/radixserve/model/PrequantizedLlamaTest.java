@@ -63,8 +63,8 @@ class PrequantizedLlamaTest {
         OnnxModelRunner cpu = OnnxModelRunner.create(loaded, 4, 16, 1, Map.of(), served)) {
       assertEquals(q, loaded.checkpointQuantization());
       float[][] want = logits(reference);
-      double exactError = worst(logits(fp32Compute), want);
-      double servedError = worst(logits(cpu), want);
+      double exactError = OnnxModelRunnerTest.worstRelativeError(logits(fp32Compute), want);
+      double servedError = OnnxModelRunnerTest.worstRelativeError(logits(cpu), want);
       System.out.printf("%s %s: fp32 compute %.2e, served %.4f%n", family, q.describe(),
           exactError, servedError);
       assertTrue(exactError < 1e-5, "fp32 compute: " + exactError);
@@ -109,17 +109,5 @@ class PrequantizedLlamaTest {
 
   private static float[][] logits(OnnxModelRunner runner) {
     return runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(PROMPT, 0, TABLE, true))));
-  }
-
-  private static double worst(float[][] got, float[][] want) {
-    double worst = 0;
-    for (int p = 0; p < want.length; p++) {
-      double[] ref = new double[want[p].length];
-      for (int i = 0; i < ref.length; i++) {
-        ref[i] = want[p][i];
-      }
-      worst = Math.max(worst, OnnxModelRunnerTest.relativeError(got[p], ref));
-    }
-    return worst;
   }
 }

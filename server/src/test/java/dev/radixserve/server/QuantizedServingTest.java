@@ -218,41 +218,7 @@ class QuantizedServingTest {
         HfModelWriter.write(w, dir, DType.BF16, 2);
       }
       HfModelWriter.writeByteLevelTokenizer(dir);
-      List<String> prompts = new ArrayList<>();
-      for (int i = 0; i < 5; i++) {
-        prompts.add("Answer in one line, please. Question " + i + ": what is " + i + " and " + i + "?");
-      }
-      double[] fp32;
-      RadixServer plain = startLlama(dir, family, QuantMode.NONE, true);
-      try {
-        fp32 = promptLogprobs(plain, family);
-      } finally {
-        plain.shutdown(Duration.ofSeconds(5));
-      }
-      List<String> expected;
-      RadixServer off = startLlama(dir, family, mode, false);
-      try {
-        expected = greedy(off, family, prompts);
-        assertEquals(expected, greedy(off, family, prompts), "run to run, cache off");
-        assertQuiescent(off);
-      } finally {
-        off.shutdown(Duration.ofSeconds(5));
-      }
-      RadixServer on = startLlama(dir, family, mode, true);
-      try {
-        assertEquals(expected, greedy(on, family, prompts));
-        assertEquals(expected, greedy(on, family, prompts), "second round, from the cache");
-        JsonNode again = complete(on, "{\"model\":\"" + family + "\",\"prompt\":"
-            + JSON.writeValueAsString(prompts.get(0)) + ",\"max_tokens\":24,\"temperature\":0,"
-            + "\"ignore_eos\":true}");
-        assertEquals(expected.get(0), again.at("/choices/0/text").asText());
-        assertTrue(again.at("/usage/prompt_tokens_details/cached_tokens").asInt() >= 48,
-            "the prompt's blocks come from the cache: " + again.get("usage"));
-        assertQuiescent(on);
-        assertChangedButClose(fp32, promptLogprobs(on, family), mode, family);
-      } finally {
-        on.shutdown(Duration.ofSeconds(5));
-      }
+      assertStableCachedAndClose(dir, dir, family, mode, mode);
     } finally {
       LocalServers.deleteModelDir(dir);
     }
@@ -283,39 +249,54 @@ class QuantizedServingTest {
       for (Path d : List.of(dir, decoded)) {
         HfModelWriter.writeByteLevelTokenizer(d);
       }
-      List<String> prompts = new ArrayList<>();
-      for (int i = 0; i < 5; i++) {
-        prompts.add("Answer in one line, please. Question " + i + ": what is " + i + " and " + i + "?");
-      }
-      double[] reference;
-      RadixServer plain = startLlama(decoded, family, QuantMode.NONE, true);
-      try {
-        reference = promptLogprobs(plain, family);
-      } finally {
-        plain.shutdown(Duration.ofSeconds(5));
-      }
-      List<String> expected;
-      RadixServer off = startLlama(dir, family, QuantMode.NONE, false);
-      try {
-        expected = greedy(off, family, prompts);
-        assertEquals(expected, greedy(off, family, prompts), "run to run, cache off");
-        assertQuiescent(off);
-      } finally {
-        off.shutdown(Duration.ofSeconds(5));
-      }
-      RadixServer on = startLlama(dir, family, QuantMode.NONE, true);
-      try {
-        assertEquals(expected, greedy(on, family, prompts));
-        assertEquals(expected, greedy(on, family, prompts), "second round, from the cache");
-        assertQuiescent(on);
-        assertChangedButClose(reference, promptLogprobs(on, family), QuantMode.INT8,
-            family + " " + q.describe());
-      } finally {
-        on.shutdown(Duration.ofSeconds(5));
-      }
+      assertStableCachedAndClose(decoded, dir, family, QuantMode.NONE, QuantMode.INT8);
     } finally {
       LocalServers.deleteModelDir(dir);
       LocalServers.deleteModelDir(decoded);
+    }
+  }
+
+  /**
+   * {@code dir} served in {@code mode}: greedy the same run to run and with the cache off or on
+   * (the second cached round really reads cached blocks), and the scored prompt moved off that
+   * of {@code reference} served unquantized, but within {@code bound}'s closeness.
+   */
+  private static void assertStableCachedAndClose(Path reference, Path dir, String family,
+      QuantMode mode, QuantMode bound) throws Exception {
+    List<String> prompts = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      prompts.add("Answer in one line, please. Question " + i + ": what is " + i + " and " + i + "?");
+    }
+    double[] want;
+    RadixServer plain = startLlama(reference, family, QuantMode.NONE, true);
+    try {
+      want = promptLogprobs(plain, family);
+    } finally {
+      plain.shutdown(Duration.ofSeconds(5));
+    }
+    List<String> expected;
+    RadixServer off = startLlama(dir, family, mode, false);
+    try {
+      expected = greedy(off, family, prompts);
+      assertEquals(expected, greedy(off, family, prompts), "run to run, cache off");
+      assertQuiescent(off);
+    } finally {
+      off.shutdown(Duration.ofSeconds(5));
+    }
+    RadixServer on = startLlama(dir, family, mode, true);
+    try {
+      assertEquals(expected, greedy(on, family, prompts));
+      assertEquals(expected, greedy(on, family, prompts), "second round, from the cache");
+      JsonNode again = complete(on, "{\"model\":\"" + family + "\",\"prompt\":"
+          + JSON.writeValueAsString(prompts.get(0)) + ",\"max_tokens\":24,\"temperature\":0,"
+          + "\"ignore_eos\":true}");
+      assertEquals(expected.get(0), again.at("/choices/0/text").asText());
+      assertTrue(again.at("/usage/prompt_tokens_details/cached_tokens").asInt() >= 48,
+          "the prompt's blocks come from the cache: " + again.get("usage"));
+      assertQuiescent(on);
+      assertChangedButClose(want, promptLogprobs(on, family), bound, family + " " + mode);
+    } finally {
+      on.shutdown(Duration.ofSeconds(5));
     }
   }
 
