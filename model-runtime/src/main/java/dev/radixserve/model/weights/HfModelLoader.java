@@ -41,6 +41,10 @@ public final class HfModelLoader {
   static final String PREFIX = "transformer.";
   private static final Logger LOG = Logger.getLogger(HfModelLoader.class.getName());
 
+  /** The integer tensors of a GPTQ/AWQ layer (checked by {@link CheckpointRepacker#check}). */
+  private static final java.util.regex.Pattern PACKED =
+      java.util.regex.Pattern.compile("\\.(qweight|qzeros|g_idx)$");
+
   private HfModelLoader() {}
 
   /**
@@ -141,6 +145,11 @@ public final class HfModelLoader {
         TensorSet.shapeProblem(canonical, e.getKey(), e.getValue()).ifPresent(problem -> {
           throw new ModelLoadException(fileOf.getOrDefault(e.getKey(), primary), problem);
         });
+        Tensor t = canonical.get(e.getKey());
+        if (!t.dtype().isFloat() && !PACKED.matcher(e.getKey()).find()) {
+          throw new ModelLoadException(fileOf.get(e.getKey()), "tensor " + e.getKey() + " holds "
+              + t.dtype() + ", expected F32, F16 or BF16");
+        }
       }
       checkPacked(config.quantization(), canonical, fileOf);
       TreeSet<String> unused = new TreeSet<>(canonical.keySet());
