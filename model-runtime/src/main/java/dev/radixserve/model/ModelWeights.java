@@ -1,5 +1,7 @@
 package dev.radixserve.model;
 
+import dev.radixserve.model.quant.CheckpointQuantization;
+
 import dev.radixserve.model.graph.PagedGraph;
 import dev.radixserve.model.weights.Tensor;
 import java.util.Map;
@@ -24,6 +26,14 @@ public interface ModelWeights extends AutoCloseable {
 
   /** One or two lines on the architecture, for {@code check-model}. */
   String describe();
+
+  /**
+   * The checkpoint's own quantization (GPTQ, AWQ), whose blocks the layers are served in; null
+   * for float weights.
+   */
+  default CheckpointQuantization checkpointQuantization() {
+    return null;
+  }
 
   /** Releases (or unmaps) the weights. */
   @Override

@@ -7,6 +7,8 @@ import dev.radixserve.model.ort.ElementType;
 import dev.radixserve.model.ort.MemoryInfo;
 import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.quant.BlockQuantizer;
+import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.CheckpointRepacker;
 import dev.radixserve.model.quant.QuantizedWeight;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.Tensor;
@@ -24,7 +26,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * or its fp16/bf16, rounded to nearest even). A dense F32 weight wanted as fp32, native and
  * 4-byte aligned, is wrapped as it is; others (F16, BF16, heap or misaligned data, another
  * type) are converted into memory owned here. A quantized weight is quantized here, once for its three parts
- * ({@link BlockQuantizer}), from whatever dtype the checkpoint has. ONNX Runtime copies the data
+ * ({@link BlockQuantizer}), from whatever dtype the checkpoint has, or, from a GPTQ or AWQ
+ * checkpoint, repacked from its own blocks ({@link CheckpointRepacker}). ONNX Runtime copies the data
  * while it creates the session, so these values (and the memory made here) are closed right
  * after.
  *
@@ -55,11 +58,11 @@ final class WeightTensors implements AutoCloseable {
     try {
       Map<String, QuantizedWeight> quantized = quantizeAll(tensors, initializers);
       for (ExternalInitializer init : initializers) {
-        Tensor t = tensor(tensors, init.source().tensor());
         GraphDtype type = floatType(init.elemType());
         MemorySegment data = switch (init.source()) {
-          case WeightSource.Dense d -> type == GraphDtype.FLOAT32 ? fp32(t, arena)
-              : convert(t, type, arena);
+          case WeightSource.Dense d -> type == GraphDtype.FLOAT32
+              ? fp32(tensor(tensors, d.tensor()), arena)
+              : convert(tensor(tensors, d.tensor()), type, arena);
           case WeightSource.Quantized q -> part(quantized.get(q.tensor()), q.part(), type, arena);
         };
         values[i++] = OrtValue.wrap(info, data, ElementType.ofCode(init.elemType()), init.dims());
@@ -89,10 +92,26 @@ final class WeightTensors implements AutoCloseable {
       }
     }
     Map<String, QuantizedWeight> out = new ConcurrentHashMap<>();
-    wanted.values().parallelStream().forEach(q -> out.put(q.tensor(), BlockQuantizer.quantize(
-        tensor(tensors, q.tensor()), q.layout(), q.spec().mode().bits(), q.spec().blockSize(),
-        q.spec().zeroPoints())));
+    wanted.values().parallelStream().forEach(q -> out.put(q.tensor(), quantize(tensors, q)));
     return out;
+  }
+
+  /** From the float weight ({@link BlockQuantizer}), or the checkpoint's own blocks repacked. */
+  private static QuantizedWeight quantize(Map<String, Tensor> tensors, WeightSource.Quantized q) {
+    CheckpointQuantization checkpoint = q.spec().checkpoint();
+    if (checkpoint != null) {
+      return CheckpointRepacker.repack(checkpoint, moduleOf(q.tensor()), tensors);
+    }
+    return BlockQuantizer.quantize(tensor(tensors, q.tensor()), q.layout(),
+        q.spec().mode().bits(), q.spec().blockSize(), q.spec().zeroPoints());
+  }
+
+  /** {@code layers.0.mlp.up_proj} of {@code layers.0.mlp.up_proj.weight}. */
+  private static String moduleOf(String weight) {
+    if (!weight.endsWith(".weight")) {
+      throw new IllegalArgumentException("no module of " + weight);
+    }
+    return weight.substring(0, weight.length() - ".weight".length());
   }
 
   private static Tensor tensor(Map<String, Tensor> tensors, String name) {

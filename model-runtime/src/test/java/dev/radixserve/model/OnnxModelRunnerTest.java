@@ -26,6 +26,19 @@ class OnnxModelRunnerTest {
     return maxDiff / maxRef;
   }
 
+  /** The largest {@link #relativeError} over the rows (positions) of {@code want}. */
+  static double worstRelativeError(float[][] got, float[][] want) {
+    double worst = 0;
+    for (int p = 0; p < want.length; p++) {
+      double[] ref = new double[want[p].length];
+      for (int i = 0; i < ref.length; i++) {
+        ref[i] = want[p][i];
+      }
+      worst = Math.max(worst, relativeError(got[p], ref));
+    }
+    return worst;
+  }
+
   /**
    * Greedy decode through the paged cache: {@code steps} tokens from {@code last} (the logits
    * after {@code position} tokens of the sequence in {@code table}), one forward step each.

@@ -53,14 +53,7 @@ class QuantizedRunnerTest {
           new ForwardBatch.Seq(prompt, 0, table, true))));
       float[][] whole = quant.forward(new ForwardBatch(List.of(
           new ForwardBatch.Seq(prompt, 0, table, true))));
-      double worst = 0;
-      for (int p = 0; p < prompt.length; p++) {
-        double[] ref = new double[reference[p].length];
-        for (int i = 0; i < ref.length; i++) {
-          ref[i] = reference[p][i];
-        }
-        worst = Math.max(worst, OnnxModelRunnerTest.relativeError(whole[p], ref));
-      }
+      double worst = OnnxModelRunnerTest.worstRelativeError(whole, reference);
       assertTrue(worst > 0, "the quantized model computes something else than fp32");
       assertTrue(worst <= bound, mode + ": relative error " + worst + " > " + bound);
 

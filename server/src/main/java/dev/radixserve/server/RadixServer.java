@@ -129,8 +129,11 @@ public final class RadixServer {
       chatTemplate = loaded.chatTemplate();
     }
     ModelShape mc = weights.config();
-    // the LM head's auto block size depends on the model's width: resolved once, here
-    quant = config.quantization().resolvedFor(mc.hiddenSize());
+    // a GPTQ/AWQ checkpoint brings its own blocks; the LM head's auto block size depends on the
+    // model's width: resolved once, here
+    quant = QuantSpec.forModel(config.quantization(), weights.checkpointQuantization(),
+        QuantSpec.accuracyLevelFor(config.device().kind() == Device.Kind.CUDA))
+        .resolvedFor(mc.hiddenSize());
     if (!PagedAttentionOp.vectorized()) {
       LOG.warning("the JVM was started without --add-modules jdk.incubator.vector: the CPU"
           + " attention kernel runs without the Vector API (about 4x slower attention)");

@@ -12,6 +12,9 @@ import dev.radixserve.model.Device;
 import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.LlamaFamilies;
 import dev.radixserve.model.ModelConfig;
+import dev.radixserve.model.PrequantizedCheckpoints;
+import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.CheckpointQuantization.Method;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.HfModelWriter;
@@ -215,43 +218,85 @@ class QuantizedServingTest {
         HfModelWriter.write(w, dir, DType.BF16, 2);
       }
       HfModelWriter.writeByteLevelTokenizer(dir);
-      List<String> prompts = new ArrayList<>();
-      for (int i = 0; i < 5; i++) {
-        prompts.add("Answer in one line, please. Question " + i + ": what is " + i + " and " + i + "?");
-      }
-      double[] fp32;
-      RadixServer plain = startLlama(dir, family, QuantMode.NONE, true);
-      try {
-        fp32 = promptLogprobs(plain, family);
-      } finally {
-        plain.shutdown(Duration.ofSeconds(5));
-      }
-      List<String> expected;
-      RadixServer off = startLlama(dir, family, mode, false);
-      try {
-        expected = greedy(off, family, prompts);
-        assertEquals(expected, greedy(off, family, prompts), "run to run, cache off");
-        assertQuiescent(off);
-      } finally {
-        off.shutdown(Duration.ofSeconds(5));
-      }
-      RadixServer on = startLlama(dir, family, mode, true);
-      try {
-        assertEquals(expected, greedy(on, family, prompts));
-        assertEquals(expected, greedy(on, family, prompts), "second round, from the cache");
-        JsonNode again = complete(on, "{\"model\":\"" + family + "\",\"prompt\":"
-            + JSON.writeValueAsString(prompts.get(0)) + ",\"max_tokens\":24,\"temperature\":0,"
-            + "\"ignore_eos\":true}");
-        assertEquals(expected.get(0), again.at("/choices/0/text").asText());
-        assertTrue(again.at("/usage/prompt_tokens_details/cached_tokens").asInt() >= 48,
-            "the prompt's blocks come from the cache: " + again.get("usage"));
-        assertQuiescent(on);
-        assertChangedButClose(fp32, promptLogprobs(on, family), mode, family);
-      } finally {
-        on.shutdown(Duration.ofSeconds(5));
-      }
+      assertStableCachedAndClose(dir, dir, family, mode, mode);
     } finally {
       LocalServers.deleteModelDir(dir);
+    }
+  }
+
+  /**
+   * GPTQ and AWQ checkpoints (as those tools write them: int32-packed codes, fp16 scales, their
+   * {@code quantization_config}) served on their own blocks: greedy is the same run to run and
+   * cache on or off, and the scored prompt stays close to the float model the blocks decode to
+   * (served beside it as a plain F32 checkpoint) without equalling it: the CPU's int8
+   * activations and int8 LM head are the only rounding left, so int8's bound applies.
+   */
+  @ParameterizedTest(name = "{0} {1} {2}-bit")
+  @CsvSource({"llama, GPTQ, 4", "qwen2, AWQ, 4", "mistral, GPTQ, 8"})
+  void prequantizedCheckpointsServeTheirOwnBlocks(String family, Method method, int bits)
+      throws Exception {
+    CheckpointQuantization q = new CheckpointQuantization(method, bits, 16, method == Method.GPTQ
+        ? 1 : 0);
+    Path dir = Files.createTempDirectory("radixserve-" + method.label() + "-" + family);
+    Path decoded = Files.createTempDirectory("radixserve-decoded-" + family);
+    try {
+      PrequantizedCheckpoints.Packed packed;
+      try (LlamaWeights w = RandomLlama.create(LlamaFamilies.of(family), 2028)) {
+        packed = PrequantizedCheckpoints.pack(w, q, false);
+      }
+      PrequantizedCheckpoints.write(packed, dir, DType.F16, false);
+      HfModelWriter.write(packed.dequantized(), decoded, DType.F32, 1);
+      for (Path d : List.of(dir, decoded)) {
+        HfModelWriter.writeByteLevelTokenizer(d);
+      }
+      assertStableCachedAndClose(decoded, dir, family, QuantMode.NONE, QuantMode.INT8);
+    } finally {
+      LocalServers.deleteModelDir(dir);
+      LocalServers.deleteModelDir(decoded);
+    }
+  }
+
+  /**
+   * {@code dir} served in {@code mode}: greedy the same run to run and with the cache off or on
+   * (the second cached round really reads cached blocks), and the scored prompt moved off that
+   * of {@code reference} served unquantized, but within {@code bound}'s closeness.
+   */
+  private static void assertStableCachedAndClose(Path reference, Path dir, String family,
+      QuantMode mode, QuantMode bound) throws Exception {
+    List<String> prompts = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      prompts.add("Answer in one line, please. Question " + i + ": what is " + i + " and " + i + "?");
+    }
+    double[] want;
+    RadixServer plain = startLlama(reference, family, QuantMode.NONE, true);
+    try {
+      want = promptLogprobs(plain, family);
+    } finally {
+      plain.shutdown(Duration.ofSeconds(5));
+    }
+    List<String> expected;
+    RadixServer off = startLlama(dir, family, mode, false);
+    try {
+      expected = greedy(off, family, prompts);
+      assertEquals(expected, greedy(off, family, prompts), "run to run, cache off");
+      assertQuiescent(off);
+    } finally {
+      off.shutdown(Duration.ofSeconds(5));
+    }
+    RadixServer on = startLlama(dir, family, mode, true);
+    try {
+      assertEquals(expected, greedy(on, family, prompts));
+      assertEquals(expected, greedy(on, family, prompts), "second round, from the cache");
+      JsonNode again = complete(on, "{\"model\":\"" + family + "\",\"prompt\":"
+          + JSON.writeValueAsString(prompts.get(0)) + ",\"max_tokens\":24,\"temperature\":0,"
+          + "\"ignore_eos\":true}");
+      assertEquals(expected.get(0), again.at("/choices/0/text").asText());
+      assertTrue(again.at("/usage/prompt_tokens_details/cached_tokens").asInt() >= 48,
+          "the prompt's blocks come from the cache: " + again.get("usage"));
+      assertQuiescent(on);
+      assertChangedButClose(want, promptLogprobs(on, family), bound, family + " " + mode);
+    } finally {
+      on.shutdown(Duration.ofSeconds(5));
     }
   }
 

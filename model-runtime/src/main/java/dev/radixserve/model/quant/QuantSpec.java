@@ -18,9 +18,14 @@ package dev.radixserve.model.quant;
  *     blocks there cost no measurable accuracy (BENCHMARKS.md, "The LM head's own block size")
  * @param accuracyLevel MatMulNBits' {@code accuracy_level}: 0 (unset: compute in A's type), 1
  *     (fp32) .. 4 (A quantized to int8 per block on the fly: the CPU's integer dot products)
+ * @param checkpoint where the layers' blocks come from: null when quantized here at load from the
+ *     checkpoint's float weights ({@link BlockQuantizer}); else the checkpoint's own GPTQ or AWQ
+ *     blocks, repacked ({@link CheckpointRepacker}; mode, block size and zero points are then
+ *     the checkpoint's). The LM head, which those checkpoints keep in floats, is quantized here
+ *     either way when {@code headMode} says so.
  */
 public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, QuantMode headMode,
-    int headBlockSize, int accuracyLevel) {
+    int headBlockSize, int accuracyLevel, CheckpointQuantization checkpoint) {
 
   /** Block size when none is given (see BENCHMARKS.md: 32 against 64). */
   public static final int DEFAULT_BLOCK_SIZE = 32;
@@ -28,6 +33,16 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   public static final int DEFAULT_INT8_HEAD_BLOCK_SIZE = 128;
   /** The CPU's level: int8 activations against int8/int4 weights (see BENCHMARKS.md). */
   public static final int CPU_ACCURACY_LEVEL = 4;
+
+  /**
+   * The {@code accuracy_level} a device runs MatMulNBits at: on the CPU {@value
+   * #CPU_ACCURACY_LEVEL} (int8 dot products, measured faster; ONNX Runtime has no fp32-compute
+   * kernel for 8-bit weights on x86); CUDA's kernel computes in the activations' type and takes
+   * no level (0).
+   */
+  public static int accuracyLevelFor(boolean cuda) {
+    return cuda ? 0 : CPU_ACCURACY_LEVEL;
+  }
 
   public QuantSpec {
     if (mode == null) {
@@ -47,6 +62,17 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     if (headMode == null || mode == QuantMode.NONE && headMode != QuantMode.NONE) {
       throw new IllegalArgumentException("LM head mode " + headMode + " with layers " + mode);
     }
+    if (checkpoint != null && (mode != checkpoint.mode() || blockSize != checkpoint.groupSize()
+        || !zeroPoints)) {
+      throw new IllegalArgumentException(mode + "/b" + blockSize + " for a checkpoint in "
+          + checkpoint.describe());
+    }
+  }
+
+  /** Layers quantized here at load (no {@link #checkpoint}). */
+  public QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, QuantMode headMode,
+      int headBlockSize, int accuracyLevel) {
+    this(mode, blockSize, zeroPoints, headMode, headBlockSize, accuracyLevel, null);
   }
 
   /** @param lmHead quantize the LM head too, in the layers' own mode and block size */
@@ -130,7 +156,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
 
   /**
    * The spec the LM head of {@code k} inputs is quantized under: the head's mode and block size
-   * as this one's own.
+   * as this one's own, quantized here (a GPTQ or AWQ checkpoint's head is a float one).
    */
   public QuantSpec forHead(long k) {
     int b = headBlockFor(k);
@@ -148,11 +174,12 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
 
   /** This spec with another block size. */
   public QuantSpec withBlockSize(int size) {
-    return new QuantSpec(mode, size, zeroPoints, headMode, headBlockSize, accuracyLevel);
+    return new QuantSpec(mode, size, zeroPoints, headMode, headBlockSize, accuracyLevel,
+        checkpoint);
   }
 
   public QuantSpec withZeroPoints(boolean on) {
-    return new QuantSpec(mode, blockSize, on, headMode, headBlockSize, accuracyLevel);
+    return new QuantSpec(mode, blockSize, on, headMode, headBlockSize, accuracyLevel, checkpoint);
   }
 
   /** The LM head quantized in the layers' own mode ({@code on}), or left as it is. */
@@ -161,21 +188,25 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   }
 
   public QuantSpec withHeadMode(QuantMode head) {
-    return new QuantSpec(mode, blockSize, zeroPoints, head, headBlockSize, accuracyLevel);
+    return new QuantSpec(mode, blockSize, zeroPoints, head, headBlockSize, accuracyLevel,
+        checkpoint);
   }
 
   /** This spec with the LM head's block size set ({@code size}), or auto (0). */
   public QuantSpec withHeadBlockSize(int size) {
-    return new QuantSpec(mode, blockSize, zeroPoints, headMode, size, accuracyLevel);
+    return new QuantSpec(mode, blockSize, zeroPoints, headMode, size, accuracyLevel,
+        checkpoint);
   }
 
   public QuantSpec withAccuracyLevel(int level) {
-    return new QuantSpec(mode, blockSize, zeroPoints, headMode, headBlockSize, level);
+    return new QuantSpec(mode, blockSize, zeroPoints, headMode, headBlockSize, level,
+        checkpoint);
   }
 
   /**
    * Everything here that changes the numbers a model computes, as one stable string: {@code none},
-   * or e.g. {@code int4/b32/asym/acc4} ({@code /head} when the LM head is quantized in the same
+   * or e.g. {@code int4/b32/asym/acc4} ({@code gptq-} or {@code awq-} before it when the blocks
+   * are the checkpoint's own; {@code /head} when the LM head is quantized in the same
    * mode, {@code /head-int8} when in another, then {@code -b128} when in blocks of another size,
    * {@code -bauto} while auto is not {@link #resolvedFor resolved}). KV blocks computed under one
    * key are not the blocks of another, so caches and block hashes that outlive a process or
@@ -189,8 +220,34 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
         : (headMode == mode ? "/head" : "/head-" + headMode.label())
             + (headBlockSize == 0 ? "-bauto" : headBlockSize != blockSize ? "-b" + headBlockSize
                 : "");
-    return mode.label() + "/b" + blockSize + (zeroPoints ? "/asym" : "/sym") + "/acc"
-        + accuracyLevel + head;
+    return (checkpoint == null ? "" : checkpoint.method().label() + "-") + mode.label() + "/b"
+        + blockSize + (zeroPoints ? "/asym" : "/sym") + "/acc" + accuracyLevel + head;
+  }
+
+  /**
+   * The quantization a model runs under: {@code configured} for float checkpoints; for a GPTQ or
+   * AWQ checkpoint its own blocks (mode, group size, zero points), at {@code accuracyLevel}, with
+   * the LM head (a float one in those checkpoints) as {@link #of} quantizes it under that mode:
+   * int8 in blocks of its own size. Unresolved ({@link #resolvedFor}).
+   *
+   * @param checkpoint the model's own quantization, or null
+   * @throws QuantizationException when {@code configured} quantizes too: the flag would ask for
+   *     the checkpoint's already rounded weights to be rounded again
+   */
+  public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
+      int accuracyLevel) {
+    if (checkpoint == null) {
+      return configured;
+    }
+    if (configured.quantized()) {
+      throw new QuantizationException("the checkpoint is already quantized ("
+          + checkpoint.describe() + "): --quantization " + configured.mode().label()
+          + " would quantize its rounded weights again; leave --quantization at none to serve"
+          + " the checkpoint's own blocks");
+    }
+    QuantMode mode = checkpoint.mode();
+    return new QuantSpec(mode, checkpoint.groupSize(), true, defaultHeadMode(mode), 0,
+        accuracyLevel, checkpoint);
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.radixserve.model.weights;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.ModelShape;
+import dev.radixserve.model.quant.CheckpointQuantization;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,8 +18,10 @@ import java.util.Set;
  *
  * @param model the hyper-parameters
  * @param eosTokenIds {@code eos_token_id} (an int or a list), empty when absent or null
+ * @param quantization a Llama-family checkpoint's GPTQ/AWQ {@code quantization_config}, or null
  */
-record HfConfig(ModelShape model, List<Integer> eosTokenIds) {
+record HfConfig(ModelShape model, List<Integer> eosTokenIds,
+    CheckpointQuantization quantization) {
 
   /** tanh-approximated GELU (GPT-2's, under two names) and exact GELU: what the graph computes. */
   static final Set<String> ACTIVATIONS = Set.of("gelu_new", "gelu_pytorch_tanh", "gelu");
@@ -37,7 +40,8 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds) {
     }
     JsonNode c = JsonFile.readObject(file);
     if (LlamaConfigReader.ARCHITECTURES.containsKey(c.path("model_type").asText())) {
-      return new HfConfig(LlamaConfigReader.read(c, file), tokenIds(c, file, "eos_token_id"));
+      return new HfConfig(LlamaConfigReader.read(c, file), tokenIds(c, file, "eos_token_id"),
+          LlamaConfigReader.quantization(c, file));
     }
     checkArchitecture(c, file);
     checkSupported(c, file);
@@ -63,7 +67,7 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds) {
           activation,
           inner == null || inner.isNull() ? 4 * nEmbd : intField(c, file, "n_inner"),
           tie == null || tie.isNull() || tie.asBoolean());
-      return new HfConfig(model, tokenIds(c, file, "eos_token_id"));
+      return new HfConfig(model, tokenIds(c, file, "eos_token_id"), null);
     } catch (IllegalArgumentException e) {
       throw new ModelLoadException(file, e.getMessage(), e);
     }
@@ -96,7 +100,9 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds) {
     JsonNode quant = c.get("quantization_config");
     if (quant != null && !quant.isNull()) {
       throw new ModelLoadException(file, "quantization_config " + quant.path("quant_method").asText(quant.toString())
-          + " is not supported: radixserve loads F32, F16 and BF16 weights");
+          + " is not supported for GPT-2: radixserve loads GPT-2's F32, F16 and BF16 weights"
+          + " (--quantization int8 or int4 quantizes them at load), and GPTQ/AWQ checkpoints of"
+          + " the Llama family");
     }
   }
 

@@ -1,6 +1,9 @@
 package dev.radixserve.model.weights;
 
 import dev.radixserve.model.LlamaConfig;
+import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.CheckpointRepacker;
+import dev.radixserve.model.quant.QuantizationException;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.ModelWeights;
@@ -38,6 +41,10 @@ public final class HfModelLoader {
   static final String PREFIX = "transformer.";
   private static final Logger LOG = Logger.getLogger(HfModelLoader.class.getName());
 
+  /** The integer tensors of a GPTQ/AWQ layer (checked by {@link CheckpointRepacker#check}). */
+  private static final java.util.regex.Pattern PACKED =
+      java.util.regex.Pattern.compile("\\.(qweight|qzeros|g_idx)$");
+
   private HfModelLoader() {}
 
   /**
@@ -62,7 +69,7 @@ public final class HfModelLoader {
           + " tokens; ids " + tokenizer.vocabSize() + ".." + (vocab - 1) + " are never sampled");
     }
     EosTokens eos = EosTokens.resolve(dir, config, tokenizer);
-    Mapped mapped = map(dir, config.model());
+    Mapped mapped = map(dir, config);
     ChatTemplate chat = ChatTemplates.load(dir, Clock.systemDefaultZone())
         .orElseGet(ChatMlTemplate::new);
     return new LoadedModel(mapped.weights(), tokenizer, eos, mapped.files().files(), chat);
@@ -85,7 +92,7 @@ public final class HfModelLoader {
 
   /** The weights alone, memory-mapped. */
   public static ModelWeights loadWeights(Path dir) {
-    return map(dir, loadConfig(dir)).weights();
+    return map(dir, HfConfig.read(dir)).weights();
   }
 
   private record Mapped(ModelWeights weights, CheckpointFiles files) {}
@@ -99,22 +106,23 @@ public final class HfModelLoader {
       Map<String, long[]> expected, String embed, String lmHead, boolean tied,
       Function<Map<String, Tensor>, ModelWeights> weights) {}
 
-  private static Layout layout(ModelShape config, Arena arena) {
-    return switch (config) {
+  private static Layout layout(HfConfig hf, Arena arena) {
+    return switch (hf.model()) {
       case ModelConfig c -> new Layout("a GPT-2 language model", PREFIX,
           List.of(".attn.bias", ".attn.masked_bias"), GptWeights.expectedShapes(c), "wte.weight",
           GptWeights.LM_HEAD, c.tieWordEmbeddings(), t -> new GptWeights(c, t, arena));
       case LlamaConfig c -> new Layout(c.modelType(), "model.", List.of(".rotary_emb.inv_freq"),
-          LlamaWeights.expectedShapes(c), LlamaWeights.EMBED, LlamaWeights.LM_HEAD,
-          c.tieWordEmbeddings(), t -> new LlamaWeights(c, t, arena));
-      default -> throw new IllegalArgumentException("no checkpoint layout for " + config);
+          LlamaWeights.storedShapes(c, hf.quantization()), LlamaWeights.EMBED,
+          LlamaWeights.LM_HEAD, c.tieWordEmbeddings(),
+          t -> new LlamaWeights(c, hf.quantization(), t, arena));
+      default -> throw new IllegalArgumentException("no checkpoint layout for " + hf.model());
     };
   }
 
-  private static Mapped map(Path dir, ModelShape config) {
+  private static Mapped map(Path dir, HfConfig config) {
     Arena arena = Arena.ofShared();
-    Layout layout = layout(config, arena);
     try {
+      Layout layout = layout(config, arena);
       CheckpointFiles files = CheckpointFiles.map(dir, arena);
       Map<String, Tensor> canonical = new LinkedHashMap<>();
       Map<String, Path> fileOf = new LinkedHashMap<>();
@@ -137,7 +145,13 @@ public final class HfModelLoader {
         TensorSet.shapeProblem(canonical, e.getKey(), e.getValue()).ifPresent(problem -> {
           throw new ModelLoadException(fileOf.getOrDefault(e.getKey(), primary), problem);
         });
+        Tensor t = canonical.get(e.getKey());
+        if (!t.dtype().isFloat() && !PACKED.matcher(e.getKey()).find()) {
+          throw new ModelLoadException(fileOf.get(e.getKey()), "tensor " + e.getKey() + " holds "
+              + t.dtype() + ", expected F32, F16 or BF16");
+        }
       }
+      checkPacked(config.quantization(), canonical, fileOf);
       TreeSet<String> unused = new TreeSet<>(canonical.keySet());
       unused.removeAll(expected.keySet());
       if (!unused.isEmpty()) {
@@ -151,6 +165,24 @@ public final class HfModelLoader {
     } catch (RuntimeException e) {
       arena.close();
       throw e;
+    }
+  }
+
+  /** A GPTQ/AWQ checkpoint's layers, checked before anything is built from them. */
+  private static void checkPacked(CheckpointQuantization q, Map<String, Tensor> tensors,
+      Map<String, Path> fileOf) {
+    if (q == null) {
+      return;
+    }
+    for (String name : tensors.keySet()) {
+      if (name.endsWith(".qweight")) {
+        try {
+          CheckpointRepacker.check(q, name.substring(0, name.length() - ".qweight".length()),
+              tensors);
+        } catch (QuantizationException e) {
+          throw new ModelLoadException(fileOf.get(name), e.getMessage(), e);
+        }
+      }
     }
   }
 

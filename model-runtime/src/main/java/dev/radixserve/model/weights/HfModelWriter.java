@@ -106,7 +106,7 @@ public final class HfModelWriter {
         Tensor t = stored.get(name);
         part.put(name, t);
         weightMap.put(name, file);
-        totalBytes += t.elementCount() * dtype.bytes();
+        totalBytes += t.elementCount() * stored(t, dtype).bytes();
       }
       writeSafetensors(part, dtype, dir.resolve(file));
     }
@@ -156,6 +156,7 @@ public final class HfModelWriter {
       case F32 -> "float32";
       case F16 -> "float16";
       case BF16 -> "bfloat16";
+      case I32 -> throw new IllegalArgumentException("I32 is no model dtype");
     });
     return n;
   }
@@ -230,14 +231,18 @@ public final class HfModelWriter {
     JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), n);
   }
 
-  /** Writes tensors (any dtype in memory) converted to {@code dtype}, in map order. */
+  /**
+   * Writes tensors (any float dtype in memory) converted to {@code dtype}, in map order; I32
+   * tensors (a pre-quantized checkpoint's packed codes) stay I32.
+   */
   static void writeSafetensors(Map<String, Tensor> tensors, DType dtype, Path file) throws IOException {
     ObjectNode header = JSON.createObjectNode();
     long offset = 0;
     for (Map.Entry<String, Tensor> e : tensors.entrySet()) {
-      long bytes = e.getValue().elementCount() * dtype.bytes();
+      DType stored = stored(e.getValue(), dtype);
+      long bytes = e.getValue().elementCount() * stored.bytes();
       ObjectNode info = header.putObject(e.getKey());
-      info.put("dtype", dtype.name());
+      info.put("dtype", stored.name());
       var shape = info.putArray("shape");
       for (long d : e.getValue().shape()) {
         shape.add(d);
@@ -252,9 +257,13 @@ public final class HfModelWriter {
       out.write(json);
       out.write(" ".repeat(padded - json.length).getBytes(StandardCharsets.US_ASCII));
       for (Tensor t : tensors.values()) {
-        writeData(t, dtype, out);
+        writeData(t, stored(t, dtype), out);
       }
     }
+  }
+
+  private static DType stored(Tensor t, DType dtype) {
+    return t.dtype().isFloat() ? dtype : t.dtype();
   }
 
   private static void writeData(Tensor t, DType dtype, OutputStream out) throws IOException {
@@ -265,11 +274,11 @@ public final class HfModelWriter {
         out.write(buf.array(), 0, buf.position());
         buf.clear();
       }
-      float v = t.get(i);
       switch (dtype) {
-        case F32 -> buf.putFloat(v);
-        case F16 -> buf.putShort(Float.floatToFloat16(v));
-        case BF16 -> buf.putShort(toBf16(v));
+        case F32 -> buf.putFloat(t.get(i));
+        case F16 -> buf.putShort(Float.floatToFloat16(t.get(i)));
+        case BF16 -> buf.putShort(toBf16(t.get(i)));
+        case I32 -> buf.putInt(t.getInt(i));
       }
     }
     out.write(buf.array(), 0, buf.position());

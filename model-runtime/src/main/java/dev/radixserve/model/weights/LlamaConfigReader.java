@@ -2,6 +2,7 @@ package dev.radixserve.model.weights;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.radixserve.model.LlamaConfig;
+import dev.radixserve.model.quant.CheckpointQuantization;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -93,16 +94,26 @@ final class LlamaConfigReader {
       throw new ModelLoadException(file, "partial_rotary_factor " + partial
           + " is not supported (rotary over the whole head)");
     }
-    JsonNode quant = c.get("quantization_config");
-    if (quant != null && !quant.isNull()) {
-      throw new ModelLoadException(file, "quantization_config "
-          + quant.path("quant_method").asText(quant.toString())
-          + " is not supported: radixserve loads F32, F16 and BF16 weights");
-    }
     JsonNode pretrainingTp = c.get("pretraining_tp");
     if (pretrainingTp != null && !pretrainingTp.isNull() && pretrainingTp.asInt() != 1) {
       throw new ModelLoadException(file, "pretraining_tp " + pretrainingTp
           + " is not supported (1: the usual, exact projections)");
+    }
+  }
+
+  /**
+   * The checkpoint's own quantization ({@code quantization_config}: GPTQ or AWQ), or null for
+   * float weights; any other is refused by key and value.
+   */
+  static CheckpointQuantization quantization(JsonNode c, Path file) {
+    JsonNode quant = c.get("quantization_config");
+    if (quant == null || quant.isNull()) {
+      return null;
+    }
+    try {
+      return CheckpointQuantization.parse(quant);
+    } catch (IllegalArgumentException e) {
+      throw new ModelLoadException(file, e.getMessage(), e);
     }
   }
 

@@ -3,6 +3,7 @@ package dev.radixserve.model.weights;
 import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.graph.PagedLlamaGraph;
+import dev.radixserve.model.quant.CheckpointQuantization;
 import java.lang.foreign.Arena;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -34,11 +35,54 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
   public static final String LM_HEAD = "lm_head.weight";
 
   private final LlamaConfig config;
+  private final CheckpointQuantization quantization;
 
   /** @param arena owner of the tensors' memory, closed with these weights (may be null) */
   public LlamaWeights(LlamaConfig config, Map<String, Tensor> tensors, Arena arena) {
-    super(tensors, expectedShapes(config), arena);
+    this(config, null, tensors, arena);
+  }
+
+  /**
+   * @param quantization the checkpoint's GPTQ/AWQ quantization (its projections are stored as
+   *     {@link #storedShapes}), or null for float weights
+   * @param arena owner of the tensors' memory, closed with these weights (may be null)
+   */
+  public LlamaWeights(LlamaConfig config, CheckpointQuantization quantization,
+      Map<String, Tensor> tensors, Arena arena) {
+    super(tensors, storedShapes(config, quantization), arena);
     this.config = config;
+    this.quantization = quantization;
+  }
+
+  /**
+   * The tensors a checkpoint stores, with their shapes: {@link #expectedShapes}, except that
+   * under a GPTQ/AWQ {@code quantization} each projection's {@code .weight} is its packed
+   * tensors ({@link CheckpointQuantization#tensorShapes}; biases, norms, the embedding and the
+   * LM head stay floats).
+   *
+   * @throws IllegalArgumentException when a projection's width does not fit the format
+   */
+  public static Map<String, long[]> storedShapes(LlamaConfig c,
+      CheckpointQuantization quantization) {
+    Map<String, long[]> graph = expectedShapes(c);
+    if (quantization == null) {
+      return graph;
+    }
+    Map<String, long[]> m = new LinkedHashMap<>();
+    graph.forEach((name, shape) -> {
+      if (name.startsWith("layers.") && name.endsWith("_proj.weight")) {
+        String module = name.substring(0, name.length() - ".weight".length());
+        m.putAll(quantization.tensorShapes(module, shape[1], shape[0]));
+      } else {
+        m.put(name, shape);
+      }
+    });
+    return m;
+  }
+
+  @Override
+  public CheckpointQuantization checkpointQuantization() {
+    return quantization;
   }
 
   public static String lmHeadName(LlamaConfig c) {
@@ -105,6 +149,8 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
         c.vocabSize(), c.rmsNormEps(), r.type(), r.theta(),
         r.type().equals("default") ? "" : " factor " + r.factor(),
         c.qkvBias() ? ", q/k/v bias" : "", c.qkNorm() ? ", q/k norm" : "",
-        c.tieWordEmbeddings() ? EMBED + " (tied)" : LM_HEAD + " (untied)");
+        c.tieWordEmbeddings() ? EMBED + " (tied)" : LM_HEAD + " (untied)")
+        + (quantization == null ? "" : String.format("%nquantized   %s (the checkpoint's own"
+            + " blocks)", quantization.describe()));
   }
 }

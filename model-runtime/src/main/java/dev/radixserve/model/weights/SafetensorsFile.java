@@ -76,7 +76,7 @@ final class SafetensorsFile {
     try {
       dtype = DType.valueOf(dtypeName);
     } catch (IllegalArgumentException e) {
-      throw new ModelLoadException(file, "tensor " + name + " has dtype " + dtypeName + ", expected F32, F16 or BF16");
+      throw new ModelLoadException(file, "tensor " + name + " has dtype " + dtypeName + ", expected F32, F16, BF16 (or I32 in a GPTQ/AWQ checkpoint)");
     }
     JsonNode shapeNode = info.path("shape");
     JsonNode offsets = info.path("data_offsets");

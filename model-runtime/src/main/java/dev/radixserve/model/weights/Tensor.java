@@ -14,6 +14,8 @@ public record Tensor(String name, DType dtype, long[] shape, MemorySegment data)
       ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
   private static final ValueLayout.OfShort U16_LE =
       ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfInt I32_LE =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
   public Tensor {
     shape = shape.clone();
@@ -43,7 +45,17 @@ public record Tensor(String name, DType dtype, long[] shape, MemorySegment data)
       case F32 -> data.getAtIndex(F32_LE, i);
       case F16 -> Float.float16ToFloat(data.getAtIndex(U16_LE, i));
       case BF16 -> Float.intBitsToFloat((data.getAtIndex(U16_LE, i) & 0xffff) << 16);
+      case I32 -> throw new IllegalStateException("tensor " + name + " holds I32 integers, not"
+          + " floats");
     };
+  }
+
+  /** Element i of an I32 tensor. */
+  public int getInt(long i) {
+    if (dtype != DType.I32) {
+      throw new IllegalStateException("tensor " + name + " holds " + dtype + ", not I32");
+    }
+    return data.getAtIndex(I32_LE, i);
   }
 
   /** A float copy of the whole tensor (for references and tests; the run path avoids it). */

@@ -153,7 +153,18 @@ class HfModelLoaderTest {
   @Test
   void unknownDtypeIsRejected() throws IOException {
     rawSafetensors("{\"wte.weight\":{\"dtype\":\"I8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 2);
-    assertProblem("model.safetensors", "tensor wte.weight has dtype I8, expected F32, F16 or BF16");
+    assertProblem("model.safetensors", "tensor wte.weight has dtype I8, expected F32, F16, BF16"
+        + " (or I32 in a GPTQ/AWQ checkpoint)");
+  }
+
+  @Test
+  void integersWhereTheModelNeedsFloatsAreRejected() throws IOException {
+    HfModelWriter.write(original, dir, DType.F32);
+    Map<String, Tensor> tensors = new LinkedHashMap<>(original.tensors());
+    Tensor wte = tensors.get("wte.weight");
+    tensors.put("wte.weight", new Tensor("wte.weight", DType.I32, wte.shape(), wte.data()));
+    HfModelWriter.writeSafetensors(tensors, DType.F32, dir.resolve("model.safetensors"));
+    assertProblem("model.safetensors", "tensor wte.weight holds I32, expected F32, F16 or BF16");
   }
 
   @Test

@@ -98,6 +98,21 @@ class LlamaConfigReaderTest {
   }
 
   @Test
+  void aQuantizationOtherThanGptqOrAwqIsRefusedByMethod() throws IOException {
+    edit(c -> c.putObject("quantization_config").put("quant_method", "bitsandbytes")
+        .put("load_in_4bit", true));
+    assertProblem("config.json", "quantization_config quant_method bitsandbytes is not"
+        + " supported: radixserve loads GPTQ and AWQ (GEMM) checkpoints");
+  }
+
+  @Test
+  void aGptqConfigOverFloatWeightsNamesTheMissingPackedTensor() throws IOException {
+    edit(c -> c.putObject("quantization_config").put("quant_method", "gptq").put("bits", 4)
+        .put("group_size", 16));
+    assertProblem("model.safetensors", "missing tensor layers.0.self_attn.q_proj.qweight");
+  }
+
+  @Test
   void missingTensorIsNamed() throws IOException {
     try (LlamaWeights w = RandomLlama.create(TINY, 5)) {
       var tensors = new java.util.LinkedHashMap<String, Tensor>();

@@ -5,6 +5,7 @@ import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.OnnxGraph;
+import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.quant.QuantizationException;
 import dev.radixserve.model.sampling.LogitsSampler;
@@ -88,8 +89,11 @@ final class CheckModelCommand implements Callable<Integer> {
     QuantSpec configured = quantSpec();
     try (LoadedModel m = HfModelLoader.load(dir)) {
       describe(m, out);
-      QuantSpec quant = configured.resolvedFor(m.weights().config().hiddenSize());
+      QuantSpec quant;
       try {
+        // check-model runs on the CPU
+        quant = QuantSpec.forModel(configured, m.weights().checkpointQuantization(),
+            QuantSpec.accuracyLevelFor(false)).resolvedFor(m.weights().config().hiddenSize());
         describeQuantization(m, quant, out);
       } catch (QuantizationException e) {
         out.flush();
@@ -177,9 +181,16 @@ final class CheckModelCommand implements Callable<Integer> {
     out.println("config      " + m.weights().describe());
     var dtypes = new TreeMap<String, Integer>();
     long params = 0;
+    CheckpointQuantization packed = m.weights().checkpointQuantization();
     for (Tensor t : m.weights().tensors().values()) {
       dtypes.merge(t.dtype().name(), 1, Integer::sum);
-      params += t.elementCount();
+      if (packed == null) {
+        params += t.elementCount();
+      } else if (t.name().endsWith(".qweight")) {
+        params += t.elementCount() * packed.packFactor(); // the codes of a GPTQ/AWQ layer
+      } else if (t.dtype().isFloat() && !t.name().endsWith(".scales")) {
+        params += t.elementCount(); // not its scales, zero points or group indices
+      }
     }
     boolean sharded = Files.isRegularFile(dir.resolve(HfModelLoader.SAFETENSORS_INDEX))
         && !Files.isRegularFile(dir.resolve(HfModelLoader.SAFETENSORS));

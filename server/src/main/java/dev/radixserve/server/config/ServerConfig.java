@@ -310,7 +310,7 @@ public record ServerConfig(
       }
       // QuantSpec.of holds the defaults; null (auto) keeps them
       QuantSpec spec = QuantSpec.of(quantization).withBlockSize(quantizationBlockSize)
-          .withAccuracyLevel(device == Device.Kind.CUDA ? 0 : QuantSpec.CPU_ACCURACY_LEVEL);
+          .withAccuracyLevel(QuantSpec.accuracyLevelFor(device == Device.Kind.CUDA));
       if (quantizationZeroPoints != null) {
         spec = spec.withZeroPoints(quantizationZeroPoints);
       }

@@ -6,9 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.radixserve.model.ForwardBatch;
+import dev.radixserve.model.LlamaConfig;
+import dev.radixserve.model.LlamaFamilies;
+import dev.radixserve.model.PrequantizedCheckpoints;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.ReferenceGpt2;
+import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.sampling.LogitsSampler;
@@ -16,8 +20,11 @@ import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.HfModelWriter;
+import dev.radixserve.model.weights.LlamaWeights;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.RandomGpt2;
+import dev.radixserve.model.weights.RandomLlama;
+import dev.radixserve.model.weights.Tensor;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -134,6 +141,47 @@ class CheckModelCommandTest {
       assertTrue(r.out().contains(prefix), prefix + " in " + r.out());
       assertEquals(noneBytes - saved + head, bytesOf(r.out(), prefix), r.out());
     }
+  }
+
+  /**
+   * A GPTQ checkpoint: check-model says what it holds (its format, I32 tensors, the float
+   * model's parameter count, its layers as MatMulNBits on their own blocks) and runs it; asking
+   * to quantize it again stops check-model and serve with status 2 and the reason.
+   */
+  @Test
+  void aGptqCheckpointIsDescribedRunAndNotQuantizedAgain() {
+    LlamaConfig c = LlamaFamilies.GQA;
+    CheckpointQuantization q = new CheckpointQuantization(CheckpointQuantization.Method.GPTQ, 4,
+        16, 1);
+    try (LlamaWeights w = RandomLlama.create(c, 3)) {
+      PrequantizedCheckpoints.write(PrequantizedCheckpoints.pack(w, q, true), dir, DType.F16,
+          true);
+    }
+    HfModelWriter.writeByteLevelTokenizer(dir);
+    long params = LlamaWeights.expectedShapes(c).values().stream()
+        .mapToLong(Tensor::elementCount).sum();
+    ServeCommandTest.Run r = run("check-model", dir.toString(), "--prompt", "abc", "--threads",
+        "1");
+    assertEquals(0, r.status(), r.err() + r.out());
+    assertTrue(r.out().contains("quantized   gptq 4-bit, group 16 (the checkpoint's own blocks)\n"),
+        r.out());
+    // per layer 7 projections of 4 tensors (qweight, qzeros, scales, g_idx) of which 3 are I32;
+    // 2 norms each, the embedding, the final norm and the untied head in F16
+    assertTrue(r.out().contains(": 63 tensors (21 F16, 42 I32), " + String.format("%,d", params)
+        + " parameters\n"), r.out());
+    assertTrue(r.out().contains("quantization gptq-int4/b16/asym/acc4/head-int8-b32: 15 linear"
+        + " weights as MatMulNBits, "), r.out());
+    assertTrue(r.out().endsWith("ok\n"), r.out());
+
+    String refusal = "the checkpoint is already quantized (gptq 4-bit, group 16): --quantization"
+        + " int4 would quantize its rounded weights again";
+    ServeCommandTest.Run again = run("check-model", dir.toString(), "--quantization", "int4");
+    assertEquals(2, again.status(), again.err() + again.out());
+    assertTrue(again.err().startsWith("radixserve: check-model: " + refusal), again.err());
+    ServeCommandTest.Run serve = run("serve", "--model", dir.toString(), "--host", "127.0.0.1",
+        "--port", "0", "--num-blocks", "8", "--quantization", "int4");
+    assertEquals(2, serve.status(), serve.err() + serve.out());
+    assertTrue(serve.err().startsWith("radixserve: " + refusal), serve.err());
   }
 
   @Test

@@ -1,0 +1,156 @@
+package dev.radixserve.model.quant;
+
+import dev.radixserve.model.weights.Tensor;
+import java.util.Map;
+
+/**
+ * A GPTQ or AWQ layer's int32-packed codes and zero points, and its scales, rewritten into
+ * MatMulNBits' layout ({@link QuantizedWeight}) without changing one number: both formats already
+ * hold, per output and per group of inputs, integer codes, one zero point and one scale, with the
+ * weight {@code (code − zero) · scale}, as MatMulNBits does. Only the packing differs:
+ *
+ * <pre>
+ *   GPTQ  qweight int32 [K/f, N]  code(k, n) = qweight[k/f][n] >> (bits·(k mod f)), f = 32/bits
+ *         qzeros  int32 [G, N/f]  zero(g, n) = qzeros[g][n/f] >> (bits·(n mod f)), + 1 under v1
+ *                                 (AutoGPTQ stores zero − 1, and adds it back masked to bits)
+ *         g_idx   int32 [K]       the group of input k
+ *   AWQ   qweight int32 [K, N/8]  code(k, n) = nibble AWQ_REVERSE[n mod 8] of qweight[k][n/8]
+ *         qzeros  int32 [G, N/8]  the same interleaved nibble order (AutoAWQ's GEMM packing)
+ *   both  scales  float [G, N]    fp16 in the checkpoint, widened exactly
+ * </pre>
+ *
+ * The checks against the upstream code's own packing are fixtures written by
+ * {@code model-runtime/src/test/resources/prequantized/make_fixtures.py}.
+ */
+public final class CheckpointRepacker {
+
+  /** AutoAWQ's reverse_awq_order: column 8j + c of a row sits in nibble AWQ_REVERSE[c]. */
+  private static final int[] AWQ_REVERSE = {0, 4, 1, 5, 2, 6, 3, 7};
+
+  private CheckpointRepacker() {}
+
+  /**
+   * The layer under module {@code prefix} (e.g. {@code layers.0.mlp.down_proj}) of
+   * {@code tensors}, whose shapes the loader has checked against
+   * {@link CheckpointQuantization#tensorShapes}.
+   *
+   * @throws QuantizationException for a GPTQ act-order layer whose {@code g_idx} does not keep
+   *     each group's inputs together
+   */
+  public static QuantizedWeight repack(CheckpointQuantization q, String prefix,
+      Map<String, Tensor> tensors) {
+    check(q, prefix, tensors);
+    Tensor scales = tensors.get(prefix + ".scales");
+    int groups = (int) scales.shape()[0];
+    int n = (int) scales.shape()[1];
+    int k = groups * q.groupSize();
+    Tensor qweight = tensors.get(prefix + ".qweight");
+    Tensor qzeros = tensors.get(prefix + ".qzeros");
+    int bits = q.bits();
+    int blob = q.groupSize() * bits / 8;
+    byte[] packed = new byte[n * groups * blob];
+    for (int kk = 0; kk < k; kk++) {
+      int block = kk / q.groupSize();
+      int j = kk % q.groupSize();
+      for (int nn = 0; nn < n; nn++) {
+        int code = code(q, qweight, kk, nn, n);
+        int at = (nn * groups + block) * blob;
+        if (bits == 8) {
+          packed[at + j] = (byte) code;
+        } else {
+          packed[at + j / 2] |= (byte) (code << (4 * (j & 1)));
+        }
+      }
+    }
+    float[] floatScales = new float[n * groups];
+    int zpRow = QuantizedWeight.zeroPointRow(groups, bits);
+    byte[] zeroPoints = new byte[n * zpRow];
+    for (int g = 0; g < groups; g++) {
+      for (int nn = 0; nn < n; nn++) {
+        floatScales[nn * groups + g] = scales.get((long) g * n + nn);
+        int zero = zero(q, qzeros, g, nn, n);
+        if (bits == 8) {
+          zeroPoints[nn * zpRow + g] = (byte) zero;
+        } else {
+          zeroPoints[nn * zpRow + g / 2] |= (byte) (zero << (4 * (g & 1)));
+        }
+      }
+    }
+    return new QuantizedWeight(k, n, bits, q.groupSize(), packed, floatScales, zeroPoints);
+  }
+
+  /**
+   * What the loader checks of each layer before anything is built: the tensors' types (codes,
+   * zero points and group indices I32, scales floats) and, under GPTQ, that its groups are runs
+   * of consecutive inputs (see {@link #requireContiguousGroups}).
+   *
+   * @throws QuantizationException naming the tensor
+   */
+  public static void check(CheckpointQuantization q, String prefix, Map<String, Tensor> tensors) {
+    requireType(tensor(tensors, prefix + ".scales"), true);
+    requireType(tensor(tensors, prefix + ".qweight"), false);
+    requireType(tensor(tensors, prefix + ".qzeros"), false);
+    if (q.method() == CheckpointQuantization.Method.GPTQ) {
+      requireContiguousGroups(requireType(tensor(tensors, prefix + ".g_idx"), false),
+          q.groupSize(), prefix);
+    }
+  }
+
+  private static int code(CheckpointQuantization q, Tensor qweight, int k, int n, int width) {
+    int mask = (1 << q.bits()) - 1;
+    if (q.method() == CheckpointQuantization.Method.AWQ) {
+      int word = qweight.getInt((long) k * (width / 8) + n / 8);
+      return (word >>> (4 * AWQ_REVERSE[n % 8])) & mask;
+    }
+    int f = q.packFactor();
+    int word = qweight.getInt((long) (k / f) * width + n);
+    return (word >>> (q.bits() * (k % f))) & mask;
+  }
+
+  private static int zero(CheckpointQuantization q, Tensor qzeros, int g, int n, int width) {
+    int mask = (1 << q.bits()) - 1;
+    int f = q.packFactor();
+    int word = qzeros.getInt((long) g * (width / f) + n / f);
+    int shift = q.method() == CheckpointQuantization.Method.AWQ ? 4 * AWQ_REVERSE[n % 8]
+        : q.bits() * (n % f);
+    return ((word >>> shift) + q.zeroOffset()) & mask;
+  }
+
+  /**
+   * GPTQ's act-order quantizes inputs in the order of their Hessian diagonal, so input k's group
+   * {@code g_idx[k]} need not be {@code k / groupSize}. MatMulNBits' blocks are runs of
+   * consecutive inputs; ONNX Runtime's CPU kernel takes a g_idx only by dequantizing the whole
+   * matrix at every call. Serving a permuted layer would need its inputs gathered into group
+   * order before every product, which radixserve does not do: such a layer is refused here, with
+   * the way out.
+   */
+  private static void requireContiguousGroups(Tensor gIdx, int groupSize, String prefix) {
+    long k = gIdx.elementCount();
+    for (long i = 0; i < k; i++) {
+      int g = gIdx.getInt(i);
+      if (g != i / groupSize) {
+        throw new QuantizationException(prefix + ".g_idx puts input " + i + " in group " + g
+            + ", not " + i / groupSize + ": an act-order (desc_act) GPTQ checkpoint whose groups"
+            + " are not runs of consecutive inputs is not supported (use one quantized with"
+            + " desc_act false, or the float checkpoint with --quantization int4)");
+      }
+    }
+  }
+
+  /** Packed codes, zero points and group indices are I32; scales floats. */
+  private static Tensor requireType(Tensor t, boolean isFloat) {
+    if (t.dtype().isFloat() != isFloat) {
+      throw new QuantizationException("tensor " + t.name() + " holds " + t.dtype() + ", expected "
+          + (isFloat ? "F16, BF16 or F32" : "I32"));
+    }
+    return t;
+  }
+
+  private static Tensor tensor(Map<String, Tensor> tensors, String name) {
+    Tensor t = tensors.get(name);
+    if (t == null) {
+      throw new IllegalArgumentException("no tensor named " + name);
+    }
+    return t;
+  }
+}

@@ -1,0 +1,113 @@
+package dev.radixserve.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.CheckpointQuantization.Method;
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.quant.QuantizationException;
+import dev.radixserve.model.weights.DType;
+import dev.radixserve.model.weights.HfModelLoader;
+import dev.radixserve.model.weights.LlamaWeights;
+import dev.radixserve.model.weights.ModelLoadException;
+import dev.radixserve.model.weights.RandomLlama;
+import dev.radixserve.model.weights.Tensor;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * GPTQ and AWQ checkpoints of every Llama-family architecture, written to disk as those tools
+ * save them ({@link PrequantizedCheckpoints}) and loaded through {@link HfModelLoader}: served
+ * through MatMulNBits on the checkpoint's own blocks, the model computes what its blocks decode
+ * to. With fp32 compute ({@code accuracy_level} 0) and a float head the logits equal the decoded
+ * float model's to fp32 rounding; with the CPU's defaults (int8 activations, an int8 head) they
+ * stay near them.
+ */
+class PrequantizedLlamaTest {
+
+  private static final int[] PROMPT = {5, 77, 130, 9, 250, 41, 18, 200, 3, 66, 121};
+  private static final int[] TABLE = {5, 1, 12, 9};
+
+  @TempDir
+  Path dir;
+
+  @ParameterizedTest(name = "{0} {1} {2}-bit v{3}, symmetric {4}")
+  @CsvSource({"llama, GPTQ, 4, 1, false", "llama, AWQ, 4, 0, false", "qwen2, GPTQ, 8, 1, true",
+      "qwen2, AWQ, 4, 0, false", "qwen3, GPTQ, 4, 0, false", "qwen3, AWQ, 4, 0, false",
+      "mistral, GPTQ, 4, 1, true", "mistral, GPTQ, 8, 0, false"})
+  void servedBlocksComputeWhatTheyDecodeTo(String family, Method method, int bits, int offset,
+      boolean symmetric) {
+    CheckpointQuantization q = new CheckpointQuantization(method, bits, 16, offset);
+    PrequantizedCheckpoints.Packed packed;
+    try (LlamaWeights model = RandomLlama.create(LlamaFamilies.of(family), 41)) {
+      packed = PrequantizedCheckpoints.pack(model, q, symmetric);
+    }
+    PrequantizedCheckpoints.write(packed, dir, DType.F16, symmetric);
+    QuantSpec exact = QuantSpec.forModel(QuantSpec.none(), q, 0).withHeadMode(QuantMode.NONE);
+    QuantSpec served = QuantSpec.forModel(QuantSpec.none(), q, QuantSpec.CPU_ACCURACY_LEVEL)
+        .resolvedFor(32);
+    assertEquals(method.label() + (bits == 4 ? "-int4/b16/asym/acc4/head-int8-b32"
+        : "-int8/b16/asym/acc4/head-b32"), served.key());
+    try (ModelWeights loaded = HfModelLoader.loadWeights(dir);
+        OnnxModelRunner reference = OnnxModelRunner.create(packed.dequantized(), 4, 16, 1);
+        OnnxModelRunner fp32Compute = OnnxModelRunner.create(loaded, 4, 16, 1, Map.of(), exact);
+        OnnxModelRunner cpu = OnnxModelRunner.create(loaded, 4, 16, 1, Map.of(), served)) {
+      assertEquals(q, loaded.checkpointQuantization());
+      float[][] want = logits(reference);
+      double exactError = OnnxModelRunnerTest.worstRelativeError(logits(fp32Compute), want);
+      double servedError = OnnxModelRunnerTest.worstRelativeError(logits(cpu), want);
+      System.out.printf("%s %s: fp32 compute %.2e, served %.4f%n", family, q.describe(),
+          exactError, servedError);
+      assertTrue(exactError < 1e-5, "fp32 compute: " + exactError);
+      assertTrue(servedError > exactError && servedError < 0.05, "served: " + servedError);
+    }
+  }
+
+  @Test
+  void actOrderGroupsAreRefusedAtLoadNamingTheLayer() {
+    CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 16, 1);
+    PrequantizedCheckpoints.Packed packed;
+    try (LlamaWeights model = RandomLlama.create(LlamaFamilies.GQA, 41)) {
+      packed = PrequantizedCheckpoints.pack(model, q, false);
+    }
+    Map<String, Tensor> tensors = new LinkedHashMap<>(packed.stored().tensors());
+    String name = "layers.1.mlp.down_proj.g_idx";
+    int[] permuted = new int[48];
+    for (int k = 0; k < permuted.length; k++) {
+      permuted[k] = k % 3; // what act-order looks like: a group's inputs spread over K
+    }
+    tensors.put(name, PrequantizedCheckpoints.ints(name, new long[] {48}, permuted));
+    PrequantizedCheckpoints.write(new PrequantizedCheckpoints.Packed(
+        new LlamaWeights(LlamaFamilies.GQA, q, tensors, null), packed.dequantized()), dir,
+        DType.F16, false);
+    ModelLoadException e = assertThrows(ModelLoadException.class,
+        () -> HfModelLoader.loadWeights(dir));
+    assertTrue(e.getMessage().contains(name + " puts input 1 in group 1, not 0: an act-order"),
+        e.getMessage());
+  }
+
+  @Test
+  void quantizingAPrequantizedCheckpointAgainIsRefused() {
+    CheckpointQuantization q = new CheckpointQuantization(Method.AWQ, 4, 128, 0);
+    QuantizationException e = assertThrows(QuantizationException.class,
+        () -> QuantSpec.forModel(QuantSpec.of(QuantMode.INT8), q, 4));
+    assertEquals("the checkpoint is already quantized (awq 4-bit, group 128): --quantization int8"
+        + " would quantize its rounded weights again; leave --quantization at none to serve the"
+        + " checkpoint's own blocks", e.getMessage());
+    assertEquals(QuantSpec.of(QuantMode.INT4), QuantSpec.forModel(QuantSpec.of(QuantMode.INT4),
+        null, 4), "a float checkpoint keeps the configured quantization");
+  }
+
+  private static float[][] logits(OnnxModelRunner runner) {
+    return runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(PROMPT, 0, TABLE, true))));
+  }
+}

@@ -1,0 +1,180 @@
+package dev.radixserve.model.quant;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.radixserve.model.PrequantizedCheckpoints;
+import dev.radixserve.model.quant.CheckpointQuantization.Method;
+import dev.radixserve.model.weights.DType;
+import dev.radixserve.model.weights.Tensor;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The repacking into MatMulNBits against the upstream projects' own packing: the fixtures in
+ * {@code resources/prequantized} were written by {@code make_fixtures.py}, a line-by-line numpy
+ * transliteration of AutoGPTQ's, GPTQModel's and AutoAWQ's pack and unpack code (the README
+ * there names the files and commits). Each holds a layer as the checkpoint stores it, the codes
+ * and true zero points it encodes, and the fp32 value of the upstream dequantization; the
+ * repacked weight must give all three back exactly. The test-side packer that writes whole
+ * GPTQ/AWQ model directories for the other tests ({@link PrequantizedCheckpoints}) must write
+ * the fixtures' words bit for bit.
+ */
+class CheckpointRepackerTest {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private record Fixture(CheckpointQuantization q, Map<String, Tensor> tensors, int k, int n) {
+
+    int[][] ints(String name, int rows, int cols) {
+      Tensor t = tensors.get(name);
+      assertArrayEquals(new long[] {rows, cols}, t.shape(), name);
+      int[][] out = new int[rows][cols];
+      for (int r = 0; r < rows; r++) {
+        for (int c = 0; c < cols; c++) {
+          out[r][c] = t.getInt((long) r * cols + c);
+        }
+      }
+      return out;
+    }
+
+    int[] flat(String name) {
+      Tensor t = tensors.get(name);
+      int[] out = new int[(int) t.elementCount()];
+      for (int i = 0; i < out.length; i++) {
+        out[i] = t.getInt(i);
+      }
+      return out;
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"gptq_v1_int4_g32_asym", "gptq_v1_int4_g32_sym", "gptq_v1_int8_g32_sym",
+      "gptq_v2_int4_g64_asym", "awq_gemm_int4_g32", "awq_gemm_int4_g128_k256"})
+  void repackedBlocksHoldTheUpstreamCodesZerosAndValues(String name) throws IOException {
+    Fixture f = fixture(name);
+    QuantizedWeight w = CheckpointRepacker.repack(f.q(), "m", f.tensors());
+    assertEquals(f.k(), w.k());
+    assertEquals(f.n(), w.n());
+    assertEquals(f.q().bits(), w.bits());
+    assertEquals(f.q().groupSize(), w.blockSize());
+    int groups = f.k() / f.q().groupSize();
+    int[][] codes = f.ints("m.codes", f.n(), f.k());
+    int[][] zeros = f.ints("m.zeros", groups, f.n());
+    Tensor dequantized = f.tensors().get("m.dequantized");
+    for (int n = 0; n < f.n(); n++) {
+      for (int k = 0; k < f.k(); k++) {
+        assertEquals(codes[n][k], w.code(k, n), name + " code of output " + n + ", input " + k);
+        float want = dequantized.get((long) n * f.k() + k);
+        assertEquals(Float.floatToIntBits(want), Float.floatToIntBits(w.dequantized(k, n)),
+            name + " value of output " + n + ", input " + k + ": " + want + " vs "
+                + w.dequantized(k, n));
+      }
+      for (int g = 0; g < groups; g++) {
+        assertEquals(zeros[g][n], w.zeroPoint(n, g), name + " zero of output " + n + ", group " + g);
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"gptq_v1_int4_g32_asym", "gptq_v1_int4_g32_sym", "gptq_v1_int8_g32_sym",
+      "gptq_v2_int4_g64_asym", "awq_gemm_int4_g32", "awq_gemm_int4_g128_k256"})
+  void theTestPackerWritesTheUpstreamWords(String name) throws IOException {
+    Fixture f = fixture(name);
+    int groups = f.k() / f.q().groupSize();
+    int[][] codes = f.ints("m.codes", f.n(), f.k());
+    int[][] zeros = f.ints("m.zeros", groups, f.n());
+    if (f.q().method() == Method.GPTQ) {
+      assertArrayEquals(f.flat("m.qweight"),
+          PrequantizedCheckpoints.packGptqWeight(codes, f.q().bits()), name + " qweight");
+      assertArrayEquals(f.flat("m.qzeros"),
+          PrequantizedCheckpoints.packGptqZeros(zeros, f.q().bits(), f.q().zeroOffset()),
+          name + " qzeros");
+    } else {
+      int[][] byInput = new int[f.k()][f.n()];
+      for (int n = 0; n < f.n(); n++) {
+        for (int k = 0; k < f.k(); k++) {
+          byInput[k][n] = codes[n][k];
+        }
+      }
+      assertArrayEquals(f.flat("m.qweight"), PrequantizedCheckpoints.packAwq(byInput),
+          name + " qweight");
+      assertArrayEquals(f.flat("m.qzeros"), PrequantizedCheckpoints.packAwq(zeros),
+          name + " qzeros");
+    }
+  }
+
+  @Test
+  void actOrderGroupsAreRefusedWithTheWayOut() throws IOException {
+    Fixture f = fixture("gptq_v1_int4_g32_actorder");
+    QuantizationException e = assertThrows(QuantizationException.class,
+        () -> CheckpointRepacker.repack(f.q(), "m", f.tensors()));
+    assertTrue(e.getMessage().startsWith("m.g_idx puts input "), e.getMessage());
+    assertTrue(e.getMessage().contains("an act-order (desc_act) GPTQ checkpoint whose groups are"
+        + " not runs of consecutive inputs is not supported (use one quantized with desc_act"
+        + " false, or the float checkpoint with --quantization int4)"), e.getMessage());
+  }
+
+  @Test
+  void packedTensorsOfTheWrongTypeAreRefusedByName() throws IOException {
+    Fixture f = fixture("awq_gemm_int4_g32");
+    Map<String, Tensor> tensors = new LinkedHashMap<>(f.tensors());
+    Tensor q = tensors.get("m.qweight");
+    tensors.put("m.qweight", new Tensor("m.qweight", DType.F32, q.shape(), q.data()));
+    QuantizationException e = assertThrows(QuantizationException.class,
+        () -> CheckpointRepacker.repack(f.q(), "m", tensors));
+    assertEquals("tensor m.qweight holds F32, expected I32", e.getMessage());
+  }
+
+  /** A fixture's tensors under module {@code m}, and its format from {@code __metadata__}. */
+  private static Fixture fixture(String name) throws IOException {
+    byte[] bytes;
+    try (InputStream in = CheckpointRepackerTest.class.getResourceAsStream(
+        "/prequantized/" + name + ".safetensors")) {
+      assertTrue(in != null, "fixture " + name);
+      bytes = in.readAllBytes();
+    }
+    ByteBuffer buf = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+    int headerLength = (int) buf.getLong(0);
+    JsonNode header = JSON.readTree(new String(bytes, 8, headerLength,
+        java.nio.charset.StandardCharsets.UTF_8));
+    JsonNode meta = header.get("__metadata__");
+    Method method = Method.valueOf(meta.get("quant_method").asText().toUpperCase());
+    int bits = meta.get("bits").asInt();
+    int group = meta.get("group_size").asInt();
+    int offset = method == Method.GPTQ && meta.get("checkpoint_format").asText().equals("gptq")
+        ? 1 : 0;
+    Map<String, Tensor> tensors = new LinkedHashMap<>();
+    MemorySegment data = MemorySegment.ofArray(bytes).asSlice(8 + headerLength);
+    for (Iterator<Map.Entry<String, JsonNode>> it = header.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      if (e.getKey().equals("__metadata__")) {
+        continue;
+      }
+      JsonNode info = e.getValue();
+      long[] shape = new long[info.get("shape").size()];
+      for (int i = 0; i < shape.length; i++) {
+        shape[i] = info.get("shape").get(i).asLong();
+      }
+      long begin = info.get("data_offsets").get(0).asLong();
+      long end = info.get("data_offsets").get(1).asLong();
+      tensors.put("m." + e.getKey(), new Tensor("m." + e.getKey(),
+          DType.valueOf(info.get("dtype").asText()), shape, data.asSlice(begin, end - begin)));
+    }
+    return new Fixture(new CheckpointQuantization(method, bits, group, offset), tensors,
+        meta.get("in_features").asInt(), meta.get("out_features").asInt());
+  }
+}
