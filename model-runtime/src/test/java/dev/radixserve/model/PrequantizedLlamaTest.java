@@ -102,6 +102,42 @@ class PrequantizedLlamaTest {
         + " of 16 inputs"), e.getMessage());
   }
 
+  /**
+   * Checkpoints written before Hugging Face read quantized ones carry no quantization_config:
+   * AutoGPTQ's quantize_config.json and AutoAWQ's quant_config.json say it instead (the contents
+   * as those tools write them).
+   */
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "GPTQ|quantize_config.json|{\"bits\": 4, \"group_size\": 16, \"damp_percent\": 0.01,"
+          + " \"desc_act\": true, \"sym\": true, \"true_sequential\": true,"
+          + " \"model_name_or_path\": null, \"model_file_base_name\": \"model\"}",
+      "AWQ|quant_config.json|{\"zero_point\": true, \"q_group_size\": 16, \"w_bit\": 4,"
+          + " \"version\": \"GEMM\"}"})
+  void aLegacyQuantizationFileSaysWhatTheConfigDoesNot(Method method, String file, String json)
+      throws Exception {
+    CheckpointQuantization q = new CheckpointQuantization(method, 4, 16,
+        method == Method.GPTQ ? 1 : 0);
+    try (LlamaWeights model = RandomLlama.create(LlamaFamilies.GQA, 41)) {
+      PrequantizedCheckpoints.write(PrequantizedCheckpoints.pack(model, q, true), dir, DType.F16,
+          true);
+    }
+    Path config = dir.resolve("config.json");
+    var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+    var node = (com.fasterxml.jackson.databind.node.ObjectNode) mapper.readTree(config.toFile());
+    node.remove("quantization_config");
+    mapper.writeValue(config.toFile(), node);
+    java.nio.file.Files.writeString(dir.resolve(file), json);
+    try (ModelWeights loaded = HfModelLoader.loadWeights(dir)) {
+      assertEquals(q, loaded.checkpointQuantization());
+    }
+    java.nio.file.Files.writeString(dir.resolve(file), json.replace("4", "3"));
+    ModelLoadException e = assertThrows(ModelLoadException.class,
+        () -> HfModelLoader.loadWeights(dir));
+    assertEquals(dir.resolve(file), e.file());
+    assertTrue(e.getMessage().contains(" bits 3 is not supported"), e.getMessage());
+  }
+
   @Test
   void quantizingAPrequantizedCheckpointAgainIsRefused() {
     CheckpointQuantization q = new CheckpointQuantization(Method.AWQ, 4, 128, 0);
