@@ -63,6 +63,8 @@ final class WeightTensors implements AutoCloseable {
           case WeightSource.Dense d -> type == GraphDtype.FLOAT32
               ? fp32(tensor(tensors, d.tensor()), arena)
               : convert(tensor(tensors, d.tensor()), type, arena);
+          case WeightSource.Quantized q when q.part() == WeightSource.Part.INPUT_ORDER ->
+              inputOrder(tensors, q, arena);
           case WeightSource.Quantized q -> part(quantized.get(q.tensor()), q.part(), type, arena);
         };
         values[i++] = OrtValue.wrap(info, data, ElementType.ofCode(init.elemType()), init.dims());
@@ -104,6 +106,18 @@ final class WeightTensors implements AutoCloseable {
     }
     return BlockQuantizer.quantize(tensor(tensors, q.tensor()), q.layout(),
         q.spec().mode().bits(), q.spec().blockSize(), q.spec().zeroPoints());
+  }
+
+  /** A GPTQ act-order layer's input order ({@link CheckpointRepacker#inputOrder}), int64. */
+  private static MemorySegment inputOrder(Map<String, Tensor> tensors, WeightSource.Quantized q,
+      Arena arena) {
+    int[] order = CheckpointRepacker.inputOrder(q.spec().checkpoint(), moduleOf(q.tensor()),
+        tensors);
+    MemorySegment out = arena.allocate((long) order.length * Long.BYTES, 64);
+    for (int i = 0; i < order.length; i++) {
+      out.setAtIndex(ValueLayout.JAVA_LONG, i, order[i]);
+    }
+    return out;
   }
 
   /** {@code layers.0.mlp.up_proj} of {@code layers.0.mlp.up_proj.weight}. */
@@ -158,6 +172,7 @@ final class WeightTensors implements AutoCloseable {
         }
         yield out;
       }
+      case INPUT_ORDER -> throw new IllegalStateException("an input order is no part of " + w);
     };
   }
 

@@ -59,7 +59,7 @@ public final class PrequantizedCheckpoints {
         String module = name.substring(0, name.length() - ".weight".length());
         int n = (int) t.shape()[0];
         int k = (int) t.shape()[1];
-        Blocks b = Blocks.of(values, n, k, q, symmetric);
+        Blocks b = Blocks.of(values, n, k, q, symmetric, groupIndex(module, k, q));
         stored.putAll(b.tensors(module, q));
         dense.put(name, floats(name, t.shape(), b.dequantized()));
       } else {
@@ -69,6 +69,33 @@ public final class PrequantizedCheckpoints {
     });
     LlamaConfig c = model.config();
     return new Packed(new LlamaWeights(c, q, stored, null), new LlamaWeights(c, dense, null));
+  }
+
+  /**
+   * Each input's group: {@code k / G}, or under act-order as GPTQ's act-order assigns them,
+   * {@code g_idx[perm[i]] = i / G} for a permutation of the inputs (here a seeded shuffle standing
+   * in for the Hessian's order: one per input, so q/k/v share theirs and gate/up theirs, as
+   * GPTQ's are when computed from the same inputs).
+   */
+  static int[] groupIndex(String module, int k, CheckpointQuantization q) {
+    int[] perm = new int[k];
+    java.util.Arrays.setAll(perm, i -> i);
+    if (q.actOrder()) {
+      String input = module.replaceAll("\\.self_attn\\.[qkv]_proj$", ".self_attn.qkv")
+          .replaceAll("\\.mlp\\.(gate|up)_proj$", ".mlp.gate_up");
+      java.util.SplittableRandom random = new java.util.SplittableRandom(input.hashCode());
+      for (int i = k - 1; i > 0; i--) {
+        int j = random.nextInt(i + 1);
+        int t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+      }
+    }
+    int[] gIdx = new int[k];
+    for (int i = 0; i < k; i++) {
+      gIdx[perm[i]] = i / q.groupSize();
+    }
+    return gIdx;
   }
 
   /**
@@ -94,7 +121,7 @@ public final class PrequantizedCheckpoints {
     n.put("quant_method", q.method().label()).put("bits", q.bits())
         .put("group_size", q.groupSize());
     if (q.method() == CheckpointQuantization.Method.GPTQ) {
-      n.put("desc_act", false).put("sym", symmetric).put("damp_percent", 0.01)
+      n.put("desc_act", q.actOrder()).put("sym", symmetric).put("damp_percent", 0.01)
           .put("true_sequential", true)
           .put("checkpoint_format", q.zeroOffset() == 1 ? "gptq" : "gptq_v2");
     } else {
@@ -105,12 +132,13 @@ public final class PrequantizedCheckpoints {
 
   /**
    * One projection rounded per group: {@code codes[n][k]}, {@code zeros[g][n]} (the true zero
-   * points), {@code scales[g][n]} (fp16 values).
+   * points), {@code scales[g][n]} (fp16 values), {@code gIdx[k]} (input k's group).
    */
   record Blocks(int n, int k, int bits, int group, int[][] codes, int[][] zeros,
-      float[][] scales) {
+      float[][] scales, int[] gIdx) {
 
-    static Blocks of(float[] w, int n, int k, CheckpointQuantization q, boolean symmetric) {
+    static Blocks of(float[] w, int n, int k, CheckpointQuantization q, boolean symmetric,
+        int[] gIdx) {
       int group = q.groupSize();
       int maxq = (1 << q.bits()) - 1;
       int groups = k / group;
@@ -121,9 +149,11 @@ public final class PrequantizedCheckpoints {
         for (int g = 0; g < groups; g++) {
           float min = 0;
           float max = 0;
-          for (int j = g * group; j < (g + 1) * group; j++) {
-            min = Math.min(min, w[row * k + j]);
-            max = Math.max(max, w[row * k + j]);
+          for (int j = 0; j < k; j++) {
+            if (gIdx[j] == g) {
+              min = Math.min(min, w[row * k + j]);
+              max = Math.max(max, w[row * k + j]);
+            }
           }
           float scale;
           int zero;
@@ -137,12 +167,14 @@ public final class PrequantizedCheckpoints {
           }
           scales[g][row] = scale;
           zeros[g][row] = zero;
-          for (int j = g * group; j < (g + 1) * group; j++) {
-            codes[row][j] = Math.clamp(Math.round(w[row * k + j] / scale) + zero, 0, maxq);
+          for (int j = 0; j < k; j++) {
+            if (gIdx[j] == g) {
+              codes[row][j] = Math.clamp(Math.round(w[row * k + j] / scale) + zero, 0, maxq);
+            }
           }
         }
       }
-      return new Blocks(n, k, q.bits(), group, codes, zeros, scales);
+      return new Blocks(n, k, q.bits(), group, codes, zeros, scales, gIdx);
     }
 
     /** (code − zero) · scale in fp32, [n, k]. */
@@ -150,7 +182,7 @@ public final class PrequantizedCheckpoints {
       float[] out = new float[n * k];
       for (int row = 0; row < n; row++) {
         for (int j = 0; j < k; j++) {
-          out[row * k + j] = (codes[row][j] - zeros[j / group][row]) * scales[j / group][row];
+          out[row * k + j] = (codes[row][j] - zeros[gIdx[j]][row]) * scales[gIdx[j]][row];
         }
       }
       return out;
@@ -165,10 +197,6 @@ public final class PrequantizedCheckpoints {
             packGptqWeight(codes, bits)));
         m.put(module + ".qzeros", ints(module + ".qzeros", new long[] {groups, n / f},
             packGptqZeros(zeros, bits, q.zeroOffset())));
-        int[] gIdx = new int[k];
-        for (int j = 0; j < k; j++) {
-          gIdx[j] = j / group;
-        }
         m.put(module + ".g_idx", ints(module + ".g_idx", new long[] {k}, gIdx));
       } else {
         m.put(module + ".qweight", ints(module + ".qweight", new long[] {k, n / 8},
@@ -248,7 +276,7 @@ public final class PrequantizedCheckpoints {
     return Float.float16ToFloat(Float.floatToFloat16(v));
   }
 
-  static Tensor ints(String name, long[] shape, int[] values) {
+  public static Tensor ints(String name, long[] shape, int[] values) {
     MemorySegment seg = MemorySegment.ofArray(new int[values.length]);
     for (int i = 0; i < values.length; i++) {
       seg.setAtIndex(I32_LE, i, values[i]);

@@ -40,13 +40,16 @@ class PrequantizedLlamaTest {
   @TempDir
   Path dir;
 
-  @ParameterizedTest(name = "{0} {1} {2}-bit v{3}, symmetric {4}")
-  @CsvSource({"llama, GPTQ, 4, 1, false", "llama, AWQ, 4, 0, false", "qwen2, GPTQ, 8, 1, true",
-      "qwen2, AWQ, 4, 0, false", "qwen3, GPTQ, 4, 0, false", "qwen3, AWQ, 4, 0, false",
-      "mistral, GPTQ, 4, 1, true", "mistral, GPTQ, 8, 0, false"})
+  @ParameterizedTest(name = "{0} {1} {2}-bit v{3}, symmetric {4}, act-order {5}")
+  @CsvSource({"llama, GPTQ, 4, 1, false, false", "llama, AWQ, 4, 0, false, false",
+      "llama, GPTQ, 4, 1, false, true", "qwen2, GPTQ, 8, 1, true, false",
+      "qwen2, AWQ, 4, 0, false, false", "qwen3, GPTQ, 4, 0, false, false",
+      "qwen3, AWQ, 4, 0, false, false", "qwen3, GPTQ, 4, 1, true, true",
+      "mistral, GPTQ, 4, 1, true, false", "mistral, GPTQ, 8, 0, false, false",
+      "mistral, GPTQ, 8, 0, false, true"})
   void servedBlocksComputeWhatTheyDecodeTo(String family, Method method, int bits, int offset,
-      boolean symmetric) {
-    CheckpointQuantization q = new CheckpointQuantization(method, bits, 16, offset);
+      boolean symmetric, boolean actOrder) {
+    CheckpointQuantization q = new CheckpointQuantization(method, bits, 16, offset, actOrder);
     PrequantizedCheckpoints.Packed packed;
     try (LlamaWeights model = RandomLlama.create(LlamaFamilies.of(family), 41)) {
       packed = PrequantizedCheckpoints.pack(model, q, symmetric);
@@ -62,6 +65,10 @@ class PrequantizedLlamaTest {
         OnnxModelRunner fp32Compute = OnnxModelRunner.create(loaded, 4, 16, 1, Map.of(), exact);
         OnnxModelRunner cpu = OnnxModelRunner.create(loaded, 4, 16, 1, Map.of(), served)) {
       assertEquals(q, loaded.checkpointQuantization());
+      // act-order: q/k/v share an input order, gate/up theirs: four gathers a layer, not seven
+      long gathers = loaded.graph().build(4, dev.radixserve.model.graph.GraphDtype.FLOAT32, served)
+          .initializerNames().stream().filter(n -> n.endsWith(".input_order")).count();
+      assertEquals(actOrder ? 4L * LlamaFamilies.of(family).nLayer() : 0, gathers);
       float[][] want = logits(reference);
       double exactError = OnnxModelRunnerTest.worstRelativeError(logits(fp32Compute), want);
       double servedError = OnnxModelRunnerTest.worstRelativeError(logits(cpu), want);
@@ -73,7 +80,7 @@ class PrequantizedLlamaTest {
   }
 
   @Test
-  void actOrderGroupsAreRefusedAtLoadNamingTheLayer() {
+  void aGroupIndexThatIsNoGroupingIsRefusedAtLoadNamingTheLayer() {
     CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 16, 1);
     PrequantizedCheckpoints.Packed packed;
     try (LlamaWeights model = RandomLlama.create(LlamaFamilies.GQA, 41)) {
@@ -81,18 +88,54 @@ class PrequantizedLlamaTest {
     }
     Map<String, Tensor> tensors = new LinkedHashMap<>(packed.stored().tensors());
     String name = "layers.1.mlp.down_proj.g_idx";
-    int[] permuted = new int[48];
-    for (int k = 0; k < permuted.length; k++) {
-      permuted[k] = k % 3; // what act-order looks like: a group's inputs spread over K
+    int[] twoGroups = new int[48];
+    for (int k = 0; k < twoGroups.length; k++) {
+      twoGroups[k] = k % 2; // 24 inputs in each of two groups, none in the third
     }
-    tensors.put(name, PrequantizedCheckpoints.ints(name, new long[] {48}, permuted));
+    tensors.put(name, PrequantizedCheckpoints.ints(name, new long[] {48}, twoGroups));
     PrequantizedCheckpoints.write(new PrequantizedCheckpoints.Packed(
         new LlamaWeights(LlamaFamilies.GQA, q, tensors, null), packed.dequantized()), dir,
         DType.F16, false);
     ModelLoadException e = assertThrows(ModelLoadException.class,
         () -> HfModelLoader.loadWeights(dir));
-    assertTrue(e.getMessage().contains(name + " puts input 1 in group 1, not 0: an act-order"),
-        e.getMessage());
+    assertTrue(e.getMessage().contains(name + " puts input 32 in group 0: the layer has 3 groups"
+        + " of 16 inputs"), e.getMessage());
+  }
+
+  /**
+   * Checkpoints written before Hugging Face read quantized ones carry no quantization_config:
+   * AutoGPTQ's quantize_config.json and AutoAWQ's quant_config.json say it instead (the contents
+   * as those tools write them).
+   */
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "GPTQ|quantize_config.json|{\"bits\": 4, \"group_size\": 16, \"damp_percent\": 0.01,"
+          + " \"desc_act\": true, \"sym\": true, \"true_sequential\": true,"
+          + " \"model_name_or_path\": null, \"model_file_base_name\": \"model\"}",
+      "AWQ|quant_config.json|{\"zero_point\": true, \"q_group_size\": 16, \"w_bit\": 4,"
+          + " \"version\": \"GEMM\"}"})
+  void aLegacyQuantizationFileSaysWhatTheConfigDoesNot(Method method, String file, String json)
+      throws Exception {
+    CheckpointQuantization q = new CheckpointQuantization(method, 4, 16,
+        method == Method.GPTQ ? 1 : 0);
+    try (LlamaWeights model = RandomLlama.create(LlamaFamilies.GQA, 41)) {
+      PrequantizedCheckpoints.write(PrequantizedCheckpoints.pack(model, q, true), dir, DType.F16,
+          true);
+    }
+    Path config = dir.resolve("config.json");
+    var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+    var node = (com.fasterxml.jackson.databind.node.ObjectNode) mapper.readTree(config.toFile());
+    node.remove("quantization_config");
+    mapper.writeValue(config.toFile(), node);
+    java.nio.file.Files.writeString(dir.resolve(file), json);
+    try (ModelWeights loaded = HfModelLoader.loadWeights(dir)) {
+      assertEquals(q, loaded.checkpointQuantization());
+    }
+    java.nio.file.Files.writeString(dir.resolve(file), json.replace("4", "3"));
+    ModelLoadException e = assertThrows(ModelLoadException.class,
+        () -> HfModelLoader.loadWeights(dir));
+    assertEquals(dir.resolve(file), e.file());
+    assertTrue(e.getMessage().contains(" bits 3 is not supported"), e.getMessage());
   }
 
   @Test

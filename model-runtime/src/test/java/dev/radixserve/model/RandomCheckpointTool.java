@@ -11,11 +11,12 @@ import java.nio.file.Path;
 
 /**
  * Writes a random-weight checkpoint for benchmarks (BENCHMARKS.md has the commands):
- * {@code RandomCheckpointTool llama-small|gpt2-small DIR [F32|F16|BF16] [gptq|awq GROUP]}, seed
- * 0, the same weights as {@code DecodeStepBench}'s model of that name; with {@code gptq} or
+ * {@code RandomCheckpointTool llama-small|gpt2-small DIR [F32|F16|BF16] [gptq|awq GROUP [act-order]]},
+ * seed 0, the same weights as {@code DecodeStepBench}'s model of that name; with {@code gptq} or
  * {@code awq} (llama-small only) its projections rounded to 4 bits per group of GROUP inputs
  * and stored as those tools store them ({@link PrequantizedCheckpoints}: GPTQ v1 or AWQ GEMM,
- * asymmetric). No tokenizer files: the server then uses GPT-2's vocabulary, which the model's
+ * asymmetric; {@code act-order}: GPTQ's, each layer's groups a seeded shuffle of its inputs).
+ * No tokenizer files: the server then uses GPT-2's vocabulary, which the model's
  * 50,257 rows match.
  */
 public final class RandomCheckpointTool {
@@ -25,7 +26,7 @@ public final class RandomCheckpointTool {
   public static void main(String[] args) {
     if (args.length < 2 || !(args[0].equals("llama-small") || args[0].equals("gpt2-small"))) {
       throw new IllegalArgumentException(
-          "usage: RandomCheckpointTool llama-small|gpt2-small DIR [F32|F16|BF16] [gptq|awq GROUP]");
+          "usage: RandomCheckpointTool llama-small|gpt2-small DIR [F32|F16|BF16] [gptq|awq GROUP [act-order]]");
     }
     DType dtype = args.length > 2 ? DType.valueOf(args[2]) : DType.BF16;
     if (args[0].equals("gpt2-small")) {
@@ -39,7 +40,8 @@ public final class RandomCheckpointTool {
         CheckpointQuantization.Method method =
             CheckpointQuantization.Method.valueOf(args[3].toUpperCase(java.util.Locale.ROOT));
         CheckpointQuantization q = new CheckpointQuantization(method, 4,
-            Integer.parseInt(args[4]), method == CheckpointQuantization.Method.GPTQ ? 1 : 0);
+            Integer.parseInt(args[4]), method == CheckpointQuantization.Method.GPTQ ? 1 : 0,
+            args.length > 5 && args[5].equals("act-order"));
         PrequantizedCheckpoints.write(PrequantizedCheckpoints.pack(w, q, false),
             Path.of(args[1]), dtype, false);
       } else {

@@ -225,18 +225,19 @@ class QuantizedServingTest {
   }
 
   /**
-   * GPTQ and AWQ checkpoints (as those tools write them: int32-packed codes, fp16 scales, their
-   * {@code quantization_config}) served on their own blocks: greedy is the same run to run and
+   * GPTQ (also act-order) and AWQ checkpoints (as those tools write them: int32-packed codes,
+   * fp16 scales, their {@code quantization_config}) served on their own blocks: greedy is the same run to run and
    * cache on or off, and the scored prompt stays close to the float model the blocks decode to
    * (served beside it as a plain F32 checkpoint) without equalling it: the CPU's int8
    * activations and int8 LM head are the only rounding left, so int8's bound applies.
    */
-  @ParameterizedTest(name = "{0} {1} {2}-bit")
-  @CsvSource({"llama, GPTQ, 4", "qwen2, AWQ, 4", "mistral, GPTQ, 8"})
-  void prequantizedCheckpointsServeTheirOwnBlocks(String family, Method method, int bits)
-      throws Exception {
+  @ParameterizedTest(name = "{0} {1} {2}-bit, act-order {3}")
+  @CsvSource({"llama, GPTQ, 4, false", "qwen2, AWQ, 4, false", "mistral, GPTQ, 8, false",
+      "qwen3, GPTQ, 4, true"})
+  void prequantizedCheckpointsServeTheirOwnBlocks(String family, Method method, int bits,
+      boolean actOrder) throws Exception {
     CheckpointQuantization q = new CheckpointQuantization(method, bits, 16, method == Method.GPTQ
-        ? 1 : 0);
+        ? 1 : 0, actOrder);
     Path dir = Files.createTempDirectory("radixserve-" + method.label() + "-" + family);
     Path decoded = Files.createTempDirectory("radixserve-decoded-" + family);
     try {

@@ -1,5 +1,6 @@
 package dev.radixserve.model.graph;
 
+import static dev.radixserve.model.graph.GraphBuilder.INT64;
 import static dev.radixserve.model.graph.GraphBuilder.UINT8;
 import static dev.radixserve.model.graph.GraphBuilder.attr;
 
@@ -8,7 +9,9 @@ import dev.radixserve.model.quant.WeightLayout;
 import dev.radixserve.model.graph.WeightSource.Part;
 import dev.radixserve.model.graph.WeightSource.Quantized;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The one place a linear layer {@code y = x·W (+ b)} becomes graph nodes, for every model family:
@@ -20,6 +23,7 @@ import java.util.List;
  *   not quantized, [out, in]   Gemm(x, W, b, transB=1)
  *   quantized (either layout)  com.microsoft.MatMulNBits(x, W.q, W.scales[, W.zero_points]) → Add(b)
  *                              K, N, bits, block_size, accuracy_level from the {@link QuantSpec}
+ *   GPTQ act-order             Gather(x, W.input_order, axis=-1) first
  * </pre>
  *
  * The bias stays a separate Add: MatMulNBits' own bias input is not implemented by every
@@ -31,18 +35,30 @@ final class Linear {
   static final String QWEIGHT = ".q";
   static final String SCALES = ".scales";
   static final String ZERO_POINTS = ".zero_points";
+  static final String INPUT_ORDER = ".input_order";
 
   private final GraphBuilder g;
   private final QuantSpec spec;
   private final int floatType;
+  private final Map<String, String> inputOrderOwners;
+  /** Act-order gathers emitted: (input value, owner of the order) → gathered value. */
+  private final Map<String, String> gathered = new HashMap<>();
+
+  /** @param floatType the graph's float type (ONNX code): MatMulNBits' scales are of A's type */
+  Linear(GraphBuilder g, QuantSpec spec, int floatType) {
+    this(g, spec, floatType, Map.of());
+  }
 
   /**
    * @param floatType the graph's float type (ONNX code): MatMulNBits' scales are of A's type
+   * @param inputOrderOwners GPTQ act-order: weight → the weight whose input order it shares
+   *     (absent: its own), so projections of one input in one order gather it once
    */
-  Linear(GraphBuilder g, QuantSpec spec, int floatType) {
+  Linear(GraphBuilder g, QuantSpec spec, int floatType, Map<String, String> inputOrderOwners) {
     this.g = g;
     this.spec = spec;
     this.floatType = floatType;
+    this.inputOrderOwners = inputOrderOwners;
   }
 
   /**
@@ -89,6 +105,14 @@ final class Linear {
   private String matMulNBits(String x, String weight, WeightLayout layout, long k, long n,
       String out) {
     spec.requireDivides(weight, k);
+    if (spec.checkpoint() != null && spec.checkpoint().actOrder()) {
+      // GPTQ act-order: the blocks hold the inputs in group order (CheckpointRepacker.inputOrder)
+      String owner = inputOrderOwners.getOrDefault(weight, weight);
+      String input = x;
+      x = gathered.computeIfAbsent(input + "|" + owner, key -> g.op("Gather", "act_order",
+          List.of(input, quantized(owner, layout, Part.INPUT_ORDER, INPUT_ORDER, INT64, k)),
+          attr("axis", -1L)));
+    }
     int bits = spec.mode().bits();
     long blocks = k / spec.blockSize();
     long blob = (long) spec.blockSize() * bits / 8;

@@ -35,9 +35,14 @@ final class PagedIo {
   private final Linear headLinear;
   private final boolean quantizeHead;
 
-  /** Declares the step inputs, the caches and the weights on {@code g}. */
+  /**
+   * Declares the step inputs, the caches and the weights on {@code g}.
+   *
+   * @param inputOrderOwners GPTQ act-order: which weight's input order each shares ({@link
+   *     Linear})
+   */
   PagedIo(GraphBuilder g, ModelShape shape, int blockSize, GraphDtype dtype,
-      Map<String, long[]> weights, QuantSpec quant) {
+      Map<String, long[]> weights, QuantSpec quant, Map<String, String> inputOrderOwners) {
     if (blockSize <= 0) {
       throw new IllegalArgumentException("block size must be positive, got " + blockSize);
     }
@@ -59,7 +64,7 @@ final class PagedIo {
     // only the weights a node reads become initializers: a quantized layer reads its own
     g.offer(weights, dt.onnxType());
     this.weights = weights;
-    this.linear = new Linear(g, quant, dt.onnxType());
+    this.linear = new Linear(g, quant, dt.onnxType(), inputOrderOwners);
     this.headLinear = new Linear(g, quant.forHead(shape.hiddenSize()), dt.onnxType());
     this.quantizeHead = quant.lmHead();
   }

@@ -41,6 +41,7 @@ public final class PagedLlamaGraph implements PagedGraph {
   public static final int OPSET = 17;
 
   private final LlamaConfig c;
+  private final Map<String, String> inputOrderOwners;
   private GraphBuilder g;
   private PagedIo io;
   private String cos;
@@ -48,7 +49,17 @@ public final class PagedLlamaGraph implements PagedGraph {
   private String positionIds;
 
   public PagedLlamaGraph(LlamaConfig config) {
+    this(config, Map.of());
+  }
+
+  /**
+   * @param inputOrderOwners for a GPTQ act-order checkpoint: projection weight → the weight of
+   *     the same input whose input order it shares (q/k/v and gate/up usually gather their
+   *     common input once; see {@code LlamaWeights.graph})
+   */
+  public PagedLlamaGraph(LlamaConfig config, Map<String, String> inputOrderOwners) {
     this.c = config;
+    this.inputOrderOwners = Map.copyOf(inputOrderOwners);
   }
 
   @Override
@@ -64,7 +75,7 @@ public final class PagedLlamaGraph implements PagedGraph {
   @Override
   public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant) {
     g = new GraphBuilder(c.modelType() + "_paged");
-    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant);
+    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, inputOrderOwners);
     rotaryTables();
     String x = io.gather(LlamaWeights.EMBED, io.ids);
     if (dtype == GraphDtype.FLOAT32) {

@@ -19,10 +19,14 @@ public sealed interface WeightSource {
   record Quantized(String tensor, WeightLayout layout, QuantSpec spec, Part part)
       implements WeightSource {}
 
-  /** MatMulNBits' inputs 1 (B), 2 (scales) and 3 (zero_points). */
+  /**
+   * MatMulNBits' inputs 1 (B), 2 (scales) and 3 (zero_points); and for a GPTQ act-order layer
+   * the order its inputs are gathered into first (int64 [K]).
+   */
   enum Part {
     WEIGHT,
     SCALES,
-    ZERO_POINTS
+    ZERO_POINTS,
+    INPUT_ORDER
   }
 }

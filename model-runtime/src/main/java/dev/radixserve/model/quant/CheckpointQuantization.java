@@ -12,8 +12,9 @@ import java.util.Map;
  *
  * <ul>
  *   <li><b>GPTQ</b> (AutoGPTQ, GPTQModel, Optimum; {@code checkpoint_format} gptq or gptq_v2),
- *       4 or 8 bits. Act-order checkpoints ({@code desc_act}) load when their {@code g_idx} keeps
- *       each group's inputs together; a permuted one is refused at load (see the repacker).
+ *       4 or 8 bits, with or without act-order ({@code desc_act}: a layer's groups are sets of
+ *       inputs in the order of GPTQ's Hessian, {@code g_idx}; served by gathering each
+ *       product's inputs into group order first, see {@link CheckpointRepacker#inputOrder}).
  *   <li><b>AWQ</b> (AutoAWQ's GEMM packing), 4 bits with zero points.
  * </ul>
  *
@@ -26,8 +27,12 @@ import java.util.Map;
  * @param groupSize inputs per scale: MatMulNBits' block_size
  * @param zeroOffset what a GPTQ v1 checkpoint's stored zero points lack (1: AutoGPTQ stores
  *     zero − 1 and adds it back when it unpacks); 0 for gptq_v2 and AWQ
+ * @param actOrder some layer's {@code g_idx} (GPTQ's act-order, {@code desc_act}) puts inputs in
+ *     groups out of their order, so each quantized product gathers its inputs into group order
+ *     first; found by the loader in the data ({@link CheckpointRepacker#inputOrder})
  */
-public record CheckpointQuantization(Method method, int bits, int groupSize, int zeroOffset) {
+public record CheckpointQuantization(Method method, int bits, int groupSize, int zeroOffset,
+    boolean actOrder) {
 
   /** The two supported formats, by {@code quant_method}. */
   public enum Method {
@@ -52,6 +57,14 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
     if (!QuantSpec.validBlockSize(groupSize)) {
       throw new IllegalArgumentException("group size " + groupSize);
     }
+    if (actOrder && method != Method.GPTQ) {
+      throw new IllegalArgumentException("act-order is GPTQ's");
+    }
+  }
+
+  /** Without act-order. */
+  public CheckpointQuantization(Method method, int bits, int groupSize, int zeroOffset) {
+    this(method, bits, groupSize, zeroOffset, false);
   }
 
   /**
@@ -92,6 +105,8 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
     if (dynamic != null && !dynamic.isNull() && !dynamic.isEmpty()) {
       throw refused("gptq dynamic (per-module bits and group sizes) is not supported");
     }
+    // act-order is read from the layers' g_idx at load (withActOrder), not from desc_act:
+    // static_groups keeps a plain g_idx under desc_act, and the data is what the blocks mean
     return new CheckpointQuantization(Method.GPTQ, bits, groupSize(q, "group_size"), offset);
   }
 
@@ -130,6 +145,11 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
     return new IllegalArgumentException("quantization_config " + message);
   }
 
+  /** This quantization with act-order on or off. */
+  public CheckpointQuantization withActOrder(boolean on) {
+    return new CheckpointQuantization(method, bits, groupSize, zeroOffset, on);
+  }
+
   public QuantMode mode() {
     return bits == 4 ? QuantMode.INT4 : QuantMode.INT8;
   }
@@ -139,9 +159,9 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
     return 32 / bits;
   }
 
-  /** e.g. {@code gptq 4-bit, group 128}. */
+  /** e.g. {@code gptq 4-bit, group 128} ({@code , act-order}). */
   public String describe() {
-    return method.label + " " + bits + "-bit, group " + groupSize;
+    return method.label + " " + bits + "-bit, group " + groupSize + (actOrder ? ", act-order" : "");
   }
 
   /**

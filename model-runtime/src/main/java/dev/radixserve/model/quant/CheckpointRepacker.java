@@ -13,7 +13,8 @@ import java.util.Map;
  *   GPTQ  qweight int32 [K/f, N]  code(k, n) = qweight[k/f][n] >> (bits·(k mod f)), f = 32/bits
  *         qzeros  int32 [G, N/f]  zero(g, n) = qzeros[g][n/f] >> (bits·(n mod f)), + 1 under v1
  *                                 (AutoGPTQ stores zero − 1, and adds it back masked to bits)
- *         g_idx   int32 [K]       the group of input k
+ *         g_idx   int32 [K]       the group of input k (k / G unless act-order: then the
+ *                                 inputs are read in group order, {@link #inputOrder})
  *   AWQ   qweight int32 [K, N/8]  code(k, n) = nibble AWQ_REVERSE[n mod 8] of qweight[k][n/8]
  *         qzeros  int32 [G, N/8]  the same interleaved nibble order (AutoAWQ's GEMM packing)
  *   both  scales  float [G, N]    fp16 in the checkpoint, widened exactly
@@ -34,8 +35,8 @@ public final class CheckpointRepacker {
    * {@code tensors}, whose shapes the loader has checked against
    * {@link CheckpointQuantization#tensorShapes}.
    *
-   * @throws QuantizationException for a GPTQ act-order layer whose {@code g_idx} does not keep
-   *     each group's inputs together
+   * @throws QuantizationException for a GPTQ layer whose {@code g_idx} is not a grouping of its
+   *     inputs ({@link #inputOrder})
    */
   public static QuantizedWeight repack(CheckpointQuantization q, String prefix,
       Map<String, Tensor> tensors) {
@@ -46,6 +47,7 @@ public final class CheckpointRepacker {
     int k = groups * q.groupSize();
     Tensor qweight = tensors.get(prefix + ".qweight");
     Tensor qzeros = tensors.get(prefix + ".qzeros");
+    int[] order = inputOrder(q, prefix, tensors);
     int bits = q.bits();
     int blob = q.groupSize() * bits / 8;
     byte[] packed = new byte[n * groups * blob];
@@ -53,7 +55,7 @@ public final class CheckpointRepacker {
       int block = kk / q.groupSize();
       int j = kk % q.groupSize();
       for (int nn = 0; nn < n; nn++) {
-        int code = code(q, qweight, kk, nn, n);
+        int code = code(q, qweight, order[kk], nn, n);
         int at = (nn * groups + block) * blob;
         if (bits == 8) {
           packed[at + j] = (byte) code;
@@ -81,8 +83,8 @@ public final class CheckpointRepacker {
 
   /**
    * What the loader checks of each layer before anything is built: the tensors' types (codes,
-   * zero points and group indices I32, scales floats) and, under GPTQ, that its groups are runs
-   * of consecutive inputs (see {@link #requireContiguousGroups}).
+   * zero points and group indices I32, scales floats) and, under GPTQ, its {@code g_idx} (see
+   * {@link #inputOrder}).
    *
    * @throws QuantizationException naming the tensor
    */
@@ -90,10 +92,44 @@ public final class CheckpointRepacker {
     requireType(tensor(tensors, prefix + ".scales"), true);
     requireType(tensor(tensors, prefix + ".qweight"), false);
     requireType(tensor(tensors, prefix + ".qzeros"), false);
-    if (q.method() == CheckpointQuantization.Method.GPTQ) {
-      requireContiguousGroups(requireType(tensor(tensors, prefix + ".g_idx"), false),
-          q.groupSize(), prefix);
+    inputOrder(q, prefix, tensors);
+  }
+
+  /**
+   * The order MatMulNBits reads the layer's inputs in: its block b is the inputs {@code
+   * order[b·G .. (b+1)·G)}, which are the checkpoint's group b. Without act-order that is every
+   * input in place (G consecutive inputs a group, as MatMulNBits' blocks are). GPTQ's act-order
+   * quantizes the inputs in the order of the Hessian's diagonal, so its group b holds the inputs
+   * k with {@code g_idx[k] = b}, anywhere in K; sorting the inputs by group (stable) makes the
+   * groups consecutive again, and the graph gathers each product's activations into the same
+   * order ({@code Gather} along K, a copy of T×K floats beside a T×K×N product). ONNX Runtime's
+   * own answer, MatMulNBits' {@code g_idx} input, dequantizes the whole matrix on the CPU at
+   * every call.
+   *
+   * @throws QuantizationException when {@code g_idx} is not a grouping of the inputs into groups
+   *     of G
+   */
+  public static int[] inputOrder(CheckpointQuantization q, String prefix,
+      Map<String, Tensor> tensors) {
+    Tensor scales = tensor(tensors, prefix + ".scales");
+    int groups = (int) scales.shape()[0];
+    int k = groups * q.groupSize();
+    int[] order = new int[k];
+    if (q.method() != CheckpointQuantization.Method.GPTQ) {
+      java.util.Arrays.setAll(order, i -> i);
+      return order;
     }
+    Tensor gIdx = requireType(tensor(tensors, prefix + ".g_idx"), false);
+    int[] filled = new int[groups];
+    for (int i = 0; i < k; i++) {
+      int g = gIdx.getInt(i);
+      if (g < 0 || g >= groups || filled[g] == q.groupSize()) {
+        throw new QuantizationException(prefix + ".g_idx puts input " + i + " in group " + g
+            + ": the layer has " + groups + " groups of " + q.groupSize() + " inputs");
+      }
+      order[g * q.groupSize() + filled[g]++] = i;
+    }
+    return order;
   }
 
   private static int code(CheckpointQuantization q, Tensor qweight, int k, int n, int width) {
@@ -116,25 +152,14 @@ public final class CheckpointRepacker {
     return ((word >>> shift) + q.zeroOffset()) & mask;
   }
 
-  /**
-   * GPTQ's act-order quantizes inputs in the order of their Hessian diagonal, so input k's group
-   * {@code g_idx[k]} need not be {@code k / groupSize}. MatMulNBits' blocks are runs of
-   * consecutive inputs; ONNX Runtime's CPU kernel takes a g_idx only by dequantizing the whole
-   * matrix at every call. Serving a permuted layer would need its inputs gathered into group
-   * order before every product, which radixserve does not do: such a layer is refused here, with
-   * the way out.
-   */
-  private static void requireContiguousGroups(Tensor gIdx, int groupSize, String prefix) {
-    long k = gIdx.elementCount();
-    for (long i = 0; i < k; i++) {
-      int g = gIdx.getInt(i);
-      if (g != i / groupSize) {
-        throw new QuantizationException(prefix + ".g_idx puts input " + i + " in group " + g
-            + ", not " + i / groupSize + ": an act-order (desc_act) GPTQ checkpoint whose groups"
-            + " are not runs of consecutive inputs is not supported (use one quantized with"
-            + " desc_act false, or the float checkpoint with --quantization int4)");
+  /** Whether {@code order} leaves every input in place. */
+  public static boolean inPlace(int[] order) {
+    for (int i = 0; i < order.length; i++) {
+      if (order[i] != i) {
+        return false;
       }
     }
+    return true;
   }
 
   /** Packed codes, zero points and group indices are I32; scales floats. */

@@ -22,7 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.List;
 import java.util.TreeSet;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 import java.util.logging.Logger;
 
 /**
@@ -104,17 +104,17 @@ public final class HfModelLoader {
    */
   private record Layout(String family, String prefix, List<String> buffers,
       Map<String, long[]> expected, String embed, String lmHead, boolean tied,
-      Function<Map<String, Tensor>, ModelWeights> weights) {}
+      BiFunction<Map<String, Tensor>, CheckpointQuantization, ModelWeights> weights) {}
 
   private static Layout layout(HfConfig hf, Arena arena) {
     return switch (hf.model()) {
       case ModelConfig c -> new Layout("a GPT-2 language model", PREFIX,
           List.of(".attn.bias", ".attn.masked_bias"), GptWeights.expectedShapes(c), "wte.weight",
-          GptWeights.LM_HEAD, c.tieWordEmbeddings(), t -> new GptWeights(c, t, arena));
+          GptWeights.LM_HEAD, c.tieWordEmbeddings(), (t, q) -> new GptWeights(c, t, arena));
       case LlamaConfig c -> new Layout(c.modelType(), "model.", List.of(".rotary_emb.inv_freq"),
           LlamaWeights.storedShapes(c, hf.quantization()), LlamaWeights.EMBED,
           LlamaWeights.LM_HEAD, c.tieWordEmbeddings(),
-          t -> new LlamaWeights(c, hf.quantization(), t, arena));
+          (t, q) -> new LlamaWeights(c, q, t, arena));
       default -> throw new IllegalArgumentException("no checkpoint layout for " + hf.model());
     };
   }
@@ -151,14 +151,14 @@ public final class HfModelLoader {
               + t.dtype() + ", expected F32, F16 or BF16");
         }
       }
-      checkPacked(config.quantization(), canonical, fileOf);
+      CheckpointQuantization packed = checkPacked(config.quantization(), canonical, fileOf);
       TreeSet<String> unused = new TreeSet<>(canonical.keySet());
       unused.removeAll(expected.keySet());
       if (!unused.isEmpty()) {
         LOG.warning(() -> dir + ": ignoring tensors " + layout.family() + " does not use: " + unused);
         canonical.keySet().removeAll(unused);
       }
-      return new Mapped(layout.weights().apply(canonical), files);
+      return new Mapped(layout.weights().apply(canonical, packed), files);
     } catch (IllegalArgumentException e) {
       arena.close();
       throw new ModelLoadException(dir.resolve(SAFETENSORS), e.getMessage(), e);
@@ -168,22 +168,30 @@ public final class HfModelLoader {
     }
   }
 
-  /** A GPTQ/AWQ checkpoint's layers, checked before anything is built from them. */
-  private static void checkPacked(CheckpointQuantization q, Map<String, Tensor> tensors,
-      Map<String, Path> fileOf) {
+  /**
+   * A GPTQ/AWQ checkpoint's layers, checked before anything is built from them; the checkpoint's
+   * quantization as they hold it: with act-order when some layer's groups are not runs of
+   * consecutive inputs ({@link CheckpointRepacker#inputOrder}), whatever {@code desc_act} says.
+   */
+  private static CheckpointQuantization checkPacked(CheckpointQuantization q,
+      Map<String, Tensor> tensors, Map<String, Path> fileOf) {
     if (q == null) {
-      return;
+      return null;
     }
+    boolean actOrder = false;
     for (String name : tensors.keySet()) {
       if (name.endsWith(".qweight")) {
+        String module = name.substring(0, name.length() - ".qweight".length());
         try {
-          CheckpointRepacker.check(q, name.substring(0, name.length() - ".qweight".length()),
-              tensors);
+          CheckpointRepacker.check(q, module, tensors);
+          actOrder |= !CheckpointRepacker.inPlace(CheckpointRepacker.inputOrder(q, module,
+              tensors));
         } catch (QuantizationException e) {
           throw new ModelLoadException(fileOf.get(name), e.getMessage(), e);
         }
       }
     }
+    return q.withActOrder(actOrder);
   }
 
   /**

@@ -4,6 +4,7 @@ import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.graph.PagedLlamaGraph;
 import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.CheckpointRepacker;
 import java.lang.foreign.Arena;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -133,9 +134,38 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
     return config;
   }
 
+  /**
+   * The graph; for a GPTQ act-order checkpoint with each projection told which projection of the
+   * same input has the same input order: GPTQ quantizes q/k/v (and gate/up) from the same
+   * inputs' Hessian, so their orders agree and the input is gathered once, not three times.
+   */
   @Override
   public PagedLlamaGraph graph() {
-    return new PagedLlamaGraph(config);
+    if (quantization == null || !quantization.actOrder()) {
+      return new PagedLlamaGraph(config);
+    }
+    Map<String, String> owners = new LinkedHashMap<>();
+    for (int i = 0; i < config.nLayer(); i++) {
+      String p = "layers." + i + ".";
+      shareOrders(owners, p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj");
+      shareOrders(owners, p + "mlp.gate_proj", p + "mlp.up_proj");
+    }
+    return new PagedLlamaGraph(config, owners);
+  }
+
+  /** Each of {@code modules} with the input order of an earlier one mapped to that one. */
+  private void shareOrders(Map<String, String> owners, String... modules) {
+    java.util.List<int[]> orders = new java.util.ArrayList<>();
+    for (String m : modules) {
+      int[] order = CheckpointRepacker.inputOrder(quantization, m, tensors());
+      for (int j = 0; j < orders.size(); j++) {
+        if (java.util.Arrays.equals(orders.get(j), order)) {
+          owners.put(m + ".weight", modules[j] + ".weight");
+          break;
+        }
+      }
+      orders.add(order);
+    }
   }
 
   @Override

@@ -37,10 +37,11 @@ class CheckpointQuantizationTest {
             + "\"desc_act\":false,\"exllama_config\":{\"version\":1},\"group_size\":128,"
             + "\"quant_method\":\"gptq\",\"sym\":true,\"true_sequential\":true,"
             + "\"use_exllama\":true}")));
-    // GPTQModel
-    assertEquals(new CheckpointQuantization(Method.GPTQ, 8, 32, 0), CheckpointQuantization.parse(
-        json("{\"bits\":8,\"group_size\":32,\"desc_act\":true,\"sym\":false,"
-            + "\"quant_method\":\"gptq\",\"checkpoint_format\":\"gptq_v2\",\"dynamic\":null}")));
+    // GPTQModel; desc_act is not read: the loader finds act-order in the layers' g_idx
+    assertEquals(new CheckpointQuantization(Method.GPTQ, 8, 32, 0, false),
+        CheckpointQuantization.parse(json("{\"bits\":8,\"group_size\":32,\"desc_act\":true,"
+            + "\"sym\":false,\"quant_method\":\"gptq\",\"checkpoint_format\":\"gptq_v2\","
+            + "\"dynamic\":null}")));
     // AutoAWQ, and its older key names
     assertEquals(new CheckpointQuantization(Method.AWQ, 4, 128, 0), CheckpointQuantization.parse(
         json("{\"bits\":4,\"group_size\":128,\"modules_to_not_convert\":null,"

@@ -61,12 +61,31 @@ class CheckpointRepackerTest {
     }
   }
 
+  /**
+   * Block b of the repacked weight holds the checkpoint's group b: its inputs in {@link
+   * CheckpointRepacker#inputOrder} (all in place but under act-order, where the order must put
+   * every input with its group, as the fixture's {@code g_idx} says).
+   */
   @ParameterizedTest
   @ValueSource(strings = {"gptq_v1_int4_g32_asym", "gptq_v1_int4_g32_sym", "gptq_v1_int8_g32_sym",
-      "gptq_v2_int4_g64_asym", "awq_gemm_int4_g32", "awq_gemm_int4_g128_k256"})
+      "gptq_v2_int4_g64_asym", "gptq_v1_int4_g32_actorder", "awq_gemm_int4_g32",
+      "awq_gemm_int4_g128_k256"})
   void repackedBlocksHoldTheUpstreamCodesZerosAndValues(String name) throws IOException {
     Fixture f = fixture(name);
     QuantizedWeight w = CheckpointRepacker.repack(f.q(), "m", f.tensors());
+    int[] order = CheckpointRepacker.inputOrder(f.q(), "m", f.tensors());
+    boolean[] seen = new boolean[f.k()];
+    for (int kk = 0; kk < f.k(); kk++) {
+      int k = order[kk];
+      assertTrue(!seen[k], name + ": input " + k + " twice");
+      seen[k] = true;
+      int group = f.q().method() == Method.GPTQ ? f.tensors().get("m.g_idx").getInt(k)
+          : k / f.q().groupSize();
+      assertEquals(kk / f.q().groupSize(), group, name + ": input " + k + " read in block "
+          + kk / f.q().groupSize());
+    }
+    assertEquals(!f.q().actOrder(), CheckpointRepacker.inPlace(order),
+        name + ": in place unless act-order");
     assertEquals(f.k(), w.k());
     assertEquals(f.n(), w.n());
     assertEquals(f.q().bits(), w.bits());
@@ -76,12 +95,13 @@ class CheckpointRepackerTest {
     int[][] zeros = f.ints("m.zeros", groups, f.n());
     Tensor dequantized = f.tensors().get("m.dequantized");
     for (int n = 0; n < f.n(); n++) {
-      for (int k = 0; k < f.k(); k++) {
-        assertEquals(codes[n][k], w.code(k, n), name + " code of output " + n + ", input " + k);
+      for (int kk = 0; kk < f.k(); kk++) {
+        int k = order[kk];
+        assertEquals(codes[n][k], w.code(kk, n), name + " code of output " + n + ", input " + k);
         float want = dequantized.get((long) n * f.k() + k);
-        assertEquals(Float.floatToIntBits(want), Float.floatToIntBits(w.dequantized(k, n)),
+        assertEquals(Float.floatToIntBits(want), Float.floatToIntBits(w.dequantized(kk, n)),
             name + " value of output " + n + ", input " + k + ": " + want + " vs "
-                + w.dequantized(k, n));
+                + w.dequantized(kk, n));
       }
       for (int g = 0; g < groups; g++) {
         assertEquals(zeros[g][n], w.zeroPoint(n, g), name + " zero of output " + n + ", group " + g);
@@ -118,14 +138,15 @@ class CheckpointRepackerTest {
   }
 
   @Test
-  void actOrderGroupsAreRefusedWithTheWayOut() throws IOException {
+  void aGroupIndexThatIsNoGroupingIsRefused() throws IOException {
     Fixture f = fixture("gptq_v1_int4_g32_actorder");
-    QuantizationException e = assertThrows(QuantizationException.class,
-        () -> CheckpointRepacker.repack(f.q(), "m", f.tensors()));
-    assertTrue(e.getMessage().startsWith("m.g_idx puts input "), e.getMessage());
-    assertTrue(e.getMessage().contains("an act-order (desc_act) GPTQ checkpoint whose groups are"
-        + " not runs of consecutive inputs is not supported (use one quantized with desc_act"
-        + " false, or the float checkpoint with --quantization int4)"), e.getMessage());
+    Map<String, Tensor> tensors = new LinkedHashMap<>(f.tensors());
+    int[] oneGroup = new int[f.k()]; // every input in group 0
+    tensors.put("m.g_idx", PrequantizedCheckpoints.ints("m.g_idx", new long[] {f.k()}, oneGroup));
+    QuantizationException overfull = assertThrows(QuantizationException.class,
+        () -> CheckpointRepacker.repack(f.q(), "m", tensors));
+    assertEquals("m.g_idx puts input 32 in group 0: the layer has 4 groups of 32 inputs",
+        overfull.getMessage());
   }
 
   @Test
@@ -157,6 +178,7 @@ class CheckpointRepackerTest {
     int group = meta.get("group_size").asInt();
     int offset = method == Method.GPTQ && meta.get("checkpoint_format").asText().equals("gptq")
         ? 1 : 0;
+    boolean actOrder = meta.get("desc_act").asText().equals("true");
     Map<String, Tensor> tensors = new LinkedHashMap<>();
     MemorySegment data = MemorySegment.ofArray(bytes).asSlice(8 + headerLength);
     for (Iterator<Map.Entry<String, JsonNode>> it = header.fields(); it.hasNext(); ) {
@@ -174,7 +196,7 @@ class CheckpointRepackerTest {
       tensors.put("m." + e.getKey(), new Tensor("m." + e.getKey(),
           DType.valueOf(info.get("dtype").asText()), shape, data.asSlice(begin, end - begin)));
     }
-    return new Fixture(new CheckpointQuantization(method, bits, group, offset), tensors,
+    return new Fixture(new CheckpointQuantization(method, bits, group, offset, actOrder), tensors,
         meta.get("in_features").asInt(), meta.get("out_features").asInt());
   }
 }
