@@ -150,6 +150,24 @@ class PrequantizedLlamaTest {
         null, 4), "a float checkpoint keeps the configured quantization");
   }
 
+  @Test
+  void theHeadFlagsChooseHowACheckpointsFloatHeadIsServed() {
+    CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 128, 1);
+    QuantSpec none = QuantSpec.none();
+    assertEquals("gptq-int4/b128/asym/acc4/head-int8", QuantSpec.forModel(none, q, 4,
+        QuantSpec.HeadSetting.AUTO).resolvedFor(768).key());
+    assertEquals("gptq-int4/b128/asym/acc4", QuantSpec.forModel(none, q, 4,
+        new QuantSpec.HeadSetting(false, null)).resolvedFor(768).key(), "kept as the checkpoint");
+    assertEquals("gptq-int4/b128/asym/acc4/head", QuantSpec.forModel(none, q, 4,
+        new QuantSpec.HeadSetting(true, null)).resolvedFor(768).key(), "the layers' own mode");
+    assertEquals("gptq-int4/b128/asym/acc4/head-int8-b64", QuantSpec.forModel(none, q, 4,
+        new QuantSpec.HeadSetting(null, 64)).resolvedFor(768).key());
+    QuantizationException e = assertThrows(QuantizationException.class,
+        () -> QuantSpec.forModel(none, q, 4, new QuantSpec.HeadSetting(false, 64)));
+    assertEquals("quantization-head-block-size 64 is for a quantized LM head, and"
+        + " quantization-lm-head false leaves it as the checkpoint has it", e.getMessage());
+  }
+
   private static float[][] logits(OnnxModelRunner runner) {
     return runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(PROMPT, 0, TABLE, true))));
   }

@@ -132,7 +132,8 @@ public final class RadixServer {
     // a GPTQ/AWQ checkpoint brings its own blocks; the LM head's auto block size depends on the
     // model's width: resolved once, here
     quant = QuantSpec.forModel(config.quantization(), weights.checkpointQuantization(),
-        QuantSpec.accuracyLevelFor(config.device().kind() == Device.Kind.CUDA))
+        QuantSpec.accuracyLevelFor(config.device().kind() == Device.Kind.CUDA),
+        config.quantizationHead())
         .resolvedFor(mc.hiddenSize());
     if (!PagedAttentionOp.vectorized()) {
       LOG.warning("the JVM was started without --add-modules jdk.incubator.vector: the CPU"

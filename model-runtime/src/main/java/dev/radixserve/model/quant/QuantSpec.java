@@ -124,11 +124,6 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     return zeroPoints == defaultZeroPoints(mode);
   }
 
-  /** Whether {@link #headMode} is what {@link #of} gives this mode (a config says auto). */
-  public boolean hasDefaultHead() {
-    return headMode == defaultHeadMode(mode);
-  }
-
   /** Whether the LM head is quantized (in {@link #headMode}). */
   public boolean lmHead() {
     return headMode != QuantMode.NONE;
@@ -236,6 +231,16 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    */
   public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
       int accuracyLevel) {
+    return forModel(configured, checkpoint, accuracyLevel, HeadSetting.AUTO);
+  }
+
+  /**
+   * As {@link #forModel(QuantSpec, CheckpointQuantization, int)}, with the LM head of a GPTQ or
+   * AWQ checkpoint as {@code head} says ({@code --quantization-lm-head} and {@code
+   * --quantization-head-block-size}, which a float checkpoint reads through {@code configured}).
+   */
+  public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
+      int accuracyLevel, HeadSetting head) {
     if (checkpoint == null) {
       return configured;
     }
@@ -246,8 +251,27 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
           + " the checkpoint's own blocks");
     }
     QuantMode mode = checkpoint.mode();
-    return new QuantSpec(mode, checkpoint.groupSize(), true, defaultHeadMode(mode), 0,
-        accuracyLevel, checkpoint);
+    QuantMode headMode = head.lmHead() == null ? defaultHeadMode(mode)
+        : head.lmHead() ? mode : QuantMode.NONE;
+    if (headMode == QuantMode.NONE && head.blockSize() != null) {
+      throw new QuantizationException("quantization-head-block-size " + head.blockSize()
+          + " is for a quantized LM head, and quantization-lm-head false leaves it as the"
+          + " checkpoint has it");
+    }
+    return new QuantSpec(mode, checkpoint.groupSize(), true, headMode,
+        head.blockSize() == null ? 0 : head.blockSize(), accuracyLevel, checkpoint);
+  }
+
+  /**
+   * The LM-head flags as given: {@code lmHead} null for auto (int8), true (the layers' own
+   * mode), false (as the checkpoint has it); {@code blockSize} null for auto. A float
+   * checkpoint's quantization folds them into its spec; a GPTQ/AWQ checkpoint's, known only at
+   * load, takes them from here ({@link #forModel(QuantSpec, CheckpointQuantization, int,
+   * HeadSetting)}).
+   */
+  public record HeadSetting(Boolean lmHead, Integer blockSize) {
+
+    public static final HeadSetting AUTO = new HeadSetting(null, null);
   }
 
   /**

@@ -7,6 +7,7 @@ import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.OnnxGraph;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.model.quant.QuantizationException;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.sampling.SampledToken;
@@ -86,14 +87,16 @@ final class CheckModelCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    QuantSpec configured = quantSpec();
+    ServerConfig flags = quantizationFlags();
+    QuantSpec configured = flags.quantization();
     try (LoadedModel m = HfModelLoader.load(dir)) {
       describe(m, out);
       QuantSpec quant;
       try {
         // check-model runs on the CPU
         quant = QuantSpec.forModel(configured, m.weights().checkpointQuantization(),
-            QuantSpec.accuracyLevelFor(false)).resolvedFor(m.weights().config().hiddenSize());
+            QuantSpec.accuracyLevelFor(false), flags.quantizationHead())
+            .resolvedFor(m.weights().config().hiddenSize());
         describeQuantization(m, quant, out);
       } catch (QuantizationException e) {
         out.flush();
@@ -139,14 +142,14 @@ final class CheckModelCommand implements Callable<Integer> {
    * The quantization flags resolved and validated exactly as serve's (same keys, same messages; a
    * bad value is a {@link ConfigException}: exit status 2).
    */
-  private QuantSpec quantSpec() {
+  private ServerConfig quantizationFlags() {
     Map<ConfigKey, String> flags = new EnumMap<>(ConfigKey.class);
     putIfGiven(flags, ConfigKey.QUANTIZATION, quantization);
     putIfGiven(flags, ConfigKey.QUANTIZATION_BLOCK_SIZE, quantizationBlockSize);
     putIfGiven(flags, ConfigKey.QUANTIZATION_ZERO_POINTS, quantizationZeroPoints);
     putIfGiven(flags, ConfigKey.QUANTIZATION_LM_HEAD, quantizationLmHead);
     putIfGiven(flags, ConfigKey.QUANTIZATION_HEAD_BLOCK_SIZE, quantizationHeadBlockSize);
-    return ConfigResolver.resolve(flags, Map.of(), null).quantization();
+    return ConfigResolver.resolve(flags, Map.of(), null);
   }
 
   private static void putIfGiven(Map<ConfigKey, String> flags, ConfigKey key, String value) {

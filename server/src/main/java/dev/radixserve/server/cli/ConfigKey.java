@@ -115,11 +115,12 @@ enum ConfigKey {
   QUANTIZATION_LM_HEAD("quantization-lm-head",
       (b, v) -> b.quantizationLmHead = v.strip().equalsIgnoreCase("auto") ? null
           : ConfigValues.bool(v),
-      c -> c.quantization().hasDefaultHead() ? "auto" : c.quantization().lmHead()),
+      c -> c.quantizationHead().lmHead() == null ? "auto" : c.quantizationHead().lmHead()),
   QUANTIZATION_HEAD_BLOCK_SIZE("quantization-head-block-size",
       (b, v) -> b.quantizationHeadBlockSize = v.strip().equalsIgnoreCase("auto") ? null
           : ConfigValues.integer(v),
-      c -> c.quantization().headBlockSize() == 0 ? "auto" : c.quantization().headBlockSize()),
+      c -> c.quantizationHead().blockSize() == null ? "auto"
+          : c.quantizationHead().blockSize()),
   TOOL_CALL_PARSER("tool-call-parser",
       (b, v) -> b.toolCallParser = ConfigValues.choice(v, ToolCallParserSetting.class),
       c -> ConfigValues.formatChoice(c.toolCallParser()));

@@ -92,6 +92,7 @@ public record ServerConfig(
     long kvOffloadDiskBytes,
     DiskWritePolicy kvOffloadDiskWrite,
     QuantSpec quantization,
+    QuantSpec.HeadSetting quantizationHead,
     ToolCallParserSetting toolCallParser) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
@@ -132,6 +133,9 @@ public record ServerConfig(
     }
     if (quantization == null) {
       quantization = QuantSpec.none();
+    }
+    if (quantizationHead == null) {
+      quantizationHead = QuantSpec.HeadSetting.AUTO;
     }
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
@@ -206,9 +210,8 @@ public record ServerConfig(
     b.quantizationBlockSize = quantization.blockSize();
     b.quantizationZeroPoints =
         quantization.hasDefaultZeroPoints() ? null : quantization.zeroPoints();
-    b.quantizationLmHead = quantization.hasDefaultHead() ? null : quantization.lmHead();
-    b.quantizationHeadBlockSize =
-        quantization.headBlockSize() == 0 ? null : quantization.headBlockSize();
+    b.quantizationLmHead = quantizationHead.lmHead();
+    b.quantizationHeadBlockSize = quantizationHead.blockSize();
     b.toolCallParser = toolCallParser;
     return b;
   }
@@ -296,7 +299,8 @@ public record ServerConfig(
           new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)),
           fairShare, maxSeqsPerRequest, clientIdHeader,
           kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes, kvOffloadDiskWrite,
-          quantization(), toolCallParser);
+          quantization(), new QuantSpec.HeadSetting(quantizationLmHead,
+              quantizationHeadBlockSize), toolCallParser);
     }
 
     /**

@@ -173,6 +173,12 @@ class CheckModelCommandTest {
         + " weights as MatMulNBits, "), r.out());
     assertTrue(r.out().endsWith("ok\n"), r.out());
 
+    ServeCommandTest.Run keep = run("check-model", dir.toString(), "--prompt", "abc", "--threads",
+        "1", "--quantization-lm-head", "false");
+    assertEquals(0, keep.status(), keep.err() + keep.out());
+    assertTrue(keep.out().contains("quantization gptq-int4/b16/asym/acc4: 14 linear weights as"
+        + " MatMulNBits, "), keep.out());
+
     String refusal = "the checkpoint is already quantized (gptq 4-bit, group 16): --quantization"
         + " int4 would quantize its rounded weights again";
     ServeCommandTest.Run again = run("check-model", dir.toString(), "--quantization", "int4");

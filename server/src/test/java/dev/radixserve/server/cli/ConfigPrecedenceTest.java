@@ -135,6 +135,7 @@ class ConfigPrecedenceTest {
         dev.radixserve.server.kvtier.DiskWritePolicy.ALL,
         // on CUDA: no accuracy_level
         new QuantSpec(QuantMode.INT4, 64, true, QuantMode.INT4, 128, 0),
+        new QuantSpec.HeadSetting(true, 128),
         dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON);
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
