@@ -25,7 +25,9 @@ import java.util.Map;
  */
 public final class CheckpointRepacker {
 
-  /** AutoAWQ's reverse_awq_order: column 8j + c of a row sits in nibble AWQ_REVERSE[c]. */
+  /** AutoAWQ's AWQ_ORDER: nibble i of a word holds column AWQ_ORDER[i] of its eight. */
+  private static final int[] AWQ_ORDER = {0, 2, 4, 6, 1, 3, 5, 7};
+  /** Its inverse, reverse_awq_order: column c of the eight sits in nibble AWQ_REVERSE[c]. */
   private static final int[] AWQ_REVERSE = {0, 4, 1, 5, 2, 6, 3, 7};
 
   private CheckpointRepacker() {}
@@ -40,27 +42,50 @@ public final class CheckpointRepacker {
    */
   public static QuantizedWeight repack(CheckpointQuantization q, String prefix,
       Map<String, Tensor> tensors) {
-    check(q, prefix, tensors);
+    int[] order = checkedOrder(q, prefix, tensors);
     Tensor scales = tensors.get(prefix + ".scales");
     int groups = (int) scales.shape()[0];
     int n = (int) scales.shape()[1];
     int k = groups * q.groupSize();
     Tensor qweight = tensors.get(prefix + ".qweight");
     Tensor qzeros = tensors.get(prefix + ".qzeros");
-    int[] order = inputOrder(q, prefix, tensors);
     int bits = q.bits();
+    int mask = (1 << bits) - 1;
+    int f = q.packFactor();
     int blob = q.groupSize() * bits / 8;
-    byte[] packed = new byte[n * groups * blob];
+    int rowStride = groups * blob;
+    // input k's byte within an output's row, and its shift there, once per layer
+    int[] byteAt = new int[k];
+    int[] shiftAt = new int[k];
     for (int kk = 0; kk < k; kk++) {
-      int block = kk / q.groupSize();
       int j = kk % q.groupSize();
-      for (int nn = 0; nn < n; nn++) {
-        int code = code(q, qweight, order[kk], nn, n);
-        int at = (nn * groups + block) * blob;
-        if (bits == 8) {
-          packed[at + j] = (byte) code;
-        } else {
-          packed[at + j / 2] |= (byte) (code << (4 * (j & 1)));
+      byteAt[order[kk]] = (kk / q.groupSize()) * blob + j * bits / 8;
+      shiftAt[order[kk]] = bits == 4 ? 4 * (j & 1) : 0;
+    }
+    byte[] packed = new byte[n * rowStride];
+    // word by word, each read once: a 7B checkpoint holds billions of codes
+    if (q.method() == CheckpointQuantization.Method.AWQ) {
+      int words = n / 8;
+      for (int kk = 0; kk < k; kk++) {
+        int at = byteAt[kk];
+        int shift = shiftAt[kk];
+        for (int w = 0; w < words; w++) {
+          int word = qweight.getInt((long) kk * words + w);
+          for (int i = 0; i < 8; i++) {
+            packed[(8 * w + AWQ_ORDER[i]) * rowStride + at] |=
+                (byte) (((word >>> (4 * i)) & mask) << shift);
+          }
+        }
+      }
+    } else {
+      for (int r = 0; r < k / f; r++) {
+        for (int nn = 0; nn < n; nn++) {
+          int word = qweight.getInt((long) r * n + nn);
+          int row = nn * rowStride;
+          for (int i = 0; i < f; i++) {
+            int kk = r * f + i;
+            packed[row + byteAt[kk]] |= (byte) (((word >>> (bits * i)) & mask) << shiftAt[kk]);
+          }
         }
       }
     }
@@ -89,10 +114,16 @@ public final class CheckpointRepacker {
    * @throws QuantizationException naming the tensor
    */
   public static void check(CheckpointQuantization q, String prefix, Map<String, Tensor> tensors) {
+    checkedOrder(q, prefix, tensors);
+  }
+
+  /** {@link #check}, then the layer's {@link #inputOrder}. */
+  private static int[] checkedOrder(CheckpointQuantization q, String prefix,
+      Map<String, Tensor> tensors) {
     requireType(tensor(tensors, prefix + ".scales"), true);
     requireType(tensor(tensors, prefix + ".qweight"), false);
     requireType(tensor(tensors, prefix + ".qzeros"), false);
-    inputOrder(q, prefix, tensors);
+    return inputOrder(q, prefix, tensors);
   }
 
   /**
@@ -130,17 +161,6 @@ public final class CheckpointRepacker {
       order[g * q.groupSize() + filled[g]++] = i;
     }
     return order;
-  }
-
-  private static int code(CheckpointQuantization q, Tensor qweight, int k, int n, int width) {
-    int mask = (1 << q.bits()) - 1;
-    if (q.method() == CheckpointQuantization.Method.AWQ) {
-      int word = qweight.getInt((long) k * (width / 8) + n / 8);
-      return (word >>> (4 * AWQ_REVERSE[n % 8])) & mask;
-    }
-    int f = q.packFactor();
-    int word = qweight.getInt((long) (k / f) * width + n);
-    return (word >>> (q.bits() * (k % f))) & mask;
   }
 
   private static int zero(CheckpointQuantization q, Tensor qzeros, int g, int n, int width) {
