@@ -102,7 +102,9 @@ final class WeightTensors implements AutoCloseable {
   private static QuantizedWeight quantize(Map<String, Tensor> tensors, WeightSource.Quantized q) {
     CheckpointQuantization checkpoint = q.spec().checkpoint();
     if (checkpoint != null) {
-      return CheckpointRepacker.repack(checkpoint, moduleOf(q.tensor()), tensors);
+      QuantizedWeight w = CheckpointRepacker.repack(checkpoint, moduleOf(q.tensor()), tensors);
+      return q.outputOrder() == null ? w
+          : w.outputsIn(CheckpointRepacker.inputOrder(checkpoint, q.outputOrder(), tensors));
     }
     return BlockQuantizer.quantize(tensor(tensors, q.tensor()), q.layout(),
         q.spec().mode().bits(), q.spec().blockSize(), q.spec().zeroPoints());

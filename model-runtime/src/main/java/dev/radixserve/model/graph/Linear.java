@@ -23,7 +23,8 @@ import java.util.Map;
  *   not quantized, [out, in]   Gemm(x, W, b, transB=1)
  *   quantized (either layout)  com.microsoft.MatMulNBits(x, W.q, W.scales[, W.zero_points]) → Add(b)
  *                              K, N, bits, block_size, accuracy_level from the {@link QuantSpec}
- *   GPTQ act-order             Gather(x, W.input_order, axis=-1) first
+ *   GPTQ act-order             Gather(x, W.input_order, axis=-1) first (once per input and order;
+ *                              none where x arrives in order, see {@link ActOrder})
  * </pre>
  *
  * The bias stays a separate Add: MatMulNBits' own bias input is not implemented by every
@@ -40,25 +41,25 @@ final class Linear {
   private final GraphBuilder g;
   private final QuantSpec spec;
   private final int floatType;
-  private final Map<String, String> inputOrderOwners;
+  private final ActOrder actOrder;
   /** Act-order gathers emitted: (input value, owner of the order) → gathered value. */
   private final Map<String, String> gathered = new HashMap<>();
 
   /** @param floatType the graph's float type (ONNX code): MatMulNBits' scales are of A's type */
   Linear(GraphBuilder g, QuantSpec spec, int floatType) {
-    this(g, spec, floatType, Map.of());
+    this(g, spec, floatType, ActOrder.NONE);
   }
 
   /**
    * @param floatType the graph's float type (ONNX code): MatMulNBits' scales are of A's type
-   * @param inputOrderOwners GPTQ act-order: weight → the weight whose input order it shares
-   *     (absent: its own), so projections of one input in one order gather it once
+   * @param actOrder GPTQ act-order: which weights share an input's gather, which need none,
+   *     and which write their outputs in another's input order
    */
-  Linear(GraphBuilder g, QuantSpec spec, int floatType, Map<String, String> inputOrderOwners) {
+  Linear(GraphBuilder g, QuantSpec spec, int floatType, ActOrder actOrder) {
     this.g = g;
     this.spec = spec;
     this.floatType = floatType;
-    this.inputOrderOwners = inputOrderOwners;
+    this.actOrder = actOrder;
   }
 
   /**
@@ -107,11 +108,13 @@ final class Linear {
     spec.requireDivides(weight, k);
     if (spec.checkpoint() != null && spec.checkpoint().actOrder()) {
       // GPTQ act-order: the blocks hold the inputs in group order (CheckpointRepacker.inputOrder)
-      String owner = inputOrderOwners.getOrDefault(weight, weight);
+      String owner = actOrder.inputOrderOwners().getOrDefault(weight, weight);
       String input = x;
-      x = gathered.computeIfAbsent(input + "|" + owner, key -> g.op("Gather", "act_order",
-          List.of(input, quantized(owner, layout, Part.INPUT_ORDER, INPUT_ORDER, INT64, k)),
-          attr("axis", -1L)));
+      if (!owner.equals(ActOrder.IN_ORDER)) {
+        x = gathered.computeIfAbsent(input + "|" + owner, key -> g.op("Gather", "act_order",
+            List.of(input, quantized(owner, layout, Part.INPUT_ORDER, INPUT_ORDER, INT64, k)),
+            attr("axis", -1L)));
+      }
     }
     int bits = spec.mode().bits();
     long blocks = k / spec.blockSize();
@@ -132,7 +135,8 @@ final class Linear {
   private String quantized(String weight, WeightLayout layout, Part part, String suffix,
       int elemType, long... dims) {
     String name = weight + suffix;
-    g.externalInitializer(name, elemType, dims, new Quantized(weight, layout, spec, part));
+    g.externalInitializer(name, elemType, dims, new Quantized(weight, layout, spec, part,
+        actOrder.outputOrders().get(weight)));
     return name;
   }
 

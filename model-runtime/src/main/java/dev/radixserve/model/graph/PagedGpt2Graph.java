@@ -47,7 +47,7 @@ public final class PagedGpt2Graph implements PagedGraph {
   @Override
   public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant) {
     g = new GraphBuilder("gpt2_paged");
-    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, Map.of());
+    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, ActOrder.NONE);
     String x = g.op("Add", "embed",
         io.gather("wte.weight", io.ids), io.gather("wpe.weight", io.positions));
     if (dtype == GraphDtype.FLOAT32) {

@@ -38,11 +38,10 @@ final class PagedIo {
   /**
    * Declares the step inputs, the caches and the weights on {@code g}.
    *
-   * @param inputOrderOwners GPTQ act-order: which weight's input order each shares ({@link
-   *     Linear})
+   * @param actOrder GPTQ act-order: how the products get their inputs in order ({@link Linear})
    */
   PagedIo(GraphBuilder g, ModelShape shape, int blockSize, GraphDtype dtype,
-      Map<String, long[]> weights, QuantSpec quant, Map<String, String> inputOrderOwners) {
+      Map<String, long[]> weights, QuantSpec quant, ActOrder actOrder) {
     if (blockSize <= 0) {
       throw new IllegalArgumentException("block size must be positive, got " + blockSize);
     }
@@ -64,7 +63,7 @@ final class PagedIo {
     // only the weights a node reads become initializers: a quantized layer reads its own
     g.offer(weights, dt.onnxType());
     this.weights = weights;
-    this.linear = new Linear(g, quant, dt.onnxType(), inputOrderOwners);
+    this.linear = new Linear(g, quant, dt.onnxType(), actOrder);
     this.headLinear = new Linear(g, quant.forHead(shape.hiddenSize()), dt.onnxType());
     this.quantizeHead = quant.lmHead();
   }

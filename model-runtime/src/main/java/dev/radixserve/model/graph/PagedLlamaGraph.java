@@ -41,7 +41,7 @@ public final class PagedLlamaGraph implements PagedGraph {
   public static final int OPSET = 17;
 
   private final LlamaConfig c;
-  private final Map<String, String> inputOrderOwners;
+  private final ActOrder actOrder;
   private GraphBuilder g;
   private PagedIo io;
   private String cos;
@@ -49,17 +49,13 @@ public final class PagedLlamaGraph implements PagedGraph {
   private String positionIds;
 
   public PagedLlamaGraph(LlamaConfig config) {
-    this(config, Map.of());
+    this(config, ActOrder.NONE);
   }
 
-  /**
-   * @param inputOrderOwners for a GPTQ act-order checkpoint: projection weight → the weight of
-   *     the same input whose input order it shares (q/k/v and gate/up usually gather their
-   *     common input once; see {@code LlamaWeights.graph})
-   */
-  public PagedLlamaGraph(LlamaConfig config, Map<String, String> inputOrderOwners) {
+  /** @param actOrder for a GPTQ act-order checkpoint: how its products get their inputs */
+  public PagedLlamaGraph(LlamaConfig config, ActOrder actOrder) {
     this.c = config;
-    this.inputOrderOwners = Map.copyOf(inputOrderOwners);
+    this.actOrder = actOrder;
   }
 
   @Override
@@ -75,7 +71,7 @@ public final class PagedLlamaGraph implements PagedGraph {
   @Override
   public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant) {
     g = new GraphBuilder(c.modelType() + "_paged");
-    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, inputOrderOwners);
+    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, actOrder);
     rotaryTables();
     String x = io.gather(LlamaWeights.EMBED, io.ids);
     if (dtype == GraphDtype.FLOAT32) {

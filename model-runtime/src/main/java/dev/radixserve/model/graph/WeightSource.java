@@ -15,9 +15,19 @@ public sealed interface WeightSource {
   /** The tensor widened to fp32 (or wrapped as it is when it already is fp32). */
   record Dense(String tensor) implements WeightSource {}
 
-  /** One of the three MatMulNBits inputs of {@code tensor} quantized under {@code spec}. */
-  record Quantized(String tensor, WeightLayout layout, QuantSpec spec, Part part)
-      implements WeightSource {}
+  /**
+   * One of the MatMulNBits inputs of {@code tensor} quantized under {@code spec}.
+   *
+   * @param outputOrder null, or (GPTQ act-order) the module whose input order the weight's
+   *     outputs are written in ({@link ActOrder#outputOrders})
+   */
+  record Quantized(String tensor, WeightLayout layout, QuantSpec spec, Part part,
+      String outputOrder) implements WeightSource {
+
+    public Quantized(String tensor, WeightLayout layout, QuantSpec spec, Part part) {
+      this(tensor, layout, spec, part, null);
+    }
+  }
 
   /**
    * MatMulNBits' inputs 1 (B), 2 (scales) and 3 (zero_points); and for a GPTQ act-order layer

@@ -95,6 +95,29 @@ public record QuantizedWeight(int k, int n, int bits, int blockSize, byte[] pack
     return (code(kk, nn) - zeroPoint(nn, block)) * scale(nn, block);
   }
 
+  /**
+   * This weight with its outputs reordered: output i of the result is output {@code order[i]}
+   * of this one (packed rows, scales and zero points move together).
+   */
+  public QuantizedWeight outputsIn(int[] order) {
+    if (order.length != n) {
+      throw new IllegalArgumentException(order.length + " outputs for " + n);
+    }
+    int row = kBlocks() * blobSize();
+    int zpRow = zeroPointRow(kBlocks(), bits);
+    byte[] p = new byte[packed.length];
+    float[] s = new float[scales.length];
+    byte[] z = zeroPoints == null ? null : new byte[zeroPoints.length];
+    for (int i = 0; i < n; i++) {
+      System.arraycopy(packed, order[i] * row, p, i * row, row);
+      System.arraycopy(scales, order[i] * kBlocks(), s, i * kBlocks(), kBlocks());
+      if (z != null) {
+        System.arraycopy(zeroPoints, order[i] * zpRow, z, i * zpRow, zpRow);
+      }
+    }
+    return new QuantizedWeight(k, n, bits, blockSize, p, s, z);
+  }
+
   /** Bytes of the three tensors together (what a step reads instead of the fp32 weight). */
   public long bytes() {
     return packed.length + 4L * scales.length + (zeroPoints == null ? 0 : zeroPoints.length);

@@ -2,6 +2,7 @@ package dev.radixserve.model.weights;
 
 import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelWeights;
+import dev.radixserve.model.graph.ActOrder;
 import dev.radixserve.model.graph.PagedLlamaGraph;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.CheckpointRepacker;
@@ -135,9 +136,11 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
   }
 
   /**
-   * The graph; for a GPTQ act-order checkpoint with each projection told which projection of the
-   * same input has the same input order: GPTQ quantizes q/k/v (and gate/up) from the same
-   * inputs' Hessian, so their orders agree and the input is gathered once, not three times.
+   * The graph; for a GPTQ act-order checkpoint, with the gathers that put each product's inputs
+   * in group order planned ({@link ActOrder}): GPTQ quantizes q/k/v (and gate/up) from the same
+   * inputs' Hessian, so their orders agree and the input is gathered once, not three times; and
+   * gate/up write their outputs in down_proj's input order, so SwiGLU's product needs no gather
+   * (unless a bias, which stays in the checkpoint's order, follows them).
    */
   @Override
   public PagedLlamaGraph graph() {
@@ -145,12 +148,18 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
       return new PagedLlamaGraph(config);
     }
     Map<String, String> owners = new LinkedHashMap<>();
+    Map<String, String> outputOrders = new LinkedHashMap<>();
     for (int i = 0; i < config.nLayer(); i++) {
       String p = "layers." + i + ".";
       shareOrders(owners, p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj");
       shareOrders(owners, p + "mlp.gate_proj", p + "mlp.up_proj");
+      if (!config.mlpBias()) {
+        owners.put(p + "mlp.down_proj.weight", ActOrder.IN_ORDER);
+        outputOrders.put(p + "mlp.gate_proj.weight", p + "mlp.down_proj");
+        outputOrders.put(p + "mlp.up_proj.weight", p + "mlp.down_proj");
+      }
     }
-    return new PagedLlamaGraph(config, owners);
+    return new PagedLlamaGraph(config, new ActOrder(owners, outputOrders));
   }
 
   /** Each of {@code modules} with the input order of an earlier one mapped to that one. */
