@@ -54,23 +54,24 @@ public final class CheckpointRepacker {
     int f = q.packFactor();
     int blob = q.groupSize() * bits / 8;
     int rowStride = groups * blob;
-    // input k's byte within an output's row, and its shift there, once per layer
+    // the byte of input `in` (the checkpoint's numbering) within an output's packed row, and its
+    // shift there: its place in MatMulNBits' order, worked out once per layer
     int[] byteAt = new int[k];
     int[] shiftAt = new int[k];
-    for (int kk = 0; kk < k; kk++) {
-      int j = kk % q.groupSize();
-      byteAt[order[kk]] = (kk / q.groupSize()) * blob + j * bits / 8;
-      shiftAt[order[kk]] = bits == 4 ? 4 * (j & 1) : 0;
+    for (int place = 0; place < k; place++) {
+      int j = place % q.groupSize();
+      byteAt[order[place]] = (place / q.groupSize()) * blob + j * bits / 8;
+      shiftAt[order[place]] = bits == 4 ? 4 * (j & 1) : 0;
     }
     byte[] packed = new byte[n * rowStride];
     // word by word, each read once: a 7B checkpoint holds billions of codes
     if (q.method() == CheckpointQuantization.Method.AWQ) {
       int words = n / 8;
-      for (int kk = 0; kk < k; kk++) {
-        int at = byteAt[kk];
-        int shift = shiftAt[kk];
+      for (int in = 0; in < k; in++) {
+        int at = byteAt[in];
+        int shift = shiftAt[in];
         for (int w = 0; w < words; w++) {
-          int word = qweight.getInt((long) kk * words + w);
+          int word = qweight.getInt((long) in * words + w);
           for (int i = 0; i < 8; i++) {
             packed[(8 * w + AWQ_ORDER[i]) * rowStride + at] |=
                 (byte) (((word >>> (4 * i)) & mask) << shift);
@@ -79,12 +80,12 @@ public final class CheckpointRepacker {
       }
     } else {
       for (int r = 0; r < k / f; r++) {
-        for (int nn = 0; nn < n; nn++) {
-          int word = qweight.getInt((long) r * n + nn);
-          int row = nn * rowStride;
+        for (int out = 0; out < n; out++) {
+          int word = qweight.getInt((long) r * n + out);
+          int row = out * rowStride;
           for (int i = 0; i < f; i++) {
-            int kk = r * f + i;
-            packed[row + byteAt[kk]] |= (byte) (((word >>> (bits * i)) & mask) << shiftAt[kk]);
+            int in = r * f + i;
+            packed[row + byteAt[in]] |= (byte) (((word >>> (bits * i)) & mask) << shiftAt[in]);
           }
         }
       }
