@@ -11,6 +11,7 @@ import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.quant.QuantizationException;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.HfModelLoader;
+import dev.radixserve.model.weights.HfModelWriter;
 import dev.radixserve.model.weights.LlamaWeights;
 import dev.radixserve.model.weights.ModelLoadException;
 import dev.radixserve.model.weights.RandomLlama;
@@ -137,6 +138,31 @@ class PrequantizedLlamaTest {
         () -> HfModelLoader.loadWeights(dir));
     assertEquals(dir.resolve(file), e.file());
     assertTrue(e.getMessage().contains(" bits 3 is not supported"), e.getMessage());
+  }
+
+  /** Some GPTQ exporters write g_idx only under act-order: without it, groups are plain. */
+  @Test
+  void aGptqCheckpointWithoutGroupIndicesHasPlainGroups() throws Exception {
+    CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 16, 1);
+    PrequantizedCheckpoints.Packed packed;
+    try (LlamaWeights model = RandomLlama.create(LlamaFamilies.GQA, 41)) {
+      packed = PrequantizedCheckpoints.pack(model, q, false);
+    }
+    PrequantizedCheckpoints.write(packed, dir, DType.F16, false);
+    Map<String, Tensor> stored = new LinkedHashMap<>();
+    packed.stored().tensors().forEach((name, t) -> {
+      if (!name.endsWith(".g_idx")) {
+        stored.put(name.equals(LlamaWeights.LM_HEAD) ? name : "model." + name, t);
+      }
+    });
+    HfModelWriter.writeSafetensors(stored, DType.F16, dir.resolve("model.safetensors"));
+    QuantSpec exact = QuantSpec.forModel(QuantSpec.none(), q, 0).withHeadMode(QuantMode.NONE);
+    try (ModelWeights loaded = HfModelLoader.loadWeights(dir);
+        OnnxModelRunner reference = OnnxModelRunner.create(packed.dequantized(), 4, 16, 1);
+        OnnxModelRunner served = OnnxModelRunner.create(loaded, 4, 16, 1, Map.of(), exact)) {
+      assertEquals(q, loaded.checkpointQuantization());
+      assertEquals(0.0, OnnxModelRunnerTest.worstRelativeError(logits(served), logits(reference)));
+    }
   }
 
   @Test

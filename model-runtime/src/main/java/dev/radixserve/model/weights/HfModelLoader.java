@@ -16,6 +16,8 @@ import java.time.Clock;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
 import java.nio.file.Files;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -44,6 +46,9 @@ public final class HfModelLoader {
   /** The integer tensors of a GPTQ/AWQ layer (checked by {@link CheckpointRepacker#check}). */
   private static final java.util.regex.Pattern PACKED =
       java.util.regex.Pattern.compile("\\.(qweight|qzeros|g_idx)$");
+
+  private static final ValueLayout.OfInt I32_LE =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
   private HfModelLoader() {}
 
@@ -141,6 +146,7 @@ public final class HfModelLoader {
       Path primary = files.files().getFirst();
       checkLmHead(layout, canonical, fileOf, primary);
       Map<String, long[]> expected = layout.expected();
+      plainGroupsWhereAbsent(config.quantization(), expected, canonical);
       for (Map.Entry<String, long[]> e : expected.entrySet()) {
         TensorSet.shapeProblem(canonical, e.getKey(), e.getValue()).ifPresent(problem -> {
           throw new ModelLoadException(fileOf.getOrDefault(e.getKey(), primary), problem);
@@ -166,6 +172,28 @@ public final class HfModelLoader {
       arena.close();
       throw e;
     }
+  }
+
+  /**
+   * A GPTQ layer without {@code g_idx}: some exporters write it only under act-order; without it
+   * input k is in group k / G, which is what the layer gets here.
+   */
+  private static void plainGroupsWhereAbsent(CheckpointQuantization q,
+      Map<String, long[]> expected, Map<String, Tensor> tensors) {
+    if (q == null || q.method() != CheckpointQuantization.Method.GPTQ) {
+      return;
+    }
+    expected.forEach((name, shape) -> {
+      if (name.endsWith(".g_idx") && !tensors.containsKey(name)
+          && tensors.containsKey(name.substring(0, name.length() - ".g_idx".length())
+              + ".qweight")) {
+        MemorySegment data = MemorySegment.ofArray(new int[(int) shape[0]]);
+        for (int k = 0; k < shape[0]; k++) {
+          data.setAtIndex(I32_LE, k, k / q.groupSize());
+        }
+        tensors.put(name, new Tensor(name, DType.I32, shape, data));
+      }
+    });
   }
 
   /**

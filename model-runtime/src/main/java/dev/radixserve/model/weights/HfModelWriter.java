@@ -235,7 +235,8 @@ public final class HfModelWriter {
    * Writes tensors (any float dtype in memory) converted to {@code dtype}, in map order; I32
    * tensors (a pre-quantized checkpoint's packed codes) stay I32.
    */
-  static void writeSafetensors(Map<String, Tensor> tensors, DType dtype, Path file) throws IOException {
+  public static void writeSafetensors(Map<String, Tensor> tensors, DType dtype, Path file)
+      throws IOException {
     ObjectNode header = JSON.createObjectNode();
     long offset = 0;
     for (Map.Entry<String, Tensor> e : tensors.entrySet()) {
