@@ -168,6 +168,15 @@ class BoundModelRunnerTest {
    * weights, not the quantization.
    */
   static void assertGreedyParity(Device device, ModelWeights weights, QuantSpec quant) {
+    assertGreedyParity(device, weights, quant, null);
+  }
+
+  /**
+   * As above for a checkpoint that comes quantized (GPTQ, AWQ), whose float original is {@code
+   * unquantized} (the caller's): the quantization's own error is measured against that.
+   */
+  static void assertGreedyParity(Device device, ModelWeights weights, QuantSpec quant,
+      ModelWeights unquantized) {
     int steps = 24;
     int[] a = prompt(30, 1);
     int[] b = sharedPrefix(a, 27);
@@ -192,7 +201,8 @@ class BoundModelRunnerTest {
       if (quant.quantized()) {
         // the device multiplied by the quantized weights, not by the checkpoint's: nearer the
         // quantized reference than the unquantized model is
-        try (OnnxModelRunner plain = OnnxModelRunner.create(w, BLOCK, 16, 1)) {
+        try (OnnxModelRunner plain = OnnxModelRunner.create(unquantized == null ? w : unquantized,
+            BLOCK, 16, 1)) {
           double quantization = OnnxModelRunnerTest.relativeError(
               plain.forward(prefill.get(0))[0], toDouble(last[0]));
           System.out.println(quant + ": device " + error + ", quantization " + quantization);

@@ -81,6 +81,28 @@ class PrequantizedLlamaTest {
     }
   }
 
+  /**
+   * The fp16 graph (CUDA's; on the CPU its fp16 stand-in) of a GPTQ or AWQ checkpoint, act-order
+   * gathers and fp16 scales included, picks the fp32 runner's greedy tokens on the same blocks
+   * except at near-ties, and its error is well below the quantization's own (measured against
+   * the float model the checkpoint was made from). In the GPU run this runs on CUDA.
+   */
+  @ParameterizedTest(name = "{0} act-order {1}")
+  @CsvSource({"GPTQ, true", "AWQ, false"})
+  void theFp16GraphFollowsTheFp32RunnerOnTheCheckpointsBlocks(Method method, boolean actOrder) {
+    CheckpointQuantization q = new CheckpointQuantization(method, 4, 16,
+        method == Method.GPTQ ? 1 : 0, actOrder);
+    try (LlamaWeights model = RandomLlama.create(LlamaFamilies.of("llama"), 5)) {
+      PrequantizedCheckpoints.write(PrequantizedCheckpoints.pack(model, q, false), dir, DType.F16,
+          false);
+      ModelWeights loaded = HfModelLoader.loadWeights(dir);
+      BoundModelRunnerTest.assertGreedyParity(BoundModelRunnerTest.testDevice(
+          dev.radixserve.model.graph.GraphDtype.FLOAT16), loaded,
+          QuantSpec.forModel(QuantSpec.none(), loaded.checkpointQuantization(), 0)
+              .resolvedFor(32), model);
+    }
+  }
+
   @Test
   void aGroupIndexThatIsNoGroupingIsRefusedAtLoadNamingTheLayer() {
     CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 16, 1);
