@@ -179,18 +179,9 @@ class PrequantizedLlamaTest {
           module -> module.equals("layers.1.self_attn.o_proj"));
     }
     PrequantizedCheckpoints.write(packed, dir, DType.F16, false);
-    QuantSpec exact = QuantSpec.forModel(QuantSpec.none(), q, 0, QuantSpec.HeadSetting.AUTO)
-        .withHeadMode(QuantMode.NONE);
-    try (ModelWeights loaded = HfModelLoader.loadWeights(dir);
-        OnnxModelRunner reference = OnnxModelRunner.create(packed.dequantized(), 4, 16, 1);
-        OnnxModelRunner served = OnnxModelRunner.create(loaded, 4, 16, 1, Map.of(), exact)) {
-      assertEquals(q, loaded.checkpointQuantization());
-      assertEquals(List.of("layers.1.self_attn.o_proj.weight.input_order"),
-          loaded.graph().build(4, dev.radixserve.model.graph.GraphDtype.FLOAT32, exact)
-              .initializerNames().stream().filter(n -> n.endsWith(".input_order")).toList());
-      double error = OnnxModelRunnerTest.worstRelativeError(logits(served), logits(reference));
-      assertTrue(error < 1e-5, "fp32 compute: " + error);
-    }
+    double error = fp32ComputeError(packed, q,
+        List.of("layers.1.self_attn.o_proj.weight.input_order"));
+    assertTrue(error < 1e-5, "fp32 compute: " + error);
   }
 
   /** Some GPTQ exporters write g_idx only under act-order: without it, groups are plain. */
@@ -209,13 +200,25 @@ class PrequantizedLlamaTest {
       }
     });
     HfModelWriter.writeSafetensors(stored, DType.F16, dir.resolve("model.safetensors"));
+    assertEquals(0.0, fp32ComputeError(packed, q, List.of()));
+  }
+
+  /**
+   * The checkpoint in {@link #dir}, loaded (its quantization must be {@code q}, and its graph must
+   * gather the inputs of exactly {@code gathers}' orders), against the float model its blocks
+   * decode to, at fp32 compute with a float head: the worst relative logits error.
+   */
+  private double fp32ComputeError(PrequantizedCheckpoints.Packed packed, CheckpointQuantization q,
+      List<String> gathers) {
     QuantSpec exact = QuantSpec.forModel(QuantSpec.none(), q, 0, QuantSpec.HeadSetting.AUTO)
         .withHeadMode(QuantMode.NONE);
     try (ModelWeights loaded = HfModelLoader.loadWeights(dir);
         OnnxModelRunner reference = OnnxModelRunner.create(packed.dequantized(), 4, 16, 1);
         OnnxModelRunner served = OnnxModelRunner.create(loaded, 4, 16, 1, Map.of(), exact)) {
       assertEquals(q, loaded.checkpointQuantization());
-      assertEquals(0.0, OnnxModelRunnerTest.worstRelativeError(logits(served), logits(reference)));
+      assertEquals(gathers, loaded.graph().build(4, dev.radixserve.model.graph.GraphDtype.FLOAT32,
+          exact).initializerNames().stream().filter(n -> n.endsWith(".input_order")).toList());
+      return OnnxModelRunnerTest.worstRelativeError(logits(served), logits(reference));
     }
   }
 
