@@ -48,6 +48,12 @@ public final class PrequantizedCheckpoints {
 
   /** {@code model} quantized in {@code q}'s format (symmetric blocks when {@code symmetric}). */
   public static Packed pack(LlamaWeights model, CheckpointQuantization q, boolean symmetric) {
+    return pack(model, q, symmetric, module -> true);
+  }
+
+  /** As above, act-order (under {@code q.actOrder()}) only in the modules {@code actOrder} names. */
+  public static Packed pack(LlamaWeights model, CheckpointQuantization q, boolean symmetric,
+      java.util.function.Predicate<String> actOrder) {
     Map<String, Tensor> stored = new LinkedHashMap<>();
     Map<String, Tensor> dense = new LinkedHashMap<>();
     model.tensors().forEach((name, t) -> {
@@ -59,7 +65,8 @@ public final class PrequantizedCheckpoints {
         String module = name.substring(0, name.length() - ".weight".length());
         int n = (int) t.shape()[0];
         int k = (int) t.shape()[1];
-        Blocks b = Blocks.of(values, n, k, q, symmetric, groupIndex(module, k, q));
+        Blocks b = Blocks.of(values, n, k, q, symmetric,
+            groupIndex(module, k, actOrder.test(module) ? q : q.withActOrder(false)));
         stored.putAll(b.tensors(module, q));
         dense.put(name, floats(name, t.shape(), b.dequantized()));
       } else {

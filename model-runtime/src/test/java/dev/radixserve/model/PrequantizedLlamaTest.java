@@ -56,8 +56,10 @@ class PrequantizedLlamaTest {
       packed = PrequantizedCheckpoints.pack(model, q, symmetric);
     }
     PrequantizedCheckpoints.write(packed, dir, DType.F16, symmetric);
-    QuantSpec exact = QuantSpec.forModel(QuantSpec.none(), q, 0).withHeadMode(QuantMode.NONE);
-    QuantSpec served = QuantSpec.forModel(QuantSpec.none(), q, QuantSpec.CPU_ACCURACY_LEVEL)
+    QuantSpec exact = QuantSpec.forModel(QuantSpec.none(), q, 0, QuantSpec.HeadSetting.AUTO)
+        .withHeadMode(QuantMode.NONE);
+    QuantSpec served = QuantSpec.forModel(QuantSpec.none(), q, QuantSpec.CPU_ACCURACY_LEVEL,
+        QuantSpec.HeadSetting.AUTO)
         .resolvedFor(32);
     assertEquals(method.label() + (bits == 4 ? "-int4/b16/asym/acc4/head-int8-b32"
         : "-int8/b16/asym/acc4/head-b32"), served.key());
@@ -98,7 +100,8 @@ class PrequantizedLlamaTest {
       ModelWeights loaded = HfModelLoader.loadWeights(dir);
       BoundModelRunnerTest.assertGreedyParity(BoundModelRunnerTest.testDevice(
           dev.radixserve.model.graph.GraphDtype.FLOAT16), loaded,
-          QuantSpec.forModel(QuantSpec.none(), loaded.checkpointQuantization(), 0)
+          QuantSpec.forModel(QuantSpec.none(), loaded.checkpointQuantization(), 0,
+              QuantSpec.HeadSetting.AUTO)
               .resolvedFor(32), model);
     }
   }
@@ -162,6 +165,25 @@ class PrequantizedLlamaTest {
     assertTrue(e.getMessage().contains(" bits 3 is not supported"), e.getMessage());
   }
 
+  /**
+   * An act-order checkpoint whose one permuted layer is layer 1's o_proj: only that product
+   * gathers its input (a gather with its inputs in place would copy T×K floats for nothing), and
+   * the model still computes what its blocks decode to.
+   */
+  @Test
+  void onlyTheLayersWhoseGroupsAreOutOfOrderGatherTheirInputs() {
+    CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 16, 1, true);
+    PrequantizedCheckpoints.Packed packed;
+    try (LlamaWeights model = RandomLlama.create(LlamaFamilies.GQA, 41)) {
+      packed = PrequantizedCheckpoints.pack(model, q, false,
+          module -> module.equals("layers.1.self_attn.o_proj"));
+    }
+    PrequantizedCheckpoints.write(packed, dir, DType.F16, false);
+    double error = fp32ComputeError(packed, q,
+        List.of("layers.1.self_attn.o_proj.weight.input_order"));
+    assertTrue(error < 1e-5, "fp32 compute: " + error);
+  }
+
   /** Some GPTQ exporters write g_idx only under act-order: without it, groups are plain. */
   @Test
   void aGptqCheckpointWithoutGroupIndicesHasPlainGroups() throws Exception {
@@ -178,12 +200,25 @@ class PrequantizedLlamaTest {
       }
     });
     HfModelWriter.writeSafetensors(stored, DType.F16, dir.resolve("model.safetensors"));
-    QuantSpec exact = QuantSpec.forModel(QuantSpec.none(), q, 0).withHeadMode(QuantMode.NONE);
+    assertEquals(0.0, fp32ComputeError(packed, q, List.of()));
+  }
+
+  /**
+   * The checkpoint in {@link #dir}, loaded (its quantization must be {@code q}, and its graph must
+   * gather the inputs of exactly {@code gathers}' orders), against the float model its blocks
+   * decode to, at fp32 compute with a float head: the worst relative logits error.
+   */
+  private double fp32ComputeError(PrequantizedCheckpoints.Packed packed, CheckpointQuantization q,
+      List<String> gathers) {
+    QuantSpec exact = QuantSpec.forModel(QuantSpec.none(), q, 0, QuantSpec.HeadSetting.AUTO)
+        .withHeadMode(QuantMode.NONE);
     try (ModelWeights loaded = HfModelLoader.loadWeights(dir);
         OnnxModelRunner reference = OnnxModelRunner.create(packed.dequantized(), 4, 16, 1);
         OnnxModelRunner served = OnnxModelRunner.create(loaded, 4, 16, 1, Map.of(), exact)) {
       assertEquals(q, loaded.checkpointQuantization());
-      assertEquals(0.0, OnnxModelRunnerTest.worstRelativeError(logits(served), logits(reference)));
+      assertEquals(gathers, loaded.graph().build(4, dev.radixserve.model.graph.GraphDtype.FLOAT32,
+          exact).initializerNames().stream().filter(n -> n.endsWith(".input_order")).toList());
+      return OnnxModelRunnerTest.worstRelativeError(logits(served), logits(reference));
     }
   }
 
@@ -191,12 +226,13 @@ class PrequantizedLlamaTest {
   void quantizingAPrequantizedCheckpointAgainIsRefused() {
     CheckpointQuantization q = new CheckpointQuantization(Method.AWQ, 4, 128, 0);
     QuantizationException e = assertThrows(QuantizationException.class,
-        () -> QuantSpec.forModel(QuantSpec.of(QuantMode.INT8), q, 4));
+        () -> QuantSpec.forModel(QuantSpec.of(QuantMode.INT8), q, 4,
+            QuantSpec.HeadSetting.AUTO));
     assertEquals("the checkpoint is already quantized (awq 4-bit, group 128): --quantization int8"
         + " would quantize its rounded weights again; leave --quantization at none to serve the"
         + " checkpoint's own blocks", e.getMessage());
     assertEquals(QuantSpec.of(QuantMode.INT4), QuantSpec.forModel(QuantSpec.of(QuantMode.INT4),
-        null, 4), "a float checkpoint keeps the configured quantization");
+        null, 4, QuantSpec.HeadSetting.AUTO), "a float checkpoint keeps the configured quantization");
   }
 
   @Test

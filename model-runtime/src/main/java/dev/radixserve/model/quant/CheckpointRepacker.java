@@ -42,7 +42,7 @@ public final class CheckpointRepacker {
    */
   public static QuantizedWeight repack(CheckpointQuantization q, String prefix,
       Map<String, Tensor> tensors) {
-    int[] order = checkedOrder(q, prefix, tensors);
+    int[] order = check(q, prefix, tensors);
     Tensor scales = tensors.get(prefix + ".scales");
     int groups = (int) scales.shape()[0];
     int n = (int) scales.shape()[1];
@@ -112,14 +112,10 @@ public final class CheckpointRepacker {
    * zero points and group indices I32, scales floats) and, under GPTQ, its {@code g_idx} (see
    * {@link #inputOrder}).
    *
+   * @return the layer's {@link #inputOrder}
    * @throws QuantizationException naming the tensor
    */
-  public static void check(CheckpointQuantization q, String prefix, Map<String, Tensor> tensors) {
-    checkedOrder(q, prefix, tensors);
-  }
-
-  /** {@link #check}, then the layer's {@link #inputOrder}. */
-  private static int[] checkedOrder(CheckpointQuantization q, String prefix,
+  public static int[] check(CheckpointQuantization q, String prefix,
       Map<String, Tensor> tensors) {
     requireType(tensor(tensors, prefix + ".scales"), true);
     requireType(tensor(tensors, prefix + ".qweight"), false);

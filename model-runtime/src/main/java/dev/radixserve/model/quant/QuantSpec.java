@@ -222,22 +222,15 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   /**
    * The quantization a model runs under: {@code configured} for float checkpoints; for a GPTQ or
    * AWQ checkpoint its own blocks (mode, group size, zero points), at {@code accuracyLevel}, with
-   * the LM head (a float one in those checkpoints) as {@link #of} quantizes it under that mode:
+   * the LM head (a float one in those checkpoints) as {@code head} says ({@code
+   * --quantization-lm-head} and {@code --quantization-head-block-size}, which a float checkpoint
+   * reads through {@code configured}): by default as {@link #of} quantizes it under that mode,
    * int8 in blocks of its own size. Unresolved ({@link #resolvedFor}).
    *
    * @param checkpoint the model's own quantization, or null
-   * @throws QuantizationException when {@code configured} quantizes too: the flag would ask for
-   *     the checkpoint's already rounded weights to be rounded again
-   */
-  public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
-      int accuracyLevel) {
-    return forModel(configured, checkpoint, accuracyLevel, HeadSetting.AUTO);
-  }
-
-  /**
-   * As {@link #forModel(QuantSpec, CheckpointQuantization, int)}, with the LM head of a GPTQ or
-   * AWQ checkpoint as {@code head} says ({@code --quantization-lm-head} and {@code
-   * --quantization-head-block-size}, which a float checkpoint reads through {@code configured}).
+   * @throws QuantizationException when {@code configured} quantizes too (the flag would ask for
+   *     the checkpoint's already rounded weights to be rounded again), or when {@code head} sets
+   *     a block size for a head it leaves unquantized
    */
   public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
       int accuracyLevel, HeadSetting head) {
@@ -266,8 +259,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    * The LM-head flags as given: {@code lmHead} null for auto (int8), true (the layers' own
    * mode), false (as the checkpoint has it); {@code blockSize} null for auto. A float
    * checkpoint's quantization folds them into its spec; a GPTQ/AWQ checkpoint's, known only at
-   * load, takes them from here ({@link #forModel(QuantSpec, CheckpointQuantization, int,
-   * HeadSetting)}).
+   * load, takes them from here ({@link #forModel}).
    */
   public record HeadSetting(Boolean lmHead, Integer blockSize) {
 

@@ -211,9 +211,7 @@ public final class HfModelLoader {
       if (name.endsWith(".qweight")) {
         String module = name.substring(0, name.length() - ".qweight".length());
         try {
-          CheckpointRepacker.check(q, module, tensors);
-          actOrder |= !CheckpointRepacker.inPlace(CheckpointRepacker.inputOrder(q, module,
-              tensors));
+          actOrder |= !CheckpointRepacker.inPlace(CheckpointRepacker.check(q, module, tensors));
         } catch (QuantizationException e) {
           throw new ModelLoadException(fileOf.get(name), e.getMessage(), e);
         }

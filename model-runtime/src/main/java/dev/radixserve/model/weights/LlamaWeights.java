@@ -137,10 +137,11 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
 
   /**
    * The graph; for a GPTQ act-order checkpoint, with the gathers that put each product's inputs
-   * in group order planned ({@link ActOrder}): GPTQ quantizes q/k/v (and gate/up) from the same
-   * inputs' Hessian, so their orders agree and the input is gathered once, not three times; and
-   * gate/up write their outputs in down_proj's input order, so SwiGLU's product needs no gather
-   * (unless a bias, which stays in the checkpoint's order, follows them).
+   * in group order planned ({@link ActOrder}): none for a layer whose groups are runs of
+   * consecutive inputs already; one for q/k/v (and one for gate/up), since GPTQ quantizes them
+   * from the same inputs' Hessian, so their orders agree; and none for down_proj, since gate/up
+   * write their outputs in its input order and SwiGLU is elementwise (unless an MLP bias,
+   * which stays in the checkpoint's order, follows them).
    */
   @Override
   public PagedLlamaGraph graph() {
@@ -152,25 +153,34 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
     for (int i = 0; i < config.nLayer(); i++) {
       String p = "layers." + i + ".";
       shareOrders(owners, p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj");
+      shareOrders(owners, p + "self_attn.o_proj");
       shareOrders(owners, p + "mlp.gate_proj", p + "mlp.up_proj");
-      if (!config.mlpBias()) {
-        owners.put(p + "mlp.down_proj.weight", ActOrder.IN_ORDER);
-        outputOrders.put(p + "mlp.gate_proj.weight", p + "mlp.down_proj");
-        outputOrders.put(p + "mlp.up_proj.weight", p + "mlp.down_proj");
+      String down = p + "mlp.down_proj";
+      if (CheckpointRepacker.inPlace(CheckpointRepacker.inputOrder(quantization, down, tensors()))) {
+        owners.put(down + ".weight", ActOrder.IN_ORDER);
+      } else if (!config.mlpBias()) {
+        owners.put(down + ".weight", ActOrder.IN_ORDER);
+        outputOrders.put(p + "mlp.gate_proj.weight", down);
+        outputOrders.put(p + "mlp.up_proj.weight", down);
       }
     }
     return new PagedLlamaGraph(config, new ActOrder(owners, outputOrders));
   }
 
-  /** Each of {@code modules} with the input order of an earlier one mapped to that one. */
+  /**
+   * Each of {@code modules} (projections of one input): needing no gather when its order leaves
+   * every input in place, else sharing the gather of an earlier one with the same order.
+   */
   private void shareOrders(Map<String, String> owners, String... modules) {
     java.util.List<int[]> orders = new java.util.ArrayList<>();
     for (String m : modules) {
       int[] order = CheckpointRepacker.inputOrder(quantization, m, tensors());
-      for (int j = 0; j < orders.size(); j++) {
+      if (CheckpointRepacker.inPlace(order)) {
+        owners.put(m + ".weight", ActOrder.IN_ORDER);
+      }
+      for (int j = 0; j < orders.size() && !owners.containsKey(m + ".weight"); j++) {
         if (java.util.Arrays.equals(orders.get(j), order)) {
           owners.put(m + ".weight", modules[j] + ".weight");
-          break;
         }
       }
       orders.add(order);
