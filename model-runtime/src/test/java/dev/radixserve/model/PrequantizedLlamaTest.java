@@ -51,7 +51,7 @@ class PrequantizedLlamaTest {
   void servedBlocksComputeWhatTheyDecodeTo(String family, Method method, int bits, int offset,
       boolean symmetric, boolean actOrder) {
     CheckpointQuantization q = new CheckpointQuantization(method, bits, 16, offset, actOrder);
-    PrequantizedCheckpoints.Packed packed;
+    PrequantizedCheckpoints.Packed<LlamaWeights> packed;
     try (LlamaWeights model = RandomLlama.create(LlamaFamilies.of(family), 41)) {
       packed = PrequantizedCheckpoints.pack(model, q, symmetric);
     }
@@ -109,7 +109,7 @@ class PrequantizedLlamaTest {
   @Test
   void aGroupIndexThatIsNoGroupingIsRefusedAtLoadNamingTheLayer() {
     CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 16, 1);
-    PrequantizedCheckpoints.Packed packed;
+    PrequantizedCheckpoints.Packed<LlamaWeights> packed;
     try (LlamaWeights model = RandomLlama.create(LlamaFamilies.GQA, 41)) {
       packed = PrequantizedCheckpoints.pack(model, q, false);
     }
@@ -120,7 +120,7 @@ class PrequantizedLlamaTest {
       twoGroups[k] = k % 2; // 24 inputs in each of two groups, none in the third
     }
     tensors.put(name, PrequantizedCheckpoints.ints(name, new long[] {48}, twoGroups));
-    PrequantizedCheckpoints.write(new PrequantizedCheckpoints.Packed(
+    PrequantizedCheckpoints.write(new PrequantizedCheckpoints.Packed<>(
         new LlamaWeights(LlamaFamilies.GQA, q, tensors, null), packed.dequantized()), dir,
         DType.F16, false);
     ModelLoadException e = assertThrows(ModelLoadException.class,
@@ -173,7 +173,7 @@ class PrequantizedLlamaTest {
   @Test
   void onlyTheLayersWhoseGroupsAreOutOfOrderGatherTheirInputs() {
     CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 16, 1, true);
-    PrequantizedCheckpoints.Packed packed;
+    PrequantizedCheckpoints.Packed<LlamaWeights> packed;
     try (LlamaWeights model = RandomLlama.create(LlamaFamilies.GQA, 41)) {
       packed = PrequantizedCheckpoints.pack(model, q, false,
           module -> module.equals("layers.1.self_attn.o_proj"));
@@ -188,7 +188,7 @@ class PrequantizedLlamaTest {
   @Test
   void aGptqCheckpointWithoutGroupIndicesHasPlainGroups() throws Exception {
     CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 16, 1);
-    PrequantizedCheckpoints.Packed packed;
+    PrequantizedCheckpoints.Packed<LlamaWeights> packed;
     try (LlamaWeights model = RandomLlama.create(LlamaFamilies.GQA, 41)) {
       packed = PrequantizedCheckpoints.pack(model, q, false);
     }
@@ -208,7 +208,7 @@ class PrequantizedLlamaTest {
    * gather the inputs of exactly {@code gathers}' orders), against the float model its blocks
    * decode to, at fp32 compute with a float head: the worst relative logits error.
    */
-  private double fp32ComputeError(PrequantizedCheckpoints.Packed packed, CheckpointQuantization q,
+  private double fp32ComputeError(PrequantizedCheckpoints.Packed<?> packed, CheckpointQuantization q,
       List<String> gathers) {
     QuantSpec exact = QuantSpec.forModel(QuantSpec.none(), q, 0, QuantSpec.HeadSetting.AUTO)
         .withHeadMode(QuantMode.NONE);

@@ -27,11 +27,18 @@ public final class PagedGpt2Graph implements PagedGraph {
   public static final int OPSET = 17;
 
   private final ModelConfig c;
+  private final ActOrder actOrder;
   private GraphBuilder g;
   private PagedIo io;
 
   public PagedGpt2Graph(ModelConfig config) {
+    this(config, ActOrder.NONE);
+  }
+
+  /** @param actOrder for a GPTQ act-order checkpoint: how its products get their inputs */
+  public PagedGpt2Graph(ModelConfig config, ActOrder actOrder) {
     this.c = config;
+    this.actOrder = actOrder;
   }
 
   @Override
@@ -47,7 +54,7 @@ public final class PagedGpt2Graph implements PagedGraph {
   @Override
   public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant) {
     g = new GraphBuilder("gpt2_paged");
-    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, ActOrder.NONE);
+    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, actOrder);
     String x = g.op("Add", "embed",
         io.gather("wte.weight", io.ids), io.gather("wpe.weight", io.positions));
     if (dtype == GraphDtype.FLOAT32) {
