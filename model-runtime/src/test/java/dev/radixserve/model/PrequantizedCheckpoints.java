@@ -15,7 +15,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import dev.radixserve.model.graph.OnnxGraph;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 
@@ -177,6 +179,22 @@ public final class PrequantizedCheckpoints {
       case LlamaWeights w -> HfModelWriter.write(w, dir, dtype, 1);
       case GptWeights w -> HfModelWriter.write(w, dir, dtype, "transformer.");
       default -> throw new IllegalArgumentException("no writer for " + weights);
+    }
+  }
+
+  /**
+   * The input orders {@code graph} gathers activations by (GPTQ act-order), one per Gather of
+   * activations; {@code biases} instead: the orders it permutes biases by.
+   */
+  public static List<String> actOrderGathers(OnnxGraph graph, boolean biases) {
+    try {
+      return ai.onnx.proto.OnnxMl.ModelProto.parseFrom(graph.model()).getGraph().getNodeList()
+          .stream().filter(n -> n.getOpType().equals("Gather")
+              && n.getName().startsWith(biases ? "act_order_bias_" : "act_order_")
+              && (biases || !n.getName().startsWith("act_order_bias_")))
+          .map(n -> n.getInput(1)).toList();
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      throw new IllegalStateException(e);
     }
   }
 

@@ -58,11 +58,15 @@ class PrequantizedGpt2Test {
         OnnxModelRunner cpu = OnnxModelRunner.create(loaded, 4, 16, 1, Map.of(), served)) {
       assertEquals(q, loaded.checkpointQuantization());
       assertTrue(loaded.describe().contains("quantized   " + q.describe()), loaded.describe());
-      // act-order: each of the four products reads its own input, and every layer's order here
-      // is a shuffle, so each gathers (c_fc's bias keeps the MLP's c_proj from taking c_fc's)
-      List<String> gathers = loaded.graph().build(4, GraphDtype.FLOAT32, served)
-          .initializerNames().stream().filter(n -> n.endsWith(".input_order")).toList();
-      assertEquals(actOrder ? 4 * config.nLayer() : 0, gathers.size(), gathers.toString());
+      // act-order: every layer's order here is a shuffle; c_attn, attn.c_proj and c_fc gather
+      // their inputs, and the MLP's c_proj none: c_fc writes its outputs (and its bias, gathered
+      // once at session start) in c_proj's input order
+      var graph = loaded.graph().build(4, GraphDtype.FLOAT32, served);
+      List<String> gathers = PrequantizedCheckpoints.actOrderGathers(graph, false);
+      assertEquals(actOrder ? 3 * config.nLayer() : 0, gathers.size(), gathers.toString());
+      assertTrue(gathers.stream().noneMatch(n -> n.contains("mlp.c_proj")), gathers.toString());
+      assertEquals(actOrder ? config.nLayer() : 0,
+          PrequantizedCheckpoints.actOrderGathers(graph, true).size());
       float[][] want = logits(reference);
       double exactError = OnnxModelRunnerTest.worstRelativeError(logits(fp32Compute), want);
       double servedError = OnnxModelRunnerTest.worstRelativeError(logits(cpu), want);

@@ -89,9 +89,9 @@ public final class GptWeights extends TensorSet implements ModelWeights {
 
   /**
    * The graph; for a GPTQ act-order checkpoint, with a gather before each product whose groups
-   * are not runs of consecutive inputs ({@link ActOrder}). Each of GPT-2's four products reads
-   * its own input, so none shares another's gather; and c_fc's bias (in the checkpoint's order)
-   * lies between c_fc and the MLP's c_proj, so c_proj gathers its own input too.
+   * are not runs of consecutive inputs ({@link ActOrder}). Each of GPT-2's products reads its
+   * own input, so none shares another's gather, except the MLP's c_proj: c_fc writes its outputs
+   * (and adds its bias) in c_proj's input order, and GELU is elementwise, so c_proj needs none.
    */
   @Override
   public PagedGpt2Graph graph() {
@@ -105,7 +105,12 @@ public final class GptWeights extends TensorSet implements ModelWeights {
       plan.share(p + "attn.c_attn");
       plan.share(p + "attn.c_proj");
       plan.share(p + "mlp.c_fc");
-      plan.share(p + "mlp.c_proj");
+      String down = p + "mlp.c_proj";
+      if (plan.inPlace(down)) {
+        plan.share(down);
+      } else {
+        plan.outputsInOrderOf(down, p + "mlp.c_fc");
+      }
     }
     return new PagedGpt2Graph(config, plan.plan());
   }

@@ -127,8 +127,8 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
    * in group order planned ({@link ActOrder}): none for a layer whose groups are runs of
    * consecutive inputs already; one for q/k/v (and one for gate/up), since GPTQ quantizes them
    * from the same inputs' Hessian, so their orders agree; and none for down_proj, since gate/up
-   * write their outputs in its input order and SwiGLU is elementwise (unless an MLP bias,
-   * which stays in the checkpoint's order, follows them).
+   * write their outputs (and add their biases, under {@code mlp_bias}) in its input order and
+   * SwiGLU is elementwise.
    */
   @Override
   public PagedLlamaGraph graph() {
@@ -143,7 +143,7 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
       plan.share(p + "self_attn.o_proj");
       plan.share(p + "mlp.gate_proj", p + "mlp.up_proj");
       String down = p + "mlp.down_proj";
-      if (plan.inPlace(down) || config.mlpBias()) {
+      if (plan.inPlace(down)) {
         plan.share(down);
       } else {
         plan.outputsInOrderOf(down, p + "mlp.gate_proj", p + "mlp.up_proj");
