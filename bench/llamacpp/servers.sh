@@ -4,20 +4,26 @@
 #
 # VARIANT: rs-none|rs-int8|rs-int4 (radixserve with its defaults: an int8 LM head in both
 # quantized modes), rs-int4-head (int4 with an int4 head), any of those followed by serve flags
-# after colons (rs-int4:--quantization-block-size:64), lc-f32|lc-q8_0|lc-q4_0 (llama-server,
-# 16 slots of 1,024 tokens).
+# after colons (rs-int4:--quantization-block-size:64), a radixserve mode served from another
+# directory after an @ (rs-none@/tmp/gpt2-small-gptq: a GPTQ checkpoint of the same shape),
+# lc-f32|lc-q8_0|lc-q4_0 (llama-server, 16 slots of 1,024 tokens).
 launch() {
-  local mode extra
+  local mode extra model
   mode=${1%%:*}
   extra=
   [ "$mode" != "$1" ] && extra=$(echo "${1#*:}" | tr ':' ' ')
+  model=$work/gpt2-small
+  if [[ $mode == *@* ]]; then
+    model=${mode#*@}
+    mode=${mode%%@*}
+  fi
   # rs-int4-head: a name kept for earlier results, the same as rs-int4:--quantization-lm-head:true
   if [ "$mode" = rs-int4-head ]; then
     mode=rs-int4
     extra="--quantization-lm-head true $extra"
   fi
   case $mode in
-    rs-*) $java -Xmx2g -jar "$jar" serve --model "$work/gpt2-small" --host 127.0.0.1 \
+    rs-*) $java -Xmx2g -jar "$jar" serve --model "$model" --host 127.0.0.1 \
         --port "$2" --threads "$3" --quantization "${mode#rs-}" $extra > "$4" 2>&1 & ;;
     lc-*) "$work/src/build/bin/llama-server" -m "$work/gguf/gpt2-small-${1#lc-}.gguf" \
         --host 127.0.0.1 --port "$2" -t "$3" -tb "$3" -c 16384 -np 16 > "$4" 2>&1 & ;;

@@ -23,6 +23,8 @@ usage: [SKIP=N] [WINDOWS=N] [CTX=N] JAVA=.../bin/java accuracy.py JAR MODEL_DIR 
   MODE: none | int8 | int4 | a mode then extra flags after colons, e.g.
         int4:--quantization-lm-head:true   int8:--quantization-block-size:128
   (the first MODE is the reference; give none first)
+  MODE@DIR: that mode served from another directory holding the same model in another form
+        (a GPTQ checkpoint of it: none@/tmp/gptq-g128), scored on MODEL_DIR's windows
   SKIP: windows to pass over first (a second, disjoint set)
 """
 import json
@@ -73,13 +75,15 @@ def free_port():
 
 
 def measure(jar, model_dir, spec, texts):
-    mode, *extra = spec.split(":")
+    flags, _, other_dir = spec.partition("@")
+    model_dir = other_dir or model_dir
+    mode, *extra = flags.split(":")
     port = free_port()
     java = os.environ.get("JAVA", "java")
     cmd = [java, "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector",
            "-Xmx2g", "-jar", jar, "serve", "--model", model_dir, "--host", "127.0.0.1",
            "--port", str(port), "--quantization", mode] + extra
-    log = open(f"/tmp/accuracy-{spec.replace(':', '_')}.log", "w")
+    log = open(f"/tmp/accuracy-{spec.replace(':', '_').replace('/', '_')}.log", "w")
     server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:

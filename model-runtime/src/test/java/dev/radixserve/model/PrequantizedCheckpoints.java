@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.weights.DType;
+import dev.radixserve.model.quant.WeightLayout;
+import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.HfModelWriter;
 import dev.radixserve.model.weights.LlamaWeights;
 import dev.radixserve.model.weights.Tensor;
@@ -13,11 +15,14 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import dev.radixserve.model.graph.OnnxGraph;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
- * GPTQ and AWQ checkpoints of a float Llama-family model, as those projects store them, for the
+ * GPTQ and AWQ checkpoints of a float Llama-family or GPT-2 model, as those projects store them, for the
  * tests of their loading: each projection rounded to nearest per group (asymmetric, or GPTQ's
  * symmetric zero point 2^(bits−1)), packed into int32 {@code qweight}/{@code qzeros} with fp16
  * scales; and beside them the float model those blocks decode to, the reference a served
@@ -44,38 +49,81 @@ public final class PrequantizedCheckpoints {
    * @param stored the checkpoint's tensors (packed projections), as the loader sees them
    * @param dequantized the float model the checkpoint decodes to
    */
-  public record Packed(LlamaWeights stored, LlamaWeights dequantized) {}
+  public record Packed<W extends ModelWeights>(W stored, W dequantized) {}
 
   /** {@code model} quantized in {@code q}'s format (symmetric blocks when {@code symmetric}). */
-  public static Packed pack(LlamaWeights model, CheckpointQuantization q, boolean symmetric) {
+  public static Packed<LlamaWeights> pack(LlamaWeights model, CheckpointQuantization q,
+      boolean symmetric) {
     return pack(model, q, symmetric, module -> true);
   }
 
   /** As above, act-order (under {@code q.actOrder()}) only in the modules {@code actOrder} names. */
-  public static Packed pack(LlamaWeights model, CheckpointQuantization q, boolean symmetric,
-      java.util.function.Predicate<String> actOrder) {
+  public static Packed<LlamaWeights> pack(LlamaWeights model, CheckpointQuantization q,
+      boolean symmetric, Predicate<String> actOrder) {
+    Parts p = parts(model.tensors(), q, symmetric, actOrder,
+        name -> name.startsWith("layers.") && name.endsWith("_proj.weight"), WeightLayout.OUT_IN);
+    LlamaConfig c = model.config();
+    return new Packed<>(new LlamaWeights(c, q, p.stored(), null),
+        new LlamaWeights(c, p.dense(), null));
+  }
+
+  /**
+   * A GPT-2 model as AutoGPTQ saves one: each Conv1D quantized as the linear layer it computes
+   * (AutoGPTQ transposes the {@code [in, out]} weight first), so packed as a Llama projection.
+   */
+  public static Packed<GptWeights> pack(GptWeights model, CheckpointQuantization q,
+      boolean symmetric) {
+    Parts p = parts(model.tensors(), q, symmetric, module -> true,
+        name -> name.matches("h\\.\\d+\\.(attn|mlp)\\.c_(attn|proj|fc)\\.weight"),
+        WeightLayout.IN_OUT);
+    ModelConfig c = model.config();
+    return new Packed<>(new GptWeights(c, q, p.stored(), null), new GptWeights(c, p.dense(), null));
+  }
+
+  private record Parts(Map<String, Tensor> stored, Map<String, Tensor> dense) {}
+
+  /**
+   * The projections {@code projection} picks rounded per group and packed, the rest as it is
+   * (every float rounded to fp16 first); beside them the floats the packed blocks decode to.
+   */
+  private static Parts parts(Map<String, Tensor> tensors, CheckpointQuantization q,
+      boolean symmetric, Predicate<String> actOrder, Predicate<String> projection,
+      WeightLayout layout) {
     Map<String, Tensor> stored = new LinkedHashMap<>();
     Map<String, Tensor> dense = new LinkedHashMap<>();
-    model.tensors().forEach((name, t) -> {
+    tensors.forEach((name, t) -> {
       float[] values = t.toFloatArray();
       for (int i = 0; i < values.length; i++) {
         values[i] = Float.float16ToFloat(Float.floatToFloat16(values[i]));
       }
-      if (name.startsWith("layers.") && name.endsWith("_proj.weight")) {
+      if (projection.test(name)) {
         String module = name.substring(0, name.length() - ".weight".length());
-        int n = (int) t.shape()[0];
-        int k = (int) t.shape()[1];
-        Blocks b = Blocks.of(values, n, k, q, symmetric,
+        long[] kn = layout.kn(t.shape());
+        int k = (int) kn[0];
+        int n = (int) kn[1];
+        boolean rows = layout == WeightLayout.OUT_IN;
+        Blocks b = Blocks.of(rows ? values : transpose(values, k, n), n, k, q, symmetric,
             groupIndex(module, k, actOrder.test(module) ? q : q.withActOrder(false)));
         stored.putAll(b.tensors(module, q));
-        dense.put(name, floats(name, t.shape(), b.dequantized()));
+        float[] decoded = b.dequantized();
+        dense.put(name, floats(name, t.shape(), rows ? decoded : transpose(decoded, n, k)));
       } else {
         stored.put(name, floats(name, t.shape(), values));
         dense.put(name, floats(name, t.shape(), values));
       }
     });
-    LlamaConfig c = model.config();
-    return new Packed(new LlamaWeights(c, q, stored, null), new LlamaWeights(c, dense, null));
+    return new Parts(stored, dense);
+  }
+
+  /** {@code a} [rows, cols] row-major, transposed. */
+  private static float[] transpose(float[] a, int rows, int cols) {
+    float[] t = new float[a.length];
+    for (int r = 0; r < rows; r++) {
+      for (int c = 0; c < cols; c++) {
+        t[c * rows + r] = a[r * cols + c];
+      }
+    }
+    return t;
   }
 
   /**
@@ -109,8 +157,8 @@ public final class PrequantizedCheckpoints {
    * A model directory as the GPTQ/AWQ tools save one: the family's config.json with the
    * format's {@code quantization_config}, floats in {@code dtype}, packed tensors in I32.
    */
-  public static void write(Packed p, Path dir, DType dtype, boolean symmetric) {
-    HfModelWriter.write(p.stored(), dir, dtype, 1);
+  public static void write(Packed<?> p, Path dir, DType dtype, boolean symmetric) {
+    writeWeights(p.stored(), dir, dtype);
     Path config = dir.resolve("config.json");
     try {
       ObjectNode n = (ObjectNode) JSON.readTree(config.toFile());
@@ -119,6 +167,34 @@ public final class PrequantizedCheckpoints {
       JSON.writerWithDefaultPrettyPrinter().writeValue(config.toFile(), n);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * A Llama-family or GPT-2 model directory as Hugging Face saves it (names under the family's
+   * prefix): the stored half of a {@link Packed}, or its decoded float model.
+   */
+  public static void writeWeights(ModelWeights weights, Path dir, DType dtype) {
+    switch (weights) {
+      case LlamaWeights w -> HfModelWriter.write(w, dir, dtype, 1);
+      case GptWeights w -> HfModelWriter.write(w, dir, dtype, "transformer.");
+      default -> throw new IllegalArgumentException("no writer for " + weights);
+    }
+  }
+
+  /**
+   * The input orders {@code graph} gathers activations by (GPTQ act-order), one per Gather of
+   * activations; {@code biases} instead: the orders it permutes biases by.
+   */
+  public static List<String> actOrderGathers(OnnxGraph graph, boolean biases) {
+    try {
+      return ai.onnx.proto.OnnxMl.ModelProto.parseFrom(graph.model()).getGraph().getNodeList()
+          .stream().filter(n -> n.getOpType().equals("Gather")
+              && n.getName().startsWith(biases ? "act_order_bias_" : "act_order_")
+              && (biases || !n.getName().startsWith("act_order_bias_")))
+          .map(n -> n.getInput(1)).toList();
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      throw new IllegalStateException(e);
     }
   }
 

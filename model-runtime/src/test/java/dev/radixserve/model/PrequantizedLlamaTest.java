@@ -51,7 +51,7 @@ class PrequantizedLlamaTest {
   void servedBlocksComputeWhatTheyDecodeTo(String family, Method method, int bits, int offset,
       boolean symmetric, boolean actOrder) {
     CheckpointQuantization q = new CheckpointQuantization(method, bits, 16, offset, actOrder);
-    PrequantizedCheckpoints.Packed packed;
+    PrequantizedCheckpoints.Packed<LlamaWeights> packed;
     try (LlamaWeights model = RandomLlama.create(LlamaFamilies.of(family), 41)) {
       packed = PrequantizedCheckpoints.pack(model, q, symmetric);
     }
@@ -70,9 +70,9 @@ class PrequantizedLlamaTest {
       assertEquals(q, loaded.checkpointQuantization());
       // act-order: q/k/v share an input order, gate/up theirs, and down_proj's input comes in
       // its order from gate/up: three gathers a layer, not seven
-      long gathers = loaded.graph().build(4, dev.radixserve.model.graph.GraphDtype.FLOAT32, served)
-          .initializerNames().stream().filter(n -> n.endsWith(".input_order")).count();
-      assertEquals(actOrder ? 3L * LlamaFamilies.of(family).nLayer() : 0, gathers);
+      int gathers = PrequantizedCheckpoints.actOrderGathers(loaded.graph().build(4,
+          dev.radixserve.model.graph.GraphDtype.FLOAT32, served), false).size();
+      assertEquals(actOrder ? 3 * LlamaFamilies.of(family).nLayer() : 0, gathers);
       float[][] want = logits(reference);
       double exactError = OnnxModelRunnerTest.worstRelativeError(logits(fp32Compute), want);
       double servedError = OnnxModelRunnerTest.worstRelativeError(logits(cpu), want);
@@ -109,7 +109,7 @@ class PrequantizedLlamaTest {
   @Test
   void aGroupIndexThatIsNoGroupingIsRefusedAtLoadNamingTheLayer() {
     CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 16, 1);
-    PrequantizedCheckpoints.Packed packed;
+    PrequantizedCheckpoints.Packed<LlamaWeights> packed;
     try (LlamaWeights model = RandomLlama.create(LlamaFamilies.GQA, 41)) {
       packed = PrequantizedCheckpoints.pack(model, q, false);
     }
@@ -120,7 +120,7 @@ class PrequantizedLlamaTest {
       twoGroups[k] = k % 2; // 24 inputs in each of two groups, none in the third
     }
     tensors.put(name, PrequantizedCheckpoints.ints(name, new long[] {48}, twoGroups));
-    PrequantizedCheckpoints.write(new PrequantizedCheckpoints.Packed(
+    PrequantizedCheckpoints.write(new PrequantizedCheckpoints.Packed<>(
         new LlamaWeights(LlamaFamilies.GQA, q, tensors, null), packed.dequantized()), dir,
         DType.F16, false);
     ModelLoadException e = assertThrows(ModelLoadException.class,
@@ -173,7 +173,7 @@ class PrequantizedLlamaTest {
   @Test
   void onlyTheLayersWhoseGroupsAreOutOfOrderGatherTheirInputs() {
     CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 16, 1, true);
-    PrequantizedCheckpoints.Packed packed;
+    PrequantizedCheckpoints.Packed<LlamaWeights> packed;
     try (LlamaWeights model = RandomLlama.create(LlamaFamilies.GQA, 41)) {
       packed = PrequantizedCheckpoints.pack(model, q, false,
           module -> module.equals("layers.1.self_attn.o_proj"));
@@ -184,11 +184,45 @@ class PrequantizedLlamaTest {
     assertTrue(error < 1e-5, "fp32 compute: " + error);
   }
 
+  /**
+   * An act-order Llama with {@code mlp_bias}: gate/up still write their outputs in down_proj's
+   * input order, their biases permuted alike (a Gather of initializers, folded at session start),
+   * so down_proj gathers nothing; three activation gathers a layer, and the model computes what
+   * its blocks decode to.
+   */
+  @Test
+  void anMlpBiasFollowsItsProjectionsOutputOrder() {
+    LlamaConfig c = new LlamaConfig("llama", LlamaFamilies.GQA.nLayer(),
+        LlamaFamilies.GQA.hiddenSize(), LlamaFamilies.GQA.nHeads(), LlamaFamilies.GQA.kvHeads(),
+        LlamaFamilies.GQA.headDim(), LlamaFamilies.GQA.intermediateSize(),
+        LlamaFamilies.GQA.nPositions(), LlamaFamilies.GQA.vocabSize(),
+        LlamaFamilies.GQA.rmsNormEps(), LlamaFamilies.GQA.rope(), true, true, true, false, false);
+    CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 16, 1, true);
+    PrequantizedCheckpoints.Packed<LlamaWeights> packed;
+    try (LlamaWeights model = RandomLlama.create(c, 41)) {
+      packed = PrequantizedCheckpoints.pack(model, q, false);
+    }
+    PrequantizedCheckpoints.write(packed, dir, DType.F16, false);
+    List<String> gathers = new java.util.ArrayList<>();
+    for (int i = 0; i < c.nLayer(); i++) {
+      for (String m : List.of("self_attn.q_proj", "self_attn.o_proj", "mlp.gate_proj")) {
+        gathers.add("layers." + i + "." + m + ".weight.input_order");
+      }
+    }
+    double error = fp32ComputeError(packed, q, gathers);
+    assertTrue(error < 1e-5, "fp32 compute: " + error);
+    try (ModelWeights loaded = HfModelLoader.loadWeights(dir)) {
+      assertEquals(2 * c.nLayer(), PrequantizedCheckpoints.actOrderGathers(loaded.graph().build(4,
+          dev.radixserve.model.graph.GraphDtype.FLOAT32, QuantSpec.forModel(QuantSpec.none(), q,
+              0, QuantSpec.HeadSetting.AUTO)), true).size(), "gate and up biases, permuted");
+    }
+  }
+
   /** Some GPTQ exporters write g_idx only under act-order: without it, groups are plain. */
   @Test
   void aGptqCheckpointWithoutGroupIndicesHasPlainGroups() throws Exception {
     CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 16, 1);
-    PrequantizedCheckpoints.Packed packed;
+    PrequantizedCheckpoints.Packed<LlamaWeights> packed;
     try (LlamaWeights model = RandomLlama.create(LlamaFamilies.GQA, 41)) {
       packed = PrequantizedCheckpoints.pack(model, q, false);
     }
@@ -208,7 +242,7 @@ class PrequantizedLlamaTest {
    * gather the inputs of exactly {@code gathers}' orders), against the float model its blocks
    * decode to, at fp32 compute with a float head: the worst relative logits error.
    */
-  private double fp32ComputeError(PrequantizedCheckpoints.Packed packed, CheckpointQuantization q,
+  private double fp32ComputeError(PrequantizedCheckpoints.Packed<?> packed, CheckpointQuantization q,
       List<String> gathers) {
     QuantSpec exact = QuantSpec.forModel(QuantSpec.none(), q, 0, QuantSpec.HeadSetting.AUTO)
         .withHeadMode(QuantMode.NONE);
@@ -216,8 +250,8 @@ class PrequantizedLlamaTest {
         OnnxModelRunner reference = OnnxModelRunner.create(packed.dequantized(), 4, 16, 1);
         OnnxModelRunner served = OnnxModelRunner.create(loaded, 4, 16, 1, Map.of(), exact)) {
       assertEquals(q, loaded.checkpointQuantization());
-      assertEquals(gathers, loaded.graph().build(4, dev.radixserve.model.graph.GraphDtype.FLOAT32,
-          exact).initializerNames().stream().filter(n -> n.endsWith(".input_order")).toList());
+      assertEquals(gathers, PrequantizedCheckpoints.actOrderGathers(loaded.graph().build(4,
+          dev.radixserve.model.graph.GraphDtype.FLOAT32, exact), false));
       return OnnxModelRunnerTest.worstRelativeError(logits(served), logits(reference));
     }
   }

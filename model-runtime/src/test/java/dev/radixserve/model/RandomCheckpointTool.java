@@ -3,7 +3,6 @@ package dev.radixserve.model;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.GptWeights;
-import dev.radixserve.model.weights.HfModelWriter;
 import dev.radixserve.model.weights.LlamaWeights;
 import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.model.weights.RandomLlama;
@@ -13,7 +12,7 @@ import java.nio.file.Path;
  * Writes a random-weight checkpoint for benchmarks (BENCHMARKS.md has the commands):
  * {@code RandomCheckpointTool llama-small|gpt2-small DIR [F32|F16|BF16] [gptq|awq GROUP [act-order]]},
  * seed 0, the same weights as {@code DecodeStepBench}'s model of that name; with {@code gptq} or
- * {@code awq} (llama-small only) its projections rounded to 4 bits per group of GROUP inputs
+ * {@code awq} its projections rounded to 4 bits per group of GROUP inputs
  * and stored as those tools store them ({@link PrequantizedCheckpoints}: GPTQ v1 or AWQ GEMM,
  * asymmetric; {@code act-order}: GPTQ's, each layer's groups a seeded shuffle of its inputs).
  * No tokenizer files: the server then uses GPT-2's vocabulary, which the model's
@@ -29,23 +28,24 @@ public final class RandomCheckpointTool {
           "usage: RandomCheckpointTool llama-small|gpt2-small DIR [F32|F16|BF16] [gptq|awq GROUP [act-order]]");
     }
     DType dtype = args.length > 2 ? DType.valueOf(args[2]) : DType.BF16;
-    if (args[0].equals("gpt2-small")) {
-      try (GptWeights w = RandomGpt2.create(DecodeStepBench.GPT2_SMALL, 0)) {
-        HfModelWriter.write(w, Path.of(args[1]), dtype);
-      }
-      return;
+    Path dir = Path.of(args[1]);
+    CheckpointQuantization q = null;
+    if (args.length > 4) {
+      CheckpointQuantization.Method method =
+          CheckpointQuantization.Method.valueOf(args[3].toUpperCase(java.util.Locale.ROOT));
+      q = new CheckpointQuantization(method, 4, Integer.parseInt(args[4]),
+          method == CheckpointQuantization.Method.GPTQ ? 1 : 0,
+          args.length > 5 && args[5].equals("act-order"));
     }
-    try (LlamaWeights w = RandomLlama.create(DecodeStepBench.LLAMA_SMALL, 0)) {
-      if (args.length > 4) {
-        CheckpointQuantization.Method method =
-            CheckpointQuantization.Method.valueOf(args[3].toUpperCase(java.util.Locale.ROOT));
-        CheckpointQuantization q = new CheckpointQuantization(method, 4,
-            Integer.parseInt(args[4]), method == CheckpointQuantization.Method.GPTQ ? 1 : 0,
-            args.length > 5 && args[5].equals("act-order"));
-        PrequantizedCheckpoints.write(PrequantizedCheckpoints.pack(w, q, false),
-            Path.of(args[1]), dtype, false);
+    try (ModelWeights w = args[0].equals("gpt2-small")
+        ? RandomGpt2.create(DecodeStepBench.GPT2_SMALL, 0)
+        : RandomLlama.create(DecodeStepBench.LLAMA_SMALL, 0)) {
+      if (q == null) {
+        PrequantizedCheckpoints.writeWeights(w, dir, dtype);
       } else {
-        HfModelWriter.write(w, Path.of(args[1]), dtype, 1);
+        PrequantizedCheckpoints.write(w instanceof GptWeights g
+            ? PrequantizedCheckpoints.pack(g, q, false)
+            : PrequantizedCheckpoints.pack((LlamaWeights) w, q, false), dir, dtype, false);
       }
     }
   }

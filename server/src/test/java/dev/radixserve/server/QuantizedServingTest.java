@@ -17,8 +17,10 @@ import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.CheckpointQuantization.Method;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.weights.DType;
+import dev.radixserve.model.weights.GptWeights;
 import dev.radixserve.model.weights.HfModelWriter;
 import dev.radixserve.model.weights.LlamaWeights;
+import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.model.weights.RandomLlama;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.engine.EngineSnapshot;
@@ -49,6 +51,9 @@ class QuantizedServingTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient CLIENT = HttpClient.newHttpClient();
   private static final String EMBEDDED = "radixserve-embedded-gpt2";
+  /** A GPT-2 shape for the byte-level test tokenizer's 257 tokens, long enough for its prompts. */
+  private static final ModelConfig GPT2_BYTES =
+      new ModelConfig(2, 2, 64, 256, 260, 1e-5, "gelu_new");
 
   private static RadixServer start(QuantMode mode, boolean caching) {
     ServerConfig.Builder b = LocalServers.builder(256);
@@ -225,7 +230,7 @@ class QuantizedServingTest {
   }
 
   /**
-   * GPTQ (also act-order) and AWQ checkpoints (as those tools write them: int32-packed codes,
+   * GPTQ (also act-order, and GPT-2's) and AWQ checkpoints (as those tools write them: int32-packed codes,
    * fp16 scales, their {@code quantization_config}) served on their own blocks: greedy is the same run to run and
    * cache on or off, and the scored prompt stays close to the float model the blocks decode to
    * (served beside it as a plain F32 checkpoint) without equalling it: the CPU's int8
@@ -233,7 +238,7 @@ class QuantizedServingTest {
    */
   @ParameterizedTest(name = "{0} {1} {2}-bit, act-order {3}")
   @CsvSource({"llama, GPTQ, 4, false", "qwen2, AWQ, 4, false", "mistral, GPTQ, 8, false",
-      "qwen3, GPTQ, 4, true"})
+      "qwen3, GPTQ, 4, true", "gpt2, GPTQ, 4, true"})
   void prequantizedCheckpointsServeTheirOwnBlocks(String family, Method method, int bits,
       boolean actOrder) throws Exception {
     CheckpointQuantization q = new CheckpointQuantization(method, bits, 16, method == Method.GPTQ
@@ -241,12 +246,18 @@ class QuantizedServingTest {
     Path dir = Files.createTempDirectory("radixserve-" + method.label() + "-" + family);
     Path decoded = Files.createTempDirectory("radixserve-decoded-" + family);
     try {
-      PrequantizedCheckpoints.Packed packed;
-      try (LlamaWeights w = RandomLlama.create(LlamaFamilies.of(family), 2028)) {
-        packed = PrequantizedCheckpoints.pack(w, q, false);
+      PrequantizedCheckpoints.Packed<?> packed;
+      if (family.equals("gpt2")) {
+        try (GptWeights w = RandomGpt2.create(GPT2_BYTES, 2028)) {
+          packed = PrequantizedCheckpoints.pack(w, q, false);
+        }
+      } else {
+        try (LlamaWeights w = RandomLlama.create(LlamaFamilies.of(family), 2028)) {
+          packed = PrequantizedCheckpoints.pack(w, q, false);
+        }
       }
       PrequantizedCheckpoints.write(packed, dir, DType.F16, false);
-      HfModelWriter.write(packed.dequantized(), decoded, DType.F32, 1);
+      PrequantizedCheckpoints.writeWeights(packed.dequantized(), decoded, DType.F32);
       for (Path d : List.of(dir, decoded)) {
         HfModelWriter.writeByteLevelTokenizer(d);
       }

@@ -44,6 +44,9 @@ final class Linear {
   private final ActOrder actOrder;
   /** Act-order gathers emitted: (input value, owner of the order) → gathered value. */
   private final Map<String, String> gathered = new HashMap<>();
+  /** Biases put in their weight's output order: bias → gathered value. */
+  private final Map<String, String> permutedBiases = new HashMap<>();
+  private final java.util.Set<String> declaredOrders = new java.util.HashSet<>();
 
   /** @param floatType the graph's float type (ONNX code): MatMulNBits' scales are of A's type */
   Linear(GraphBuilder g, QuantSpec spec, int floatType) {
@@ -100,7 +103,26 @@ final class Linear {
     if (bias == null) {
       return product;
     }
-    return named(out, "Add", weight, List.of(product, g.weight(bias, kn[1])));
+    return named(out, "Add", weight, List.of(product, bias(weight, bias, kn[1])));
+  }
+
+  /**
+   * {@code bias} ([n]) of {@code weight}, in the order the weight writes its outputs: under GPTQ
+   * act-order, a weight whose outputs are permuted into the next product's input order ({@link
+   * ActOrder#outputOrders}) needs its bias permuted alike, a Gather of two initializers that ONNX
+   * Runtime folds into a constant when the session starts. That keeps the next product's input
+   * gather away for a family whose MLP has a bias between the two (GPT-2's c_fc, a Llama's
+   * {@code mlp_bias}).
+   */
+  String bias(String weight, String bias, long n) {
+    String value = g.weight(bias, n);
+    String consumer = actOrder.outputOrders().get(weight);
+    if (consumer == null || !spec.quantized()) {
+      return value;
+    }
+    return permutedBiases.computeIfAbsent(bias, key -> g.op("Gather", "act_order_bias",
+        List.of(value, inputOrder(consumer + ".weight", WeightLayout.OUT_IN, n)),
+        attr("axis", 0L)));
   }
 
   private String matMulNBits(String x, String weight, WeightLayout layout, long k, long n,
@@ -112,8 +134,7 @@ final class Linear {
       String input = x;
       if (!owner.equals(ActOrder.IN_ORDER)) {
         x = gathered.computeIfAbsent(input + "|" + owner, key -> g.op("Gather", "act_order",
-            List.of(input, quantized(owner, layout, Part.INPUT_ORDER, INPUT_ORDER, INT64, k)),
-            attr("axis", -1L)));
+            List.of(input, inputOrder(owner, layout, k)), attr("axis", -1L)));
       }
     }
     int bits = spec.mode().bits();
@@ -130,6 +151,15 @@ final class Linear {
         attr("K", k), attr("N", n), attr("bits", (long) bits),
         attr("block_size", (long) spec.blockSize()),
         attr("accuracy_level", (long) spec.accuracyLevel()));
+  }
+
+  /** {@code weight}'s input order (int64 [k]), declared once however many gathers read it. */
+  private String inputOrder(String weight, WeightLayout layout, long k) {
+    String name = weight + INPUT_ORDER;
+    if (declaredOrders.add(name)) {
+      quantized(weight, layout, Part.INPUT_ORDER, INPUT_ORDER, INT64, k);
+    }
+    return name;
   }
 
   private String quantized(String weight, WeightLayout layout, Part part, String suffix,

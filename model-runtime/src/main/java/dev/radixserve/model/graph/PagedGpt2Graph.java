@@ -27,11 +27,18 @@ public final class PagedGpt2Graph implements PagedGraph {
   public static final int OPSET = 17;
 
   private final ModelConfig c;
+  private final ActOrder actOrder;
   private GraphBuilder g;
   private PagedIo io;
 
   public PagedGpt2Graph(ModelConfig config) {
+    this(config, ActOrder.NONE);
+  }
+
+  /** @param actOrder for a GPTQ act-order checkpoint: how its products get their inputs */
+  public PagedGpt2Graph(ModelConfig config, ActOrder actOrder) {
     this.c = config;
+    this.actOrder = actOrder;
   }
 
   @Override
@@ -47,7 +54,7 @@ public final class PagedGpt2Graph implements PagedGraph {
   @Override
   public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant) {
     g = new GraphBuilder("gpt2_paged");
-    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, ActOrder.NONE);
+    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, actOrder);
     String x = g.op("Add", "embed",
         io.gather("wte.weight", io.ids), io.gather("wpe.weight", io.positions));
     if (dtype == GraphDtype.FLOAT32) {
@@ -86,7 +93,8 @@ public final class PagedGpt2Graph implements PagedGraph {
       String[] mid = skipLayerNorm(unbiased(attn, p + "attn.c_proj"), residual, p + "ln_2",
           p + "attn.c_proj.bias");
       residual = mid[1];
-      String up = fusedGelu(unbiased(mid[0], p + "mlp.c_fc"), p + "mlp.c_fc.bias");
+      String up = fusedGelu(unbiased(mid[0], p + "mlp.c_fc"),
+          io.bias(p + "mlp.c_fc.weight", p + "mlp.c_fc.bias"));
       String down = unbiased(up, p + "mlp.c_proj");
       if (i + 1 < c.nLayer()) {
         String[] next = skipLayerNorm(down, residual, "h." + (i + 1) + ".ln_1",

@@ -78,6 +78,14 @@ final class PagedIo {
     return linear.emit(x, weight, layout, weights.get(weight), bias, true);
   }
 
+  /**
+   * The bias of {@code weight} for an operator that adds it itself (a fused one), in the order
+   * the weight writes its outputs ({@link Linear#bias}).
+   */
+  String bias(String weight, String bias) {
+    return linear.bias(weight, bias, weights.get(bias)[0]);
+  }
+
   private Object[] cacheDims() {
     return new Object[] {"num_blocks", blockSize, shape.kvHeads(), shape.headDim()};
   }

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -18,7 +19,7 @@ import java.util.Set;
  *
  * @param model the hyper-parameters
  * @param eosTokenIds {@code eos_token_id} (an int or a list), empty when absent or null
- * @param quantization a Llama-family checkpoint's GPTQ/AWQ {@code quantization_config}, or null
+ * @param quantization the checkpoint's GPTQ/AWQ {@code quantization_config}, or null
  */
 record HfConfig(ModelShape model, List<Integer> eosTokenIds,
     CheckpointQuantization quantization) {
@@ -41,7 +42,7 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
     JsonNode c = JsonFile.readObject(file);
     if (LlamaConfigReader.ARCHITECTURES.containsKey(c.path("model_type").asText())) {
       return new HfConfig(LlamaConfigReader.read(c, file), tokenIds(c, file, "eos_token_id"),
-          LlamaConfigReader.quantization(c, file));
+          quantization(c, file));
     }
     checkArchitecture(c, file);
     checkSupported(c, file);
@@ -67,7 +68,7 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
           activation,
           inner == null || inner.isNull() ? 4 * nEmbd : intField(c, file, "n_inner"),
           tie == null || tie.isNull() || tie.asBoolean());
-      return new HfConfig(model, tokenIds(c, file, "eos_token_id"), null);
+      return new HfConfig(model, tokenIds(c, file, "eos_token_id"), quantization(c, file));
     } catch (IllegalArgumentException e) {
       throw new ModelLoadException(file, e.getMessage(), e);
     }
@@ -97,19 +98,49 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
     refuse(c, file, "scale_attn_weights", false, "attention scores are always scaled by 1/sqrt(head_dim)");
     refuse(c, file, "scale_attn_by_inverse_layer_idx", true, "per-layer attention scaling is not implemented");
     refuse(c, file, "add_cross_attention", true, "cross-attention (an encoder-decoder model) is not supported");
-    JsonNode quant = c.get("quantization_config");
-    if (quant != null && !quant.isNull()) {
-      throw new ModelLoadException(file, "quantization_config " + quant.path("quant_method").asText(quant.toString())
-          + " is not supported for GPT-2: radixserve loads GPT-2's F32, F16 and BF16 weights"
-          + " (--quantization int8 or int4 quantizes them at load), and GPTQ/AWQ checkpoints of"
-          + " the Llama family");
-    }
   }
 
   private static void refuse(JsonNode c, Path file, String key, boolean unsupported, String why) {
     JsonNode v = c.get(key);
     if (v != null && !v.isNull() && (!v.isBoolean() || v.asBoolean() == unsupported)) {
       throw new ModelLoadException(file, key + " " + v + " is not supported: " + why);
+    }
+  }
+
+  /** The quantization files of checkpoints written before {@code quantization_config}. */
+  static final java.util.List<Map.Entry<String, String>> LEGACY_QUANTIZATION_FILES =
+      java.util.List.of(Map.entry("quantize_config.json", "gptq"), // AutoGPTQ's
+          Map.entry("quant_config.json", "awq")); // AutoAWQ's
+
+  /**
+   * The checkpoint's own quantization ({@code quantization_config}: GPTQ or AWQ), or null for
+   * float weights; any other is refused by key and value. Without that key, AutoGPTQ's {@code
+   * quantize_config.json} or AutoAWQ's {@code quant_config.json} beside config.json says it (the
+   * tools wrote only those before Hugging Face read quantized checkpoints; they name no method).
+   */
+  static CheckpointQuantization quantization(JsonNode c, Path file) {
+    JsonNode quant = c.get("quantization_config");
+    Path source = file;
+    if (quant == null || quant.isNull()) {
+      quant = null;
+      for (Map.Entry<String, String> legacy : LEGACY_QUANTIZATION_FILES) {
+        Path f = file.resolveSibling(legacy.getKey());
+        if (quant == null && java.nio.file.Files.isRegularFile(f)) {
+          com.fasterxml.jackson.databind.node.ObjectNode o =
+              ((com.fasterxml.jackson.databind.node.ObjectNode) JsonFile.readObject(f)).deepCopy();
+          o.put("quant_method", o.path("quant_method").asText(legacy.getValue()));
+          quant = o;
+          source = f;
+        }
+      }
+      if (quant == null) {
+        return null;
+      }
+    }
+    try {
+      return CheckpointQuantization.parse(quant);
+    } catch (IllegalArgumentException e) {
+      throw new ModelLoadException(source, e.getMessage(), e);
     }
   }
 

@@ -114,8 +114,9 @@ public final class HfModelLoader {
   private static Layout layout(HfConfig hf, Arena arena) {
     return switch (hf.model()) {
       case ModelConfig c -> new Layout("a GPT-2 language model", PREFIX,
-          List.of(".attn.bias", ".attn.masked_bias"), GptWeights.expectedShapes(c), "wte.weight",
-          GptWeights.LM_HEAD, c.tieWordEmbeddings(), (t, q) -> new GptWeights(c, t, arena));
+          List.of(".attn.bias", ".attn.masked_bias"), GptWeights.storedShapes(c, hf.quantization()),
+          "wte.weight", GptWeights.LM_HEAD, c.tieWordEmbeddings(),
+          (t, q) -> new GptWeights(c, q, t, arena));
       case LlamaConfig c -> new Layout(c.modelType(), "model.", List.of(".rotary_emb.inv_freq"),
           LlamaWeights.storedShapes(c, hf.quantization()), LlamaWeights.EMBED,
           LlamaWeights.LM_HEAD, c.tieWordEmbeddings(),

@@ -2,7 +2,6 @@ package dev.radixserve.model.weights;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.radixserve.model.LlamaConfig;
-import dev.radixserve.model.quant.CheckpointQuantization;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -98,43 +97,6 @@ final class LlamaConfigReader {
     if (pretrainingTp != null && !pretrainingTp.isNull() && pretrainingTp.asInt() != 1) {
       throw new ModelLoadException(file, "pretraining_tp " + pretrainingTp
           + " is not supported (1: the usual, exact projections)");
-    }
-  }
-
-  /** The quantization files of checkpoints written before {@code quantization_config}. */
-  static final java.util.List<Map.Entry<String, String>> LEGACY_QUANTIZATION_FILES =
-      java.util.List.of(Map.entry("quantize_config.json", "gptq"), // AutoGPTQ's
-          Map.entry("quant_config.json", "awq")); // AutoAWQ's
-
-  /**
-   * The checkpoint's own quantization ({@code quantization_config}: GPTQ or AWQ), or null for
-   * float weights; any other is refused by key and value. Without that key, AutoGPTQ's {@code
-   * quantize_config.json} or AutoAWQ's {@code quant_config.json} beside config.json says it (the
-   * tools wrote only those before Hugging Face read quantized checkpoints; they name no method).
-   */
-  static CheckpointQuantization quantization(JsonNode c, Path file) {
-    JsonNode quant = c.get("quantization_config");
-    Path source = file;
-    if (quant == null || quant.isNull()) {
-      quant = null;
-      for (Map.Entry<String, String> legacy : LEGACY_QUANTIZATION_FILES) {
-        Path f = file.resolveSibling(legacy.getKey());
-        if (quant == null && java.nio.file.Files.isRegularFile(f)) {
-          com.fasterxml.jackson.databind.node.ObjectNode o =
-              ((com.fasterxml.jackson.databind.node.ObjectNode) JsonFile.readObject(f)).deepCopy();
-          o.put("quant_method", o.path("quant_method").asText(legacy.getValue()));
-          quant = o;
-          source = f;
-        }
-      }
-      if (quant == null) {
-        return null;
-      }
-    }
-    try {
-      return CheckpointQuantization.parse(quant);
-    } catch (IllegalArgumentException e) {
-      throw new ModelLoadException(source, e.getMessage(), e);
     }
   }
 

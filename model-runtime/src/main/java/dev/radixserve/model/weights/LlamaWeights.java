@@ -2,10 +2,9 @@ package dev.radixserve.model.weights;
 
 import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelWeights;
-import dev.radixserve.model.graph.ActOrder;
 import dev.radixserve.model.graph.PagedLlamaGraph;
 import dev.radixserve.model.quant.CheckpointQuantization;
-import dev.radixserve.model.quant.CheckpointRepacker;
+import dev.radixserve.model.quant.WeightLayout;
 import java.lang.foreign.Arena;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -66,20 +65,8 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
    */
   public static Map<String, long[]> storedShapes(LlamaConfig c,
       CheckpointQuantization quantization) {
-    Map<String, long[]> graph = expectedShapes(c);
-    if (quantization == null) {
-      return graph;
-    }
-    Map<String, long[]> m = new LinkedHashMap<>();
-    graph.forEach((name, shape) -> {
-      if (name.startsWith("layers.") && name.endsWith("_proj.weight")) {
-        String module = name.substring(0, name.length() - ".weight".length());
-        m.putAll(quantization.tensorShapes(module, shape[1], shape[0]));
-      } else {
-        m.put(name, shape);
-      }
-    });
-    return m;
+    return CheckpointLayers.storedShapes(expectedShapes(c), quantization,
+        name -> name.startsWith("layers.") && name.endsWith("_proj.weight"), WeightLayout.OUT_IN);
   }
 
   @Override
@@ -140,51 +127,29 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
    * in group order planned ({@link ActOrder}): none for a layer whose groups are runs of
    * consecutive inputs already; one for q/k/v (and one for gate/up), since GPTQ quantizes them
    * from the same inputs' Hessian, so their orders agree; and none for down_proj, since gate/up
-   * write their outputs in its input order and SwiGLU is elementwise (unless an MLP bias,
-   * which stays in the checkpoint's order, follows them).
+   * write their outputs (and add their biases, under {@code mlp_bias}) in its input order and
+   * SwiGLU is elementwise.
    */
   @Override
   public PagedLlamaGraph graph() {
     if (quantization == null || !quantization.actOrder()) {
       return new PagedLlamaGraph(config);
     }
-    Map<String, String> owners = new LinkedHashMap<>();
-    Map<String, String> outputOrders = new LinkedHashMap<>();
+    CheckpointLayers.ActOrderPlanner plan =
+        new CheckpointLayers.ActOrderPlanner(quantization, tensors());
     for (int i = 0; i < config.nLayer(); i++) {
       String p = "layers." + i + ".";
-      shareOrders(owners, p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj");
-      shareOrders(owners, p + "self_attn.o_proj");
-      shareOrders(owners, p + "mlp.gate_proj", p + "mlp.up_proj");
+      plan.share(p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj");
+      plan.share(p + "self_attn.o_proj");
+      plan.share(p + "mlp.gate_proj", p + "mlp.up_proj");
       String down = p + "mlp.down_proj";
-      if (CheckpointRepacker.inPlace(CheckpointRepacker.inputOrder(quantization, down, tensors()))) {
-        owners.put(down + ".weight", ActOrder.IN_ORDER);
-      } else if (!config.mlpBias()) {
-        owners.put(down + ".weight", ActOrder.IN_ORDER);
-        outputOrders.put(p + "mlp.gate_proj.weight", down);
-        outputOrders.put(p + "mlp.up_proj.weight", down);
+      if (plan.inPlace(down)) {
+        plan.share(down);
+      } else {
+        plan.outputsInOrderOf(down, p + "mlp.gate_proj", p + "mlp.up_proj");
       }
     }
-    return new PagedLlamaGraph(config, new ActOrder(owners, outputOrders));
-  }
-
-  /**
-   * Each of {@code modules} (projections of one input): needing no gather when its order leaves
-   * every input in place, else sharing the gather of an earlier one with the same order.
-   */
-  private void shareOrders(Map<String, String> owners, String... modules) {
-    java.util.List<int[]> orders = new java.util.ArrayList<>();
-    for (String m : modules) {
-      int[] order = CheckpointRepacker.inputOrder(quantization, m, tensors());
-      if (CheckpointRepacker.inPlace(order)) {
-        owners.put(m + ".weight", ActOrder.IN_ORDER);
-      }
-      for (int j = 0; j < orders.size() && !owners.containsKey(m + ".weight"); j++) {
-        if (java.util.Arrays.equals(orders.get(j), order)) {
-          owners.put(m + ".weight", modules[j] + ".weight");
-        }
-      }
-      orders.add(order);
-    }
+    return new PagedLlamaGraph(config, plan.plan());
   }
 
   @Override

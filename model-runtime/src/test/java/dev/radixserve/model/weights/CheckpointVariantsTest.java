@@ -158,7 +158,7 @@ class CheckpointVariantsTest {
         new String[] {"\"scale_attn_weights\": false", "scale_attn_weights false is not supported"},
         new String[] {"\"add_cross_attention\": true", "add_cross_attention true is not supported"},
         new String[] {"\"quantization_config\": {\"quant_method\": \"bitsandbytes\"}",
-            "quantization_config bitsandbytes is not supported"},
+            "quantization_config quant_method bitsandbytes is not supported"},
         new String[] {"\"architectures\": [\"GPT2ForSequenceClassification\"]",
             "architectures GPT2ForSequenceClassification is not a GPT-2 language model"},
         new String[] {"\"tie_word_embeddings\": \"yes\"", "tie_word_embeddings \"yes\" is not a boolean"},
