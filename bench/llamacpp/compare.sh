@@ -36,7 +36,7 @@ trap stop EXIT
 . "$here/servers.sh"
 
 start() { # variant port
-  launch "$1" "$2" "$threads" "$out/$1.log" || return 1
+  launch "$1" "$2" "$threads" "$out/${1//\//_}.log" || return 1
   for _ in $(seq 1 600); do
     curl -sf "127.0.0.1:$2/health" > /dev/null && return 0
     kill -0 "$pid" 2>/dev/null || return 1

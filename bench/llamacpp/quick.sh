@@ -29,7 +29,7 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null' EXIT
 for r in $(seq 1 "$rounds"); do
   for v in "$@"; do
     port=$((20000 + RANDOM % 20000))
-    launch "$v" "$port" "$threads" "$out/$v.log" || exit 2
+    launch "$v" "$port" "$threads" "$out/${v//\//_}.log" || exit 2
     for _ in $(seq 1 600); do
       curl -sf "127.0.0.1:$port/health" > /dev/null && break
       sleep 0.5

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Medians per server of quick.sh's results.jsonl, and the radixserve / llama-server ratios
 (wall and per CPU-second), as BENCHMARKS.md's tables give them; a variant with serve flags
-after colons (rs-int4:--quantization-block-size:64) is set against its mode's llama-server.
+after colons (rs-int4:--quantization-block-size:64) is set against its mode's llama-server, and
+a checkpoint served from another directory (rs-none@DIR: a 4-bit GPTQ/AWQ one) against Q4_0.
 
 usage: quick_summary.py OUT/results.jsonl
 """
@@ -17,7 +18,7 @@ for v,ds in rows.items():
 # every radixserve variant (flags after colons included) against llama-server's same mode
 partner={'rs-none':'lc-f32','rs-int8':'lc-q8_0','rs-int4':'lc-q4_0','rs-int4-head':'lc-q4_0'}
 for a in med:
-    b=partner.get(a.split(':')[0])
+    b='lc-q4_0' if '@' in a.split(':')[0] else partner.get(a.split(':')[0])
     if b in med:
         r=[med[a][k]/med[b][k] for k in keys]
         print(f"| {a} / {b} | {r[0]:.2f}x / **{r[1]:.2f}x** | {r[2]:.2f}x / **{r[3]:.2f}x** |")

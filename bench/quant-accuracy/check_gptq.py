@@ -38,51 +38,12 @@ QUANT_MODULES = ["attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"]
 
 # --- copied from make_fixtures.py (AutoGPTQ 9f7d370 unpack, numpy) --------------------------
 
-def _torch_cast(a, bits):
-    """`.to(torch.int16 if self.bits == 8 else torch.int8)`."""
-    return a.astype(np.int16 if bits == 8 else np.int8)
-
-
-def autogptq_unpack_v1(qweight, qzeros, scales16, bits):
-    """make_fixtures.py autogptq_unpack_v1 = AutoGPTQ qlinear_cuda.py QuantLinear.forward, torch
-    fallback, bits 2/4/8: arithmetic shift, cast, & maxq, then zeros + 1.
-    Returns weight codes [K, N] and zeros [G, N] (after the +1)."""
-    maxq = 2 ** bits - 1
-    wf = np.arange(0, 32, bits, dtype=np.int32)[None, :]
-    zeros = np.right_shift(qzeros[:, :, None], wf[None, :, :].reshape(1, 1, -1))
-    zeros = _torch_cast(zeros, bits)
-    zeros = np.bitwise_and(zeros, maxq)
-    zeros = zeros + 1                                   # the v1 "+1"
-    zeros = zeros.reshape(scales16.shape)
-    weight = np.right_shift(qweight[:, None, :], wf.reshape(1, -1, 1))
-    weight = _torch_cast(weight, bits)
-    weight = np.bitwise_and(weight, maxq)
-    weight = weight.reshape(weight.shape[0] * weight.shape[1], weight.shape[2])
-    return weight.astype(np.int32), zeros.astype(np.int32)
-
-
-def autogptq_unpack_v1_old(qweight, qzeros, scales16, bits, group_size):
-    """make_fixtures.py autogptq_unpack_v1_old = qlinear_cuda_old.py QuantLinear.forward, torch
-    fallback: the +1 BEFORE the mask; ignores g_idx (only for desc_act False).
-    Returns the dequantized [K, N] float32."""
-    maxq = 2 ** bits - 1
-    wf = np.arange(0, 32, bits, dtype=np.int32)
-    zeros = _torch_cast(np.right_shift(qzeros[:, :, None], wf.reshape(1, 1, -1)), bits)
-    zeros = zeros + 1
-    zeros = np.bitwise_and(zeros, maxq)
-    zeros = zeros.reshape(-1, 1, zeros.shape[1] * zeros.shape[2])
-    scales = scales16.astype(np.float32).reshape(-1, 1, scales16.shape[-1])
-    weight = _torch_cast(np.right_shift(qweight[:, None, :], wf.reshape(1, -1, 1)), bits)
-    weight = np.bitwise_and(weight, maxq)
-    weight = weight.reshape(-1, group_size, weight.shape[2])
-    weight = scales * (weight.astype(np.float32) - zeros.astype(np.float32))
-    return weight.reshape(weight.shape[0] * weight.shape[1], weight.shape[2])
-
-
-def gptq_dequantize(weight_kn, zeros_gn, scales16, g_idx):
-    """make_fixtures.py gptq_dequantize: scales[g_idx] * (weight - zeros[g_idx]), float32."""
-    s = scales16.astype(np.float32)[g_idx]
-    return s * (weight_kn.astype(np.float32) - zeros_gn.astype(np.float32)[g_idx])
+# AutoGPTQ's unpack and dequantize, as radixserve's fixtures transliterate them (the file cites
+# the upstream lines): one copy, shared with CheckpointRepackerTest's fixtures.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "model-runtime", "src", "test", "resources", "prequantized"))
+from make_fixtures import (autogptq_unpack_v1, autogptq_unpack_v1_old,  # noqa: E402
+                           gptq_dequantize)
 
 
 # --- held-out evaluation --------------------------------------------------------------------

@@ -12,10 +12,10 @@ local mirror /work/.mirror/AutoGPTQ+AutoGPTQ/repo:
   auto_gptq/modeling/gpt2.py            GPT2GPTQForCausalLM.inside_layer_modules
   auto_gptq/modeling/_utils.py          find_layers, pack_model, make_quant
   auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py / qlinear_cuda.py   QuantLinear.pack
-The packing is copied from radixserve's
+The packing is radixserve's own
   model-runtime/src/test/resources/prequantized/make_fixtures.py  autogptq_pack_v1
-(itself a numpy transliteration of qlinear_cuda.py QuantLinear.pack), so the word layout is the
-one radixserve's tests already check.
+(a numpy transliteration of qlinear_cuda.py QuantLinear.pack), imported, so the word layout is
+the one radixserve's tests already check.
 
 usage: gptq_quantize.py SRC_DIR OUT_DIR [--group-size 128] [--bits 4] [--act-order] [--rtn]
                         [--samples 128] [--dtype float32|float16] [--seed 0] [--no-check]
@@ -371,63 +371,26 @@ class GPTQ:
 
 
 # ---------------------------------------------------------------------------
-# Packing: copied from radixserve make_fixtures.py autogptq_pack_v1 (a numpy transliteration of
-# AutoGPTQ qlinear_cuda.py QuantLinear.pack; the same word layout as qlinear_cuda_old.py's
-# pack, which uses idx // group_size where qlinear_cuda.py uses g_idx[idx]).
+# Packing: radixserve's make_fixtures.py autogptq_pack_v1, a numpy transliteration of AutoGPTQ
+# qlinear_cuda.py QuantLinear.pack (the same word layout as qlinear_cuda_old.py's pack, which
+# uses idx // group_size where qlinear_cuda.py uses g_idx[idx]); one copy, shared with the
+# fixtures CheckpointRepackerTest checks.
 # ---------------------------------------------------------------------------
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "model-runtime", "src", "test", "resources", "prequantized"))
+import make_fixtures  # noqa: E402
+
+
 def autogptq_pack_v1(Wlayer, scales, zeros, g_idx, bits):
-    """make_fixtures.py autogptq_pack_v1 (= qlinear_cuda.py QuantLinear.pack, bits 2/4/8 branch).
-    Wlayer: the layer weight after fasterquant, [N, K] (pack(): W = linear.weight.data.clone();
-    Conv1D -> W.t()); scales/zeros: [N, G] float32 as fasterquant returns them.
-    Returns qweight int32 [K*bits/32, N], qzeros int32 [G, N*bits/32], scales fp16 [G, N], the
-    intweight [K, N] pack() recomputed, and the number of zero points 0 (see below)."""
-    K = Wlayer.shape[1]
-    scales = scales.T.copy()                     # scales.t().contiguous()
-    zeros = zeros.T.copy()                       # zeros.t().contiguous()
-    scale_zeros = zeros * scales                 # float32
-    scales16 = scales.astype(np.float16)         # self.scales = scales.clone().to(fp16)
-    intweight = []
-    for idx in range(K):
-        g = g_idx[idx]
-        # torch: W + fp32 scale_zeros -> fp32; / fp16 scales -> fp32
-        intweight.append(
-            np.round((Wlayer[:, idx].astype(np.float32) + scale_zeros[g])
-                     / scales16[g].astype(np.float32)).astype(np.int32)[:, None])
-    intweight = np.concatenate(intweight, axis=1)
-    intweight = intweight.T.copy()               # intweight.t().contiguous()
-    intweight_u = intweight.astype(np.uint32)    # .numpy().astype(np.uint32)
-
-    i = 0
-    row = 0
-    qweight = np.zeros((intweight_u.shape[0] // 32 * bits, intweight_u.shape[1]), dtype=np.uint32)
-    while row < qweight.shape[0]:
-        assert bits in (2, 4, 8)
-        for j in range(i, i + (32 // bits)):
-            qweight[row] |= intweight_u[j] << np.uint32(bits * (j - i))
-        i += 32 // bits
-        row += 1
-    qweight = qweight.astype(np.int32)           # qweight.astype(np.int32)
-
-    zeros = zeros - 1                            # zeros -= 1   (the v1 "-1")
-    n_zero0 = int((zeros < 0).sum())
-    # Upstream casts zeros.numpy().astype(np.uint32): a zero point 0 becomes -1 -> 0xFFFFFFFF,
-    # and ORed in below it sets every bit from its field up to bit 31 of the word (corrupting the
-    # zero points of the later columns packed into the same word).  make_fixtures.py asserts it
-    # never happens; here it is done exactly as upstream and counted (reported, and the check
-    # then shows which fields decode wrongly).
-    with np.errstate(invalid="ignore"):
-        zeros = zeros.astype(np.uint32)
-    qzeros = np.zeros((zeros.shape[0], zeros.shape[1] // 32 * bits), dtype=np.uint32)
-    i = 0
-    col = 0
-    while col < qzeros.shape[1]:
-        for j in range(i, i + (32 // bits)):
-            qzeros[:, col] |= zeros[:, j] << np.uint32(bits * (j - i))
-        i += 32 // bits
-        col += 1
-    qzeros = qzeros.astype(np.int32)
-    return qweight, qzeros, scales16, intweight, n_zero0
+    """make_fixtures.autogptq_pack_v1 (Wlayer [N, K] after fasterquant; scales/zeros [N, G]
+    float32), with the number of zero points 0. Upstream packs a zero point 0 as −1 cast to
+    uint32, which corrupts the later fields of its word; make_fixtures refuses it (an assert),
+    and so does this: none occurred in any run recorded in BENCHMARKS.md."""
+    n_zero0 = int((zeros < 1).sum())
+    if n_zero0:
+        raise SystemExit(f"{n_zero0} zero points are 0: AutoGPTQ's v1 packing corrupts them")
+    return (*make_fixtures.autogptq_pack_v1(Wlayer, scales, zeros, g_idx, bits), n_zero0)
 
 
 # ---------------------------------------------------------------------------

@@ -62,7 +62,8 @@ class LinearLayerTest {
     for (int i = 0; i < x.length; i++) {
       x[i] = (float) (r.nextDouble() * 4 - 2);
     }
-    float[] stored = layout == WeightLayout.IN_OUT ? kn : transpose(kn, k, n);
+    float[] stored = layout == WeightLayout.IN_OUT ? kn
+        : PrequantizedCheckpoints.transpose(kn, k, n);
     long[] shape = layout == WeightLayout.IN_OUT ? new long[] {k, n} : new long[] {n, k};
     Map<String, Tensor> tensors = Map.of(
         "w", new Tensor("w", DType.F32, shape, MemorySegment.ofArray(stored)),
@@ -138,15 +139,5 @@ class LinearLayerTest {
         }
       }
     }
-  }
-
-  private static float[] transpose(float[] kn, int k, int n) {
-    float[] nk = new float[kn.length];
-    for (int kk = 0; kk < k; kk++) {
-      for (int col = 0; col < n; col++) {
-        nk[col * k + kk] = kn[kk * n + col];
-      }
-    }
-    return nk;
   }
 }

@@ -116,7 +116,7 @@ public final class PrequantizedCheckpoints {
   }
 
   /** {@code a} [rows, cols] row-major, transposed. */
-  private static float[] transpose(float[] a, int rows, int cols) {
+  static float[] transpose(float[] a, int rows, int cols) {
     float[] t = new float[a.length];
     for (int r = 0; r < rows; r++) {
       for (int c = 0; c < cols; c++) {
