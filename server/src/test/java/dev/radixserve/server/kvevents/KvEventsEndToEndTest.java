@@ -218,6 +218,18 @@ class KvEventsEndToEndTest {
         assertEquals(200, post(r.server(), "/reset_prefix_cache", "")); // idle: clears all
         workload(r.server(), rnd, 25, 4);
         awaitQuiescent(r.server());
+        // pressure whatever the timing: six greedy choices of one 20-token prompt grow 10 blocks
+        // each past their 5 shared ones, 65 blocks against the pool's 40, so some choices are
+        // preempted (the random workload above preempts only when enough requests overlap)
+        ObjectNode crowd = JSON.createObjectNode();
+        crowd.put("model", MODEL);
+        crowd.putPOJO("prompt", range(500, 20));
+        crowd.put("n", 6);
+        crowd.put("max_tokens", 40);
+        crowd.put("temperature", 0);
+        crowd.put("ignore_eos", true);
+        assertEquals(200, post(r.server(), "/v1/completions", crowd.toString()));
+        awaitQuiescent(r.server());
       }
       for (Replica r : replicas) {
         awaitDelivered(r);
