@@ -102,7 +102,8 @@ final class WeightTensors implements AutoCloseable {
   private static QuantizedWeight quantize(Map<String, Tensor> tensors, WeightSource.Quantized q) {
     CheckpointQuantization checkpoint = q.spec().checkpoint();
     if (checkpoint != null) {
-      QuantizedWeight w = CheckpointRepacker.repack(checkpoint, moduleOf(q.tensor()), tensors);
+      QuantizedWeight w = CheckpointRepacker.repack(checkpoint, CheckpointRepacker.moduleOf(q.tensor()),
+          tensors);
       return q.outputOrder() == null ? w
           : w.outputsIn(CheckpointRepacker.inputOrder(checkpoint, q.outputOrder(), tensors));
     }
@@ -113,21 +114,13 @@ final class WeightTensors implements AutoCloseable {
   /** A GPTQ act-order layer's input order ({@link CheckpointRepacker#inputOrder}), int64. */
   private static MemorySegment inputOrder(Map<String, Tensor> tensors, WeightSource.Quantized q,
       Arena arena) {
-    int[] order = CheckpointRepacker.inputOrder(q.spec().checkpoint(), moduleOf(q.tensor()),
-        tensors);
+    int[] order = CheckpointRepacker.inputOrder(q.spec().checkpoint(),
+        CheckpointRepacker.moduleOf(q.tensor()), tensors);
     MemorySegment out = arena.allocate((long) order.length * Long.BYTES, 64);
     for (int i = 0; i < order.length; i++) {
       out.setAtIndex(ValueLayout.JAVA_LONG, i, order[i]);
     }
     return out;
-  }
-
-  /** {@code layers.0.mlp.up_proj} of {@code layers.0.mlp.up_proj.weight}. */
-  private static String moduleOf(String weight) {
-    if (!weight.endsWith(".weight")) {
-      throw new IllegalArgumentException("no module of " + weight);
-    }
-    return weight.substring(0, weight.length() - ".weight".length());
   }
 
   private static Tensor tensor(Map<String, Tensor> tensors, String name) {

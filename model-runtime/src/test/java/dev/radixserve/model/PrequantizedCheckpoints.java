@@ -3,6 +3,7 @@ package dev.radixserve.model;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.CheckpointRepacker;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.quant.WeightLayout;
 import dev.radixserve.model.weights.GptWeights;
@@ -97,7 +98,7 @@ public final class PrequantizedCheckpoints {
         values[i] = Float.float16ToFloat(Float.floatToFloat16(values[i]));
       }
       if (projection.test(name)) {
-        String module = name.substring(0, name.length() - ".weight".length());
+        String module = CheckpointRepacker.moduleOf(name);
         long[] kn = layout.kn(t.shape());
         int k = (int) kn[0];
         int n = (int) kn[1];

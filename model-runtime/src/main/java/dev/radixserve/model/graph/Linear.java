@@ -10,8 +10,10 @@ import dev.radixserve.model.graph.WeightSource.Part;
 import dev.radixserve.model.graph.WeightSource.Quantized;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The one place a linear layer {@code y = x·W (+ b)} becomes graph nodes, for every model family:
@@ -46,7 +48,7 @@ final class Linear {
   private final Map<String, String> gathered = new HashMap<>();
   /** Biases put in their weight's output order: bias → gathered value. */
   private final Map<String, String> permutedBiases = new HashMap<>();
-  private final java.util.Set<String> declaredOrders = new java.util.HashSet<>();
+  private final Set<String> declaredOrders = new HashSet<>();
 
   /** @param floatType the graph's float type (ONNX code): MatMulNBits' scales are of A's type */
   Linear(GraphBuilder g, QuantSpec spec, int floatType) {
@@ -103,25 +105,26 @@ final class Linear {
     if (bias == null) {
       return product;
     }
-    return named(out, "Add", weight, List.of(product, bias(weight, bias, kn[1])));
+    return named(out, "Add", weight, List.of(product, bias(weight, layout, bias, kn[1])));
   }
 
   /**
-   * {@code bias} ([n]) of {@code weight}, in the order the weight writes its outputs: under GPTQ
+   * {@code bias} ([n]) of {@code weight} (stored in {@code layout}, as the next product of the
+   * same family is), in the order the weight writes its outputs: under GPTQ
    * act-order, a weight whose outputs are permuted into the next product's input order ({@link
    * ActOrder#outputOrders}) needs its bias permuted alike, a Gather of two initializers that ONNX
    * Runtime folds into a constant when the session starts. That keeps the next product's input
    * gather away for a family whose MLP has a bias between the two (GPT-2's c_fc, a Llama's
    * {@code mlp_bias}).
    */
-  String bias(String weight, String bias, long n) {
+  String bias(String weight, WeightLayout layout, String bias, long n) {
     String value = g.weight(bias, n);
     String consumer = actOrder.outputOrders().get(weight);
     if (consumer == null || !spec.quantized()) {
       return value;
     }
     return permutedBiases.computeIfAbsent(bias, key -> g.op("Gather", "act_order_bias",
-        List.of(value, inputOrder(consumer + ".weight", WeightLayout.OUT_IN, n)),
+        List.of(value, inputOrder(consumer + ".weight", layout, n)),
         attr("axis", 0L)));
   }
 

@@ -94,7 +94,7 @@ public final class PagedGpt2Graph implements PagedGraph {
           p + "attn.c_proj.bias");
       residual = mid[1];
       String up = fusedGelu(unbiased(mid[0], p + "mlp.c_fc"),
-          io.bias(p + "mlp.c_fc.weight", p + "mlp.c_fc.bias"));
+          io.bias(p + "mlp.c_fc.weight", WeightLayout.IN_OUT, p + "mlp.c_fc.bias"));
       String down = unbiased(up, p + "mlp.c_proj");
       if (i + 1 < c.nLayer()) {
         String[] next = skipLayerNorm(down, residual, "h." + (i + 1) + ".ln_1",

@@ -82,8 +82,8 @@ final class PagedIo {
    * The bias of {@code weight} for an operator that adds it itself (a fused one), in the order
    * the weight writes its outputs ({@link Linear#bias}).
    */
-  String bias(String weight, String bias) {
-    return linear.bias(weight, bias, weights.get(bias)[0]);
+  String bias(String weight, WeightLayout layout, String bias) {
+    return linear.bias(weight, layout, bias, weights.get(bias)[0]);
   }
 
   private Object[] cacheDims() {

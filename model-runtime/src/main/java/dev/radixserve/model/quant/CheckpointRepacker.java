@@ -169,6 +169,17 @@ public final class CheckpointRepacker {
     return ((word >>> shift) + q.zeroOffset()) & mask;
   }
 
+  /**
+   * The module of a projection's weight name ({@code layers.0.mlp.up_proj} of {@code
+   * layers.0.mlp.up_proj.weight}): the prefix of its packed tensors.
+   */
+  public static String moduleOf(String weight) {
+    if (!weight.endsWith(".weight")) {
+      throw new IllegalArgumentException("no module of " + weight);
+    }
+    return weight.substring(0, weight.length() - ".weight".length());
+  }
+
   /** Whether {@code order} leaves every input in place. */
   public static boolean inPlace(int[] order) {
     for (int i = 0; i < order.length; i++) {

@@ -38,17 +38,12 @@ final class CheckpointLayers {
     graph.forEach((name, shape) -> {
       if (projection.test(name)) {
         long[] kn = layout.kn(shape);
-        m.putAll(quantization.tensorShapes(module(name), kn[0], kn[1]));
+        m.putAll(quantization.tensorShapes(CheckpointRepacker.moduleOf(name), kn[0], kn[1]));
       } else {
         m.put(name, shape);
       }
     });
     return m;
-  }
-
-  /** {@code layers.0.mlp.up_proj} of {@code layers.0.mlp.up_proj.weight}. */
-  static String module(String weight) {
-    return weight.substring(0, weight.length() - ".weight".length());
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.radixserve.model.weights;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.quant.CheckpointQuantization;
@@ -108,8 +109,8 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
   }
 
   /** The quantization files of checkpoints written before {@code quantization_config}. */
-  static final java.util.List<Map.Entry<String, String>> LEGACY_QUANTIZATION_FILES =
-      java.util.List.of(Map.entry("quantize_config.json", "gptq"), // AutoGPTQ's
+  static final List<Map.Entry<String, String>> LEGACY_QUANTIZATION_FILES =
+      List.of(Map.entry("quantize_config.json", "gptq"), // AutoGPTQ's
           Map.entry("quant_config.json", "awq")); // AutoAWQ's
 
   /**
@@ -126,8 +127,7 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
       for (Map.Entry<String, String> legacy : LEGACY_QUANTIZATION_FILES) {
         Path f = file.resolveSibling(legacy.getKey());
         if (quant == null && java.nio.file.Files.isRegularFile(f)) {
-          com.fasterxml.jackson.databind.node.ObjectNode o =
-              ((com.fasterxml.jackson.databind.node.ObjectNode) JsonFile.readObject(f)).deepCopy();
+          ObjectNode o = ((ObjectNode) JsonFile.readObject(f)).deepCopy();
           o.put("quant_method", o.path("quant_method").asText(legacy.getValue()));
           quant = o;
           source = f;
