@@ -180,19 +180,21 @@ public final class PagedLlamaGraph implements PagedGraph {
 
   /**
    * The rotary tables, [positions, D/2] each: cos and sin of position · inv_freq with the angle
-   * rounded to fp32 first, as Hugging Face computes it; and {@code positions} as [T, 1], the
+   * rounded to fp32 first, times the rope's attention factor, as Hugging Face computes them; and {@code positions} as [T, 1], the
    * position ids {@code RotaryEmbedding} reads.
    */
   private void rotaryTables() {
     double[] inv = c.rope().inverseFrequencies(c.headDim());
+    // yarn's and longrope's attention factor scales cos and sin (transformers' attention_scaling)
+    float attention = (float) c.rope().attentionFactor();
     int half = inv.length;
     float[] cosTable = new float[c.nPositions() * half];
     float[] sinTable = new float[cosTable.length];
     for (int p = 0; p < c.nPositions(); p++) {
       for (int i = 0; i < half; i++) {
         float angle = (float) p * (float) inv[i];
-        cosTable[p * half + i] = (float) Math.cos(angle);
-        sinTable[p * half + i] = (float) Math.sin(angle);
+        cosTable[p * half + i] = (float) Math.cos(angle) * attention;
+        sinTable[p * half + i] = (float) Math.sin(angle) * attention;
       }
     }
     cos = toGraphType(g.floats(new long[] {c.nPositions(), half}, cosTable));
