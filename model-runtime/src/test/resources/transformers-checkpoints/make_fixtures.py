@@ -25,7 +25,8 @@ Also writes:
   keys.json   for each supported model_type, the keys its transformers config class writes
               (to_dict of a default instance), and PreTrainedConfig's own keys.
 The weights are random (seeded); the tokenizers are the trained ones of ../hf-tokenizers (made by
-its make_fixtures.py), the chat templates those of ../chat-templates.
+its make_fixtures.py), the chat templates those of ../chat-templates and, for Phi-3.5, llama.cpp's copy of the official one
+(templates/phi3_5.jinja, from llama.cpp's models/templates/microsoft-Phi-3.5-mini-instruct.jinja).
 """
 import datetime as _dt
 import importlib
@@ -77,13 +78,19 @@ CONVERSATIONS = [
      {"role": "user", "content": "Another one, please."}],
 ]
 
-# family -> (tokenizer fixture, chat template, bos, eos, architecture)
+# tokenizer name -> (tokenizer fixture, chat template, bos, eos); a model_type's own by default
 TOKENIZER = {
     "llama": ("llama3", "llama3_2", "<|begin_of_text|>", "<|eot_id|>"),
     "qwen2": ("qwen2", "qwen2_5", None, "<|im_end|>"),
     "qwen3": ("qwen2", "qwen3", None, "<|im_end|>"),
     "mistral": ("sentencepiece", "mistral", "<s>", "</s>"),
+    # Phi-3/3.5: Llama 2's SentencePiece vocabulary plus the chat markers; Phi-4-mini: a
+    # byte-level BPE (o200k-like) with the same markers
+    "phi3": ("sentencepiece", "phi3_5", "<s>", "<|end|>"),
+    "phi4": ("llama3", "phi3_5", None, "<|end|>"),
 }
+PHI_SPECIALS = ["<|endoftext|>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
+TOKENIZER_OF = {"phi4-mini-partial": "phi4"}
 
 SHAPE = dict(hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, max_position_embeddings=64, rms_norm_eps=1e-5)
@@ -124,20 +131,35 @@ CASES = {
                                    layer_types=["sliding_attention", "full_attention"],
                                    rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
                      False),
+    # Phi-3.5-mini: longrope (served within original_max_position_embeddings), fused qkv_proj
+    # and gate_up_proj; Phi-3-mini-4k: a sliding window over every layer; Phi-4-mini: longrope
+    # over 3/4 of each head, tied
+    "phi3-longrope": ("phi3", dict(original_max_position_embeddings=32, rope_parameters=dict(
+        rope_type="longrope", rope_theta=10000.0, short_factor=[1.0 + 0.05 * i for i in range(6)],
+        long_factor=[1.0 + 0.9 * i for i in range(6)])), False),
+    "phi3-window": ("phi3", dict(sliding_window=7, rope_parameters=dict(
+        rope_type="default", rope_theta=10000.0)), False),
+    "phi4-mini-partial": ("phi3", dict(hidden_size=64, original_max_position_embeddings=32,
+        rope_parameters=dict(rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.75,
+        short_factor=[1.0 + 0.03 * i for i in range(6)],
+        long_factor=[1.0 + 0.7 * i for i in range(6)])), True),
 }
 # cases also written in the transformers 4 form, with the tokenizer class the families' hub
 # checkpoints name (transformers 5 rebuilds a named class's pipeline from the file's vocab)
 V4 = {"llama-llama3": "PreTrainedTokenizerFast", "qwen2": "Qwen2TokenizerFast",
       "qwen3-yarn": "Qwen2Tokenizer", "mistral": "LlamaTokenizerFast",
-      "qwen2-window": "Qwen2TokenizerFast"}
+      "qwen2-window": "Qwen2TokenizerFast", "phi3-longrope": "LlamaTokenizer",
+      "phi3-window": "LlamaTokenizerFast"}
 
 
-def tokenizer_for(model_type):
-    name, template, bos, eos = TOKENIZER[model_type]
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer.from_file(os.path.join(TOKENIZERS, name, "tokenizer.json")),
-        bos_token=bos, eos_token=eos)
-    with open(os.path.join(TEMPLATES, template + ".jinja")) as f:
+def tokenizer_for(key):
+    name, template, bos, eos = TOKENIZER[key]
+    backend = Tokenizer.from_file(os.path.join(TOKENIZERS, name, "tokenizer.json"))
+    if key.startswith("phi"):
+        backend.add_special_tokens(PHI_SPECIALS)
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token=bos, eos_token=eos)
+    local = os.path.join(HERE, "templates", template + ".jinja")  # llama.cpp's copy (Phi-3.5)
+    with open(local if os.path.exists(local) else os.path.join(TEMPLATES, template + ".jinja")) as f:
         tok.chat_template = f.read()
     return tok
 
@@ -160,11 +182,13 @@ def randomize(model, seed):
 def write_case(name, model_type, extra, tie, seed):
     out = os.path.join(HERE, name)
     shutil.rmtree(out, ignore_errors=True)
-    tok = tokenizer_for(model_type)
+    key = TOKENIZER_OF.get(name, model_type)
+    tok = tokenizer_for(key)
     config_class = transformers.CONFIG_MAPPING[model_type]
-    eos = [tok.convert_tokens_to_ids(TOKENIZER[model_type][3])]
+    eos = [tok.convert_tokens_to_ids(TOKENIZER[key][3])]
     config = config_class(vocab_size=len(tok), tie_word_embeddings=tie,
-                          bos_token_id=tok.bos_token_id, eos_token_id=eos, **SHAPE, **extra)
+                          bos_token_id=tok.bos_token_id, eos_token_id=eos, pad_token_id=eos[0],
+                          **{**SHAPE, **extra})
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(config)
     randomize(model, seed)
@@ -178,13 +202,16 @@ def write_case(name, model_type, extra, tie, seed):
 def to_v4(src, dst, tokenizer_class):
     """The same checkpoint with config.json and tokenizer_config.json as transformers 4.x wrote them."""
     shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(src, dst)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("expected.json"))
     path = os.path.join(dst, "config.json")
     with open(path) as f:
         c = json.load(f)
     rope = c.pop("rope_parameters")
     c["rope_theta"] = rope.pop("rope_theta")
-    c["rope_scaling"] = None if rope["rope_type"] == "default" else rope
+    if c["model_type"] == "phi3" and rope["rope_type"] == "longrope":
+        rope["type"] = rope.pop("rope_type")  # Phi-3-mini-128k's config.json spelling
+        rope.pop("original_max_position_embeddings", None)  # Phi-3 kept it at the top level
+    c["rope_scaling"] = None if rope.get("rope_type") == "default" else rope
     c["torch_dtype"] = c.pop("dtype")
     c.pop("layer_types", None)  # the hubs' Qwen2.5 configs predate it: derived from max_window_layers
     c["transformers_version"] = "4.57.6"

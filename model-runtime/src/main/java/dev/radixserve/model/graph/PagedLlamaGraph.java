@@ -229,9 +229,19 @@ public final class PagedLlamaGraph implements PagedGraph {
     // [T, 1, h*D]: each token its own batch row, since RotaryEmbedding refuses a sequence axis
     // longer than its tables, and a step's T tokens (several sequences) may exceed the positions
     String batched = g.op("Unsqueeze", "batched", x, g.ints(1));
-    g.node("RotaryEmbedding", "com.microsoft", name + "/RotaryEmbedding",
-        List.of(batched, positionIds, cos, sin), List.of(name),
-        attr("interleaved", 0L), attr("num_heads", (long) heads));
+    int rotary = c.rope().rotaryDim(d);
+    if (rotary == d) {
+      g.node("RotaryEmbedding", "com.microsoft", name + "/RotaryEmbedding",
+          List.of(batched, positionIds, cos, sin), List.of(name),
+          attr("interleaved", 0L), attr("num_heads", (long) heads));
+    } else {
+      // partial_rotary_factor (Phi-4-mini): the first rotary dims of each head rotate, the rest
+      // pass through, as transformers' apply_rotary_pos_emb slices them
+      g.node("RotaryEmbedding", "com.microsoft", name + "/RotaryEmbedding",
+          List.of(batched, positionIds, cos, sin), List.of(name),
+          attr("interleaved", 0L), attr("num_heads", (long) heads),
+          attr("rotary_embedding_dim", (long) rotary));
+    }
     return g.op("Squeeze", "unbatched", name, g.ints(1));
   }
 }

@@ -146,6 +146,9 @@ public final class HfModelLoader {
         fileOf.put(name, file);
       }
       Path primary = files.files().getFirst();
+      if (config.model() instanceof LlamaConfig c && c.modelType().equals("phi3")) {
+        FusedProjections.split(c, canonical, fileOf, primary);
+      }
       checkLmHead(layout, canonical, fileOf, primary);
       Map<String, long[]> expected = layout.expected();
       plainGroupsWhereAbsent(config.quantization(), expected, canonical);

@@ -10,7 +10,9 @@ import java.util.Set;
 /**
  * Reads a Llama-family {@code config.json} into a {@link LlamaConfig} as transformers 5 reads it
  * (and the transformers 4 form it still reads), with transformers' defaults per {@code
- * model_type}. Every key of the family's transformers config class is in {@link #KEYS}: read here,
+ * model_type}: Llama, Qwen2, Qwen3, Mistral, and Phi-3 (its fused projections split at load by
+ * {@link FusedProjections}). Every key of the family's transformers config class is in {@link
+ * #KEYS}: read here,
  * or inert with the reason. A value the graph does not compute (another activation, an unknown
  * rope type, a rotary over part of the head) is refused by name and value.
  */
@@ -21,7 +23,8 @@ final class LlamaConfigReader {
       "llama", "LlamaForCausalLM",
       "qwen2", "Qwen2ForCausalLM",
       "qwen3", "Qwen3ForCausalLM",
-      "mistral", "MistralForCausalLM");
+      "mistral", "MistralForCausalLM",
+      "phi3", "Phi3ForCausalLM");
 
   private static final Set<String> SHARED = Set.of("vocab_size", "hidden_size",
       "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
@@ -37,7 +40,10 @@ final class LlamaConfigReader {
           "max_window_layers", "layer_types"), Map.of()),
       "qwen3", keys("qwen3", Set.of("attention_bias", "head_dim", "use_sliding_window",
           "sliding_window", "max_window_layers", "layer_types"), Map.of()),
-      "mistral", keys("mistral", Set.of("head_dim", "sliding_window"), Map.of()));
+      "mistral", keys("mistral", Set.of("head_dim", "sliding_window"), Map.of()),
+      "phi3", keys("phi3", Set.of("sliding_window"), Map.of(
+          "embd_pdrop", "dropout is off at inference",
+          "resid_pdrop", "dropout is off at inference")));
 
   private LlamaConfigReader() {}
 
@@ -60,6 +66,10 @@ final class LlamaConfigReader {
           + " is not a " + type + " language model (need " + ARCHITECTURES.get(type) + ")");
     }
     KEYS.get(type).logUnknown(c, file);
+    if (type.equals("phi3") && c.hasNonNull("quantization_config")) {
+      throw new ModelLoadException(file, "quantization_config on phi3 is not supported: its"
+          + " fused qkv_proj / gate_up_proj are split at load only for float weights");
+    }
     ConfigKeys.checkDtype(c, file);
     if (bool(c, file, "is_encoder_decoder", false)) {
       throw new ModelLoadException(file, "is_encoder_decoder true is not supported (a decoder)");
@@ -115,18 +125,47 @@ final class LlamaConfigReader {
    * is refused, as the family's transformers models cannot compute it either.
    */
   private static LlamaConfig.Rope rope(JsonNode c, Path file, int headDim) {
-    Map<String, LlamaConfig.Rope> ropes = RopeParameters.read(c, file, 10000, headDim);
+    boolean phi3 = c.path("model_type").asText().equals("phi3");
+    Map<String, LlamaConfig.Rope> ropes = RopeParameters.read(phi3 ? phi3Rope(c) : c, file,
+        10000, headDim);
     LlamaConfig.Rope rope = ropes.values().iterator().next();
     if (new java.util.HashSet<>(ropes.values()).size() > 1) {
       throw new ModelLoadException(file, "rope_parameters differ by layer type " + ropes.keySet()
           + "; the " + c.path("model_type").asText() + " family rotates every layer alike");
     }
-    if (rope.partialRotaryFactor() != 1.0) {
+    if (phi3 && !Set.of("default", "longrope").contains(rope.type())) {
+      throw new ModelLoadException(file, "rope_type " + rope.type() + " is not a phi3 rope"
+          + " (default or longrope)");
+    }
+    if (!phi3 && rope.partialRotaryFactor() != 1.0) {
       throw new ModelLoadException(file, "partial_rotary_factor " + rope.partialRotaryFactor()
           + " is not supported for " + c.path("model_type").asText()
           + " (rotary over the whole head)");
     }
     return rope;
+  }
+
+  /**
+   * Phi3Config renames the rope types Phi-3's first checkpoints wrote, {@code su} and {@code
+   * yarn}, to {@code longrope} (its {@code convert_rope_params_to_dict}).
+   */
+  private static JsonNode phi3Rope(JsonNode c) {
+    com.fasterxml.jackson.databind.node.ObjectNode copy =
+        ((com.fasterxml.jackson.databind.node.ObjectNode) c).deepCopy();
+    for (String key : new String[] {"rope_scaling", "rope_parameters"}) {
+      JsonNode p = copy.get(key);
+      if (p != null && p.isObject()) {
+        String type = p.path("rope_type").asText(p.path("type").asText(""));
+        if (type.equals("su") || type.equals("yarn")) {
+          com.fasterxml.jackson.databind.node.ObjectNode fixed =
+              ((com.fasterxml.jackson.databind.node.ObjectNode) p).deepCopy();
+          fixed.remove("type");
+          fixed.put("rope_type", "longrope");
+          copy.set(key, fixed);
+        }
+      }
+    }
+    return copy;
   }
 
   static boolean bool(JsonNode c, Path file, String key, boolean absent) {

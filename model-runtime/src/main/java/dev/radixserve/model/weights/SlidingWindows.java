@@ -11,7 +11,7 @@ import java.util.List;
  * models decide it:
  *
  * <ul>
- *   <li>{@code mistral}: every layer, whenever {@code sliding_window} is not null;
+ *   <li>{@code mistral}, {@code phi3}: every layer, whenever {@code sliding_window} is not null;
  *   <li>{@code qwen2}, {@code qwen3}: the window is {@code sliding_window} only under {@code
  *       use_sliding_window}; the layers are those that {@code layer_types} names {@code
  *       sliding_attention}, or, without it, layers {@code max_window_layers} and up;
@@ -33,7 +33,7 @@ final class SlidingWindows {
   /** Per layer, W or 0 for full attention; empty when no window binds. */
   static List<Integer> read(JsonNode c, Path file, String type, int layers, int positions) {
     Integer window = switch (type) {
-      case "mistral" -> window(c, file);
+      case "mistral", "phi3" -> window(c, file);
       case "qwen2", "qwen3" -> LlamaConfigReader.bool(c, file, "use_sliding_window", false)
           ? window(c, file) : null;
       default -> null;
@@ -56,7 +56,7 @@ final class SlidingWindows {
   }
 
   private static boolean sliding(JsonNode c, Path file, String type, int layer, int layers) {
-    if (type.equals("mistral")) {
+    if (type.equals("mistral") || type.equals("phi3")) {
       return true;
     }
     if (c.hasNonNull("layer_types")) {
