@@ -95,6 +95,15 @@ final class PagedIo {
    * already applied); writes k and v into the caches in place and returns the output [T, H*D].
    */
   String attention(int layer, String q, String k, String v, int queryHeads) {
+    return attention(layer, q, k, v, queryHeads, AttentionSpec.plain(shape.headDim()));
+  }
+
+  /**
+   * As {@link #attention(int, String, String, String, int)}, computing what {@code spec} says:
+   * its scale, and (attributes of ONNX Runtime's PagedAttention) {@code softcap} and {@code
+   * local_window_size}, the keys before the query's own: Hugging Face's window less one.
+   */
+  String attention(int layer, String q, String k, String v, int queryHeads, AttentionSpec spec) {
     String out = "L" + layer + "_attn";
     List<String> inputs = new ArrayList<>(List.of(q, k, v, PagedGraph.keyCache(layer),
         PagedGraph.valueCache(layer), cuSeqlens, pastLens, tables));
@@ -104,9 +113,21 @@ final class PagedIo {
     inputs.add(bounds);
     g.node("PagedAttention", "com.microsoft", "L" + layer + "/PagedAttention", inputs,
         List.of(out, PagedGraph.keyCacheOut(layer), PagedGraph.valueCacheOut(layer)),
-        attr("num_heads", (long) queryHeads), attr("kv_num_heads", (long) shape.kvHeads()),
-        attr("scale", (float) (1.0 / Math.sqrt(shape.headDim()))));
+        attributes(queryHeads, spec));
     return out;
+  }
+
+  private ai.onnx.proto.OnnxMl.AttributeProto[] attributes(int queryHeads, AttentionSpec spec) {
+    List<ai.onnx.proto.OnnxMl.AttributeProto> a = new ArrayList<>(List.of(
+        attr("num_heads", (long) queryHeads), attr("kv_num_heads", (long) shape.kvHeads()),
+        attr("scale", spec.scale())));
+    if (spec.softcap() > 0) {
+      a.add(attr("softcap", spec.softcap()));
+    }
+    if (spec.slidingWindow() > 0) {
+      a.add(attr("local_window_size", (long) spec.slidingWindow() - 1));
+    }
+    return a.toArray(ai.onnx.proto.OnnxMl.AttributeProto[]::new);
   }
 
   /**
@@ -115,6 +136,27 @@ final class PagedIo {
    * every output is declared.
    */
   void logitsAndOutputs(String normed, String head) {
+    logitsAndOutputs(normed, head, 0);
+  }
+
+  /**
+   * As {@link #logitsAndOutputs(String, String)}, the logits soft-capped when {@code softcap} is
+   * positive: {@code softcap · tanh(logits / softcap)}, in fp32 (Gemma's
+   * {@code final_logit_softcapping}).
+   */
+  void logitsAndOutputs(String normed, String head, float softcap) {
+    if (softcap > 0) {
+      String low = headLinear.emit(normed, head, WeightLayout.OUT_IN, weights.get(head), null,
+          quantizeHead);
+      String raw = dt == GraphDtype.FLOAT32 ? low
+          : g.op("Cast", "logits_fp32", List.of(low), attr("to", (long) FLOAT));
+      String capped = g.op("Tanh", "logits_tanh",
+          g.op("Div", "logits_scaled", raw, g.scalar(softcap)));
+      g.node("Mul", "", "logits_softcap", List.of(capped, g.scalar(softcap)),
+          List.of(PagedGraph.LOGITS));
+      declareOutputs();
+      return;
+    }
     // the head is [vocab, hidden] (nn.Linear's layout, or the tied embedding): quantized only
     // with QuantSpec.lmHead, in its headMode
     if (dt == GraphDtype.FLOAT32) {
@@ -126,6 +168,10 @@ final class PagedIo {
       g.node("Cast", "", "logits_to_fp32", List.of(low), List.of(PagedGraph.LOGITS),
           attr("to", (long) FLOAT));
     }
+    declareOutputs();
+  }
+
+  private void declareOutputs() {
     g.declareOutput(PagedGraph.LOGITS, FLOAT, "R", shape.vocabSize());
     for (int i = 0; i < shape.nLayer(); i++) {
       g.declareOutput(PagedGraph.keyCacheOut(i), dt.onnxType(), cacheDims());
