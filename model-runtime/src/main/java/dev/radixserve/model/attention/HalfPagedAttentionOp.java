@@ -40,7 +40,7 @@ final class HalfPagedAttentionOp implements CustomOp.Definition {
 
   @Override
   public CustomKernel createKernel(KernelInfo info) {
-    PagedAttentionOp.checkAttributes(info);
+    ScoreRule rule = PagedAttentionOp.scoreRule(info);
     int heads = (int) info.int64("num_heads", 0);
     int kvHeads = (int) info.int64("kv_num_heads", 0);
     float scale = info.float32("scale", 0f);
@@ -48,12 +48,12 @@ final class HalfPagedAttentionOp implements CustomOp.Definition {
       PagedAttentionStep step = PagedAttentionOp.step(context, heads, kvHeads);
       new PagedAttentionKernel(heads, kvHeads, step.headSize(), scale, null).validate(step);
       run(step, heads, kvHeads, scale == 0 ? (float) (1.0 / Math.sqrt(step.headSize())) : scale,
-          context);
+          rule, context);
     };
   }
 
   private static void run(PagedAttentionStep s, int heads, int kvHeads, float scale,
-      KernelContext context) {
+      ScoreRule rule, KernelContext context) {
     int d = s.headSize();
     long rowBytes = (long) kvHeads * d * HALF.bytes();
     for (int q = 0; q < s.sequences(); q++) {
@@ -70,12 +70,15 @@ final class HalfPagedAttentionOp implements CustomOp.Definition {
       }
     }
     context.parallelFor(s.tokens() * heads,
-        item -> attend(s, seqOf, item / heads, item % heads, heads, kvHeads, scale));
+        item -> attend(s, seqOf, item / heads, item % heads, heads, kvHeads, scale, rule));
   }
 
-  /** Output row of token {@code t}, head {@code h}: softmax(q·K) V over positions [0, p]. */
+  /**
+   * Output row of token {@code t}, head {@code h}: softmax(cap(scale q·K)) V over positions
+   * [from, p], from = 0 or the window's first ({@link ScoreRule}); earlier slots are not read.
+   */
   private static void attend(PagedAttentionStep s, int[] seqOf, int t, int h, int heads,
-      int kvHeads, float scale) {
+      int kvHeads, float scale, ScoreRule rule) {
     int d = s.headSize();
     int q = seqOf[t];
     int position = s.pastLens()[q] + t - s.cuSeqlens()[q];
@@ -85,26 +88,27 @@ final class HalfPagedAttentionOp implements CustomOp.Definition {
     for (int k = 0; k < d; k++) {
       query[k] = HALF.load(s.query(), queryBase + k);
     }
-    float[] scores = new float[position + 1];
+    int from = rule.from(position + 1);
+    float[] scores = new float[position + 1 - from]; // position j at j - from
     float max = Float.NEGATIVE_INFINITY;
-    for (int j = 0; j <= position; j++) {
+    for (int j = from; j <= position; j++) {
       long base = PagedAttentionKernel.slot(s, q, j) * kvHeads * d + kvOffset;
       float dot = 0;
       for (int k = 0; k < d; k++) {
         dot += query[k] * HALF.load(s.keyCache(), base + k);
       }
-      scores[j] = dot * scale;
-      max = Math.max(max, scores[j]);
+      scores[j - from] = rule.cap(dot * scale);
+      max = Math.max(max, scores[j - from]);
     }
     float sum = 0;
-    for (int j = 0; j <= position; j++) {
-      scores[j] = (float) Math.exp(scores[j] - max);
-      sum += scores[j];
+    for (int j = from; j <= position; j++) {
+      scores[j - from] = (float) Math.exp(scores[j - from] - max);
+      sum += scores[j - from];
     }
     float[] out = new float[d];
-    for (int j = 0; j <= position; j++) {
+    for (int j = from; j <= position; j++) {
       long base = PagedAttentionKernel.slot(s, q, j) * kvHeads * d + kvOffset;
-      float w = scores[j] / sum;
+      float w = scores[j - from] / sum;
       for (int k = 0; k < d; k++) {
         out[k] += w * HALF.load(s.valueCache(), base + k);
       }

@@ -16,8 +16,13 @@ import java.util.List;
  *                slot (table[s][p / B], p % B) of both caches
  *   3 attend     items (sequence, run of up to {@value #QUERY_RUN} queries, one head; or every
  *                head for a run of one query), longest first, over the thread pool: query at
- *                position p sees positions [0, p]
+ *                position p sees positions [0, p], or with a window W only (p - W, p]; scores
+ *                soft-capped when asked ({@link ScoreRule})
  * </pre>
+ *
+ * A windowed query reads only the blocks that overlap its window: a sliding-window layer costs
+ * its window, not its context. Validation still checks every block id of the table (the ids are
+ * the caller's contract whatever the layer), but blocks before a window are never read.
  *
  * Not thread-safe itself (one kernel per graph node; ONNX Runtime runs a node on one thread at a
  * time); the items of step 3 run concurrently and write disjoint output rows.
@@ -43,15 +48,23 @@ final class PagedAttentionKernel {
   private final int kvHeads;
   private final int headSize;
   private final float scale;
+  private final ScoreRule rule;
   private final RowAttention math;
   /** Slots (block * B + offset) and blocks written this step: reused across steps. */
   private final BitSet written = new BitSet();
   private final BitSet writtenBlocks = new BitSet();
 
+  /** Full causal attention, no soft cap. */
+  PagedAttentionKernel(int numHeads, int kvHeads, int headSize, float scale, RowAttention math) {
+    this(numHeads, kvHeads, headSize, scale, ScoreRule.FULL, math);
+  }
+
   /**
    * @param scale score scale; 0 means {@code 1 / sqrt(headSize)} (the op's default)
+   * @param rule the window and soft cap
    */
-  PagedAttentionKernel(int numHeads, int kvHeads, int headSize, float scale, RowAttention math) {
+  PagedAttentionKernel(int numHeads, int kvHeads, int headSize, float scale, ScoreRule rule,
+      RowAttention math) {
     if (numHeads <= 0 || kvHeads <= 0 || numHeads % kvHeads != 0) {
       throw new IllegalArgumentException("num_heads " + numHeads + " must be a positive multiple"
           + " of kv_num_heads " + kvHeads);
@@ -60,6 +73,7 @@ final class PagedAttentionKernel {
     this.kvHeads = kvHeads;
     this.headSize = headSize;
     this.scale = scale == 0 ? (float) (1.0 / Math.sqrt(headSize)) : scale;
+    this.rule = rule;
     this.math = math;
   }
 
@@ -177,7 +191,8 @@ final class PagedAttentionKernel {
     for (int q = 0; q < s.sequences(); q++) {
       for (int t = s.cuSeqlens()[q]; t < s.cuSeqlens()[q + 1]; t += QUERY_RUN) {
         int end = Math.min(t + QUERY_RUN, s.cuSeqlens()[q + 1]);
-        long keys = (long) (end - t) * (s.pastLens()[q] + end - s.cuSeqlens()[q]);
+        long keys = (long) (end - t)
+            * Math.min(rule.window(), s.pastLens()[q] + end - s.cuSeqlens()[q]);
         // A run of one query (a decode step) takes every head: its slots are then read whole,
         // in order, at the memory's bandwidth (about 1.7x faster than 12 items reading a 256-byte
         // head slice every 3 KB, and than partial rows: BENCHMARKS.md, "Decode attention reads
@@ -202,13 +217,13 @@ final class PagedAttentionKernel {
         first * queryRow + (long) h * headSize * Float.BYTES, queryRow, (int) (item[2] - first),
         s.pastLens()[q] + first - s.cuSeqlens()[q] + 1, s.blockTables(), q * s.maxBlocks(),
         s.blockSize(), (long) kvHeads * headSize * Float.BYTES, h, (int) item[4],
-        numHeads / kvHeads, headSize, scale);
+        numHeads / kvHeads, headSize, scale, rule);
     math.attend(run, s.query(), s.keyCache(), s.valueCache(), s.output());
   }
 
   @Override
   public String toString() {
     return "PagedAttentionKernel[heads " + numHeads + ", kv heads " + kvHeads + ", head size "
-        + headSize + ", scale " + scale + ", " + math.getClass().getSimpleName() + "]";
+        + headSize + ", scale " + scale + ", " + rule + ", " + math.getClass().getSimpleName() + "]";
   }
 }

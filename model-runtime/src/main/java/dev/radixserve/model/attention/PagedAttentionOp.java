@@ -22,8 +22,10 @@ import java.util.List;
  *            5 cumulative_sequence_length int32 [S+1]  6 past_seqlens int32 [S]
  *            7 block_table int32 [S, max_blocks]      8 cos_cache, 9 sin_cache (rotary: refused)
  *   outputs  0 output [T, H*D]   1 key_cache_out  2 value_cache_out   (the caches, in place)
- *   attrs    num_heads, kv_num_heads, scale (0: 1/sqrt(D)); softcap, local_window_size and
- *            do_rotary only at their defaults (GPT-2 needs none of them)
+ *   attrs    num_heads, kv_num_heads, scale (0: 1/sqrt(D)); local_window_size (-1: none; else
+ *            the positions a query sees, itself included: Hugging Face's sliding_window as it
+ *            is) and softcap (0: none), as {@link ScoreRule} defines them; do_rotary only at
+ *            its default
  * </pre>
  *
  * In place means the caller binds {@code key_cache_out} to the very buffer of {@code key_cache}
@@ -108,22 +110,20 @@ public final class PagedAttentionOp implements CustomOp.Definition {
 
   @Override
   public CustomKernel createKernel(KernelInfo info) {
-    checkAttributes(info);
     return new NodeKernel((int) info.int64("num_heads", 0), (int) info.int64("kv_num_heads", 0),
-        info.float32("scale", 0f));
+        info.float32("scale", 0f), scoreRule(info));
   }
 
-  /** Refuses the attributes the CPU kernels do not implement (GPT-2 needs none of them). */
-  static void checkAttributes(KernelInfo info) {
+  /**
+   * The node's window and soft cap; refuses the attributes the CPU kernels do not implement
+   * (rotary: the graphs apply it before the node) and values ONNX Runtime gives no meaning.
+   */
+  static ScoreRule scoreRule(KernelInfo info) {
     if (info.int64("do_rotary", 0) != 0) {
       throw new IllegalArgumentException("do_rotary is not supported on the CPU");
     }
-    if (info.float32("softcap", 0f) != 0f) {
-      throw new IllegalArgumentException("softcap is not supported on the CPU");
-    }
-    if (info.int64("local_window_size", -1) != -1) {
-      throw new IllegalArgumentException("local_window_size is not supported on the CPU");
-    }
+    return ScoreRule.fromAttributes(info.int64("local_window_size", -1),
+        info.float32("softcap", 0f));
   }
 
   /** One graph node's kernel; ONNX Runtime runs a node on one thread at a time. */
@@ -131,19 +131,21 @@ public final class PagedAttentionOp implements CustomOp.Definition {
     private final int heads;
     private final int kvHeads;
     private final float scale;
+    private final ScoreRule rule;
     private PagedAttentionKernel kernel;
 
-    NodeKernel(int heads, int kvHeads, float scale) {
+    NodeKernel(int heads, int kvHeads, float scale, ScoreRule rule) {
       this.heads = heads;
       this.kvHeads = kvHeads;
       this.scale = scale;
+      this.rule = rule;
     }
 
     @Override
     public void compute(KernelContext context) {
       PagedAttentionStep step = PagedAttentionOp.step(context, heads, kvHeads);
       if (kernel == null || kernel.headSize() != step.headSize()) {
-        kernel = new PagedAttentionKernel(heads, kvHeads, step.headSize(), scale, math);
+        kernel = new PagedAttentionKernel(heads, kvHeads, step.headSize(), scale, rule, math);
       }
       long t0 = System.nanoTime();
       try {

@@ -8,11 +8,17 @@ import java.lang.foreign.MemorySegment;
  * pool.
  *
  * <pre>
- *   query row t of the run (0 <= t < queries) sees positions [0, firstLen + t)   (causal)
+ *   query row t of the run (0 <= t < queries) sees positions [from(t), firstLen + t): causal,
+ *     and with a window W only the last W of them (from(t) = max(0, firstLen + t - W))
  *   position j: block table[tableOffset + j / B], slot j % B; the key row head i reads at
  *     keyCache byte (block * B + slot) * rowBytes + kvOffset(i)         (likewise the values)
- *   out_t = softmax(scale * q_t · K[0, len_t)) · V[0, len_t)        (fp32, max subtracted first)
+ *   s_tj = cap(scale * q_t · k_j)                                    ({@link ScoreRule#cap})
+ *   out_t = softmax(s_t[from(t), len_t)) · V[from(t), len_t)        (fp32, max subtracted first)
  * </pre>
+ *
+ * Blocks wholly before a row's window are never read, and scratch is indexed from the run's
+ * first visible position ({@link QueryRun#lo}), so a windowed run costs its window, not its
+ * context.
  *
  * Why a run rather than one row at a time: a prefill chunk's queries share almost all their
  * positions, so an implementation can read each block's key and value rows once for the whole
@@ -37,13 +43,29 @@ interface RowAttention {
    * @param heads query heads in the run (a decode step's one row per head is a run of all or
    *     several heads, so that each block is read as whole rows, not one head's slice at a time)
    * @param headsPerKv query heads per kv head (grouped-query attention; 1 for multi-head)
+   * @param rule the window and the soft cap
    */
   record QueryRun(long queryOffset, long queryStride, int queries, int firstLen, int[] table,
       int tableOffset, int blockSize, long rowBytes, int firstHead, int heads, int headsPerKv,
-      int headSize, float scale) {
+      int headSize, float scale, ScoreRule rule) {
 
     int lastLen() {
       return firstLen + queries - 1;
+    }
+
+    /** The first position row t sees. */
+    int from(int t) {
+      return rule.from(firstLen + t);
+    }
+
+    /** The first position any row of the run sees (row 0's): scratch index 0. */
+    int lo() {
+      return from(0);
+    }
+
+    /** Positions from {@link #lo} to the last row's end: the scratch row length. */
+    int width() {
+      return lastLen() - lo();
     }
 
     /** Bytes of one head's row of queries or keys. */
@@ -64,7 +86,7 @@ interface RowAttention {
     /** Head {@code i} of the run as a run of its own (same rows, same positions). */
     QueryRun head(int i) {
       return new QueryRun(queryOffset + i * headBytes(), queryStride, queries, firstLen, table,
-          tableOffset, blockSize, rowBytes, firstHead + i, 1, headsPerKv, headSize, scale);
+          tableOffset, blockSize, rowBytes, firstHead + i, 1, headsPerKv, headSize, scale, rule);
     }
   }
 
@@ -92,8 +114,9 @@ interface RowAttention {
   }
 
   /**
-   * Per-thread scratch: scores [heads × queries × lastLen], per-row maxima, output accumulators
-   * (row r = head i × queries + query t).
+   * Per-thread scratch: scores [heads × queries × width] (position j of row r at
+   * {@code r * width + j - lo}), per-row maxima, output accumulators (row r = head i × queries +
+   * query t).
    */
   final class Scratch {
     private static final ThreadLocal<Scratch> MINE = ThreadLocal.withInitial(Scratch::new);
@@ -107,7 +130,7 @@ interface RowAttention {
     static Scratch get(QueryRun run) {
       Scratch s = MINE.get();
       int rows = run.heads() * run.queries();
-      int scores = rows * run.lastLen();
+      int scores = rows * run.width();
       if (s.scores.length < scores) {
         s.scores = new float[Math.max(scores, s.scores.length * 2)];
       }
@@ -121,16 +144,17 @@ interface RowAttention {
     }
 
     /**
-     * The byte offset of the slot of every position the run's first row sees ({@code firstLen}
-     * of them), without a head's offset: the one-query loops walk these in order.
+     * The byte offset of the slot of every position the run's first row sees (position j at
+     * {@code j - lo}), without a head's offset: the one-query loops walk these in order.
      */
     long[] slots(QueryRun run) {
+      int lo = run.lo();
       int len = run.firstLen();
-      if (slots.length < len) {
-        slots = new long[Math.max(len, slots.length * 2)];
+      if (slots.length < len - lo) {
+        slots = new long[Math.max(len - lo, slots.length * 2)];
       }
-      for (int j = 0; j < len; j++) {
-        slots[j] = run.blockBase(j / run.blockSize())
+      for (int j = lo; j < len; j++) {
+        slots[j - lo] = run.blockBase(j / run.blockSize())
             + (long) (j % run.blockSize()) * run.rowBytes();
       }
       return slots;

@@ -30,8 +30,9 @@ final class ScalarRowAttention implements RowAttention {
     for (int t = 0; t < run.queries(); t++) {
       long q = run.queryOffset() + t * run.queryStride();
       int len = run.firstLen() + t;
+      int from = run.from(t);
       float max = Float.NEGATIVE_INFINITY;
-      for (int j = 0; j < len; j++) {
+      for (int j = from; j < len; j++) {
         long k = slot(run, j);
         // four partial sums break the add chain's latency
         float s0 = 0;
@@ -51,21 +52,21 @@ final class ScalarRowAttention implements RowAttention {
           s0 += query.get(F, q + (long) d * Float.BYTES)
               * keyCache.get(F, k + (long) d * Float.BYTES);
         }
-        float s = ((s0 + s1) + (s2 + s3)) * run.scale();
-        scores[j] = s;
+        float s = run.rule().cap(((s0 + s1) + (s2 + s3)) * run.scale());
+        scores[j - from] = s;
         max = Math.max(max, s);
       }
       float sum = 0;
-      for (int j = 0; j < len; j++) {
+      for (int j = 0; j < len - from; j++) {
         float e = (float) Math.exp(scores[j] - max);
         scores[j] = e;
         sum += e;
       }
       Arrays.fill(acc, 0, headSize, 0f);
-      for (int j = 0; j < len; j++) {
+      for (int j = from; j < len; j++) {
         long v = slot(run, j);
         for (int d = 0; d < headSize; d++) {
-          acc[d] += scores[j] * valueCache.get(F, v + (long) d * Float.BYTES);
+          acc[d] += scores[j - from] * valueCache.get(F, v + (long) d * Float.BYTES);
         }
       }
       float inv = 1f / sum;

@@ -28,6 +28,11 @@ import jdk.incubator.vector.VectorSpecies;
  * slots"). Each (head, slot) pair does the very operations, in the same order, that the blocked
  * loops do, so a token gives the same bits as a decode step and inside a prefill run.
  *
+ * With a sliding window ({@link ScoreRule}) the loops start at the block holding the run's first
+ * visible position and each row at its own window's start, so blocks before the window are never
+ * read; a decode step's slot walk starts there too. The same (head, slot) operations in the same
+ * order as without a window, so a window covering the context gives full attention's bits.
+ *
  * A head of exactly 8 vectors (GPT-2's 64 floats) keeps a query or an accumulator in 8
  * registers; other head sizes take a general loop with a scalar tail. Vectors are capped at 256
  * bits so that a 64-float head is 8 vectors on AVX-512 machines too. Sums across lanes and exp go
@@ -74,9 +79,12 @@ final class VectorRowAttention implements RowAttention {
     } else {
       scores(run, query, keyCache, scratch.scores, max);
     }
+    int w = run.width();
     for (int t = 0; t < n; t++) {
       // from here on max[t] holds the row's normaliser
-      max[t] = 1f / exp(scratch.scores, t * run.lastLen(), run.firstLen() + t, max[t]);
+      int from = run.from(t);
+      max[t] = 1f / exp(scratch.scores, t * w + from - run.lo(), run.firstLen() + t - from,
+          max[t]);
     }
     float[] acc = scratch.acc;
     Arrays.fill(acc, 0, n * headSize, 0f);
@@ -101,7 +109,7 @@ final class VectorRowAttention implements RowAttention {
       MemorySegment valueCache, MemorySegment out) {
     Scratch scratch = Scratch.get(run);
     int heads = run.heads();
-    int len = run.firstLen();
+    int len = run.width(); // positions seen: [lo, firstLen)
     int headSize = run.headSize();
     boolean eight = headSize == 8 * L;
     long[] slots = scratch.slots(run);
@@ -151,9 +159,17 @@ final class VectorRowAttention implements RowAttention {
     return FloatVector.fromMemorySegment(SP, m, offset, BO);
   }
 
-  /** The first row of the run that sees position j0 (row t sees [0, firstLen + t)). */
+  /** The first row of the run that sees position j0 (row t sees [from(t), firstLen + t)). */
   private static int firstRowSeeing(QueryRun run, int j0) {
     return Math.max(0, j0 - run.firstLen() + 1);
+  }
+
+  /**
+   * The first block a run reads: the one holding {@link QueryRun#lo}. Blocks before it lie wholly
+   * outside every row's window and are never touched.
+   */
+  private static int firstBlock(QueryRun run) {
+    return run.lo() / run.blockSize();
   }
 
   // ---- head = 8 vectors ----
@@ -164,9 +180,15 @@ final class VectorRowAttention implements RowAttention {
     int bs = run.blockSize();
     long rb = run.rowBytes();
     float scale = run.scale();
-    for (int b = 0, j0 = 0; j0 < last; b++, j0 += bs) {
+    int w = run.width();
+    ScoreRule rule = run.rule();
+    for (int b = firstBlock(run), j0 = b * bs; j0 < last; b++, j0 += bs) {
       long start = run.blockBase(b) + run.kvOffset(0);
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
+        int begin = Math.max(j0, run.from(t));
+        if (begin >= j0 + bs) {
+          break; // this row's window starts after the block, and so do the later rows'
+        }
         long q = run.queryOffset() + t * run.queryStride();
         FloatVector q0 = load(query, q);
         FloatVector q1 = load(query, q + VB);
@@ -177,10 +199,10 @@ final class VectorRowAttention implements RowAttention {
         FloatVector q6 = load(query, q + 6 * VB);
         FloatVector q7 = load(query, q + 7 * VB);
         int end = Math.min(j0 + bs, run.firstLen() + t);
-        int base = t * last;
+        int base = t * w - run.lo();
         float m = max[t];
-        long k = start;
-        for (int j = j0; j < end; j++, k += rb) {
+        long k = start + (begin - j0) * rb;
+        for (int j = begin; j < end; j++, k += rb) {
           FloatVector a = q0.mul(load(keys, k));
           FloatVector c = q1.mul(load(keys, k + VB));
           a = q2.fma(load(keys, k + 2 * VB), a);
@@ -189,7 +211,7 @@ final class VectorRowAttention implements RowAttention {
           c = q5.fma(load(keys, k + 5 * VB), c);
           a = q6.fma(load(keys, k + 6 * VB), a);
           c = q7.fma(load(keys, k + 7 * VB), c);
-          float s = scale * StableLanes.sum(a.add(c));
+          float s = rule.cap(scale * StableLanes.sum(a.add(c)));
           scores[base + j] = s;
           m = Math.max(m, s);
         }
@@ -200,11 +222,18 @@ final class VectorRowAttention implements RowAttention {
 
   private static void values8(QueryRun run, MemorySegment values, float[] p, float[] acc) {
     int last = run.lastLen();
-    for (int b = 0, j0 = 0; j0 < last; b++, j0 += run.blockSize()) {
+    int bs = run.blockSize();
+    int w = run.width();
+    for (int b = firstBlock(run), j0 = b * bs; j0 < last; b++, j0 += bs) {
       long start = run.blockBase(b) + run.kvOffset(0);
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
-        valueChunk8(acc, t * 8 * L, p, t * last, j0, Math.min(j0 + run.blockSize(),
-            run.firstLen() + t), values, start, run.rowBytes());
+        int begin = Math.max(j0, run.from(t));
+        if (begin >= j0 + bs) {
+          break;
+        }
+        valueChunk8(acc, t * 8 * L, p, t * w - run.lo(), begin,
+            Math.min(j0 + bs, run.firstLen() + t), values,
+            start + (begin - j0) * run.rowBytes(), run.rowBytes());
       }
     }
   }
@@ -250,7 +279,8 @@ final class VectorRowAttention implements RowAttention {
   private static void scoresOneQuery8(QueryRun run, long[] slots, MemorySegment query,
       MemorySegment keys, float[] scores, float[] max) {
     float scale = run.scale();
-    int len = run.firstLen();
+    ScoreRule rule = run.rule();
+    int len = run.width();
     for (int j = 0; j < len; j++) {
       long slot = slots[j];
       for (int i = 0; i < run.heads(); i++) {
@@ -264,7 +294,7 @@ final class VectorRowAttention implements RowAttention {
         c = load(query, q + 5 * VB).fma(load(keys, k + 5 * VB), c);
         a = load(query, q + 6 * VB).fma(load(keys, k + 6 * VB), a);
         c = load(query, q + 7 * VB).fma(load(keys, k + 7 * VB), c);
-        float s = scale * StableLanes.sum(a.add(c));
+        float s = rule.cap(scale * StableLanes.sum(a.add(c)));
         scores[i * len + j] = s;
         max[i] = Math.max(max[i], s);
       }
@@ -274,7 +304,7 @@ final class VectorRowAttention implements RowAttention {
   /** One query per head, 8 vectors: per element the fmas of {@link #valueChunk8}, in order. */
   private static void valuesOneQuery8(QueryRun run, long[] slots, MemorySegment values,
       float[] p, float[] acc) {
-    int len = run.firstLen();
+    int len = run.width();
     for (int j = 0; j < len; j++) {
       long slot = slots[j];
       for (int i = 0; i < run.heads(); i++) {
@@ -305,12 +335,12 @@ final class VectorRowAttention implements RowAttention {
   /** One query per head, any head size: {@link #dot} per (head, slot). */
   private static void scoresOneQuery(QueryRun run, long[] slots, MemorySegment query,
       MemorySegment keys, float[] scores, float[] max) {
-    int len = run.firstLen();
+    int len = run.width();
     for (int j = 0; j < len; j++) {
       long slot = slots[j];
       for (int i = 0; i < run.heads(); i++) {
-        float s = dot(query, run.queryOffset() + i * run.headBytes(), keys,
-            slot + run.kvOffset(i), run.headSize()) * run.scale();
+        float s = run.rule().cap(dot(query, run.queryOffset() + i * run.headBytes(), keys,
+            slot + run.kvOffset(i), run.headSize()) * run.scale());
         scores[i * len + j] = s;
         max[i] = Math.max(max[i], s);
       }
@@ -320,7 +350,7 @@ final class VectorRowAttention implements RowAttention {
   /** One query per head, any head size: {@link #addWeighted} per (head, slot). */
   private static void valuesOneQuery(QueryRun run, long[] slots, MemorySegment values,
       float[] p, float[] acc) {
-    int len = run.firstLen();
+    int len = run.width();
     for (int j = 0; j < len; j++) {
       long slot = slots[j];
       for (int i = 0; i < run.heads(); i++) {
@@ -376,16 +406,22 @@ final class VectorRowAttention implements RowAttention {
     int bs = run.blockSize();
     long rb = run.rowBytes();
     int headSize = run.headSize();
-    for (int b = 0, j0 = 0; j0 < last; b++, j0 += bs) {
+    int w = run.width();
+    ScoreRule rule = run.rule();
+    for (int b = firstBlock(run), j0 = b * bs; j0 < last; b++, j0 += bs) {
       long start = run.blockBase(b) + run.kvOffset(0);
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
+        int begin = Math.max(j0, run.from(t));
+        if (begin >= j0 + bs) {
+          break;
+        }
         long q = run.queryOffset() + t * run.queryStride();
         int end = Math.min(j0 + bs, run.firstLen() + t);
-        int base = t * last;
+        int base = t * w - run.lo();
         float m = max[t];
-        long k = start;
-        for (int j = j0; j < end; j++, k += rb) {
-          float s = dot(query, q, keys, k, headSize) * run.scale();
+        long k = start + (begin - j0) * rb;
+        for (int j = begin; j < end; j++, k += rb) {
+          float s = rule.cap(dot(query, q, keys, k, headSize) * run.scale());
           scores[base + j] = s;
           m = Math.max(m, s);
         }
@@ -401,18 +437,24 @@ final class VectorRowAttention implements RowAttention {
     int headSize = run.headSize();
     // whole chunks of 8 vectors with their accumulators in registers, then the rest per slot
     int chunked = headSize - headSize % (8 * L);
-    for (int b = 0, j0 = 0; j0 < last; b++, j0 += bs) {
+    int w = run.width();
+    for (int b = firstBlock(run), j0 = b * bs; j0 < last; b++, j0 += bs) {
       long start = run.blockBase(b) + run.kvOffset(0);
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
+        int begin = Math.max(j0, run.from(t));
+        if (begin >= j0 + bs) {
+          break;
+        }
         int end = Math.min(j0 + bs, run.firstLen() + t);
-        int base = t * last;
+        int base = t * w - run.lo();
+        long first = start + (begin - j0) * rb;
         for (int d = 0; d < chunked; d += 8 * L) {
-          valueChunk8(acc, t * headSize + d, p, base, j0, end, values,
-              start + (long) d * Float.BYTES, rb);
+          valueChunk8(acc, t * headSize + d, p, base, begin, end, values,
+              first + (long) d * Float.BYTES, rb);
         }
         if (chunked < headSize) {
-          long v = start;
-          for (int j = j0; j < end; j++, v += rb) {
+          long v = first;
+          for (int j = begin; j < end; j++, v += rb) {
             addWeighted(acc, t * headSize, p[base + j], values, v, chunked, headSize);
           }
         }

@@ -5,6 +5,7 @@ import static dev.radixserve.model.graph.GraphBuilder.INT32;
 import static dev.radixserve.model.graph.GraphBuilder.INT64;
 import static dev.radixserve.model.graph.GraphBuilder.attr;
 
+import ai.onnx.proto.OnnxMl.AttributeProto;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.quant.WeightLayout;
@@ -91,17 +92,19 @@ final class PagedIo {
   }
 
   /**
-   * Layer {@code layer}'s attention over the pool: q [T, H*D], k and v [T, KVH*D] (positions
-   * already applied); writes k and v into the caches in place and returns the output [T, H*D].
+   * Layer {@code layer}'s full attention over the pool, scaled by 1/sqrt(headDim): see
+   * {@link #attention(int, String, String, String, int, AttentionSpec)}.
    */
   String attention(int layer, String q, String k, String v, int queryHeads) {
-    return attention(layer, q, k, v, queryHeads, AttentionSpec.plain(shape.headDim()));
+    return attention(layer, q, k, v, queryHeads, AttentionSpec.full(shape.headDim()));
   }
 
   /**
-   * As {@link #attention(int, String, String, String, int)}, computing what {@code spec} says:
-   * its scale, and (attributes of ONNX Runtime's PagedAttention) {@code softcap} and {@code
-   * local_window_size}, the keys before the query's own: Hugging Face's window less one.
+   * Layer {@code layer}'s attention over the pool: q [T, H*D], k and v [T, KVH*D] (positions
+   * already applied); writes k and v into the caches in place and returns the output [T, H*D].
+   * {@code spec} gives the scale, the sliding window and the soft cap. A windowed layer's node
+   * reads only the blocks inside its window, but its blocks are written and kept like any other
+   * layer's: the block table and the radix cache stay per sequence, not per layer.
    */
   String attention(int layer, String q, String k, String v, int queryHeads, AttentionSpec spec) {
     String out = "L" + layer + "_attn";
@@ -111,23 +114,19 @@ final class PagedIo {
       inputs.add(""); // cos/sin caches, slot_mapping, head_sink, q/k norms, k/v scales: absent
     }
     inputs.add(bounds);
+    List<AttributeProto> attrs = new ArrayList<>(List.of(attr("num_heads", (long) queryHeads),
+        attr("kv_num_heads", (long) shape.kvHeads()), attr("scale", spec.scale())));
+    // only when set: a full-attention graph stays byte for byte what it was
+    if (spec.slidingWindow() > 0) {
+      attrs.add(attr("local_window_size", spec.localWindowSize()));
+    }
+    if (spec.softcap() > 0f) {
+      attrs.add(attr("softcap", spec.softcap()));
+    }
     g.node("PagedAttention", "com.microsoft", "L" + layer + "/PagedAttention", inputs,
         List.of(out, PagedGraph.keyCacheOut(layer), PagedGraph.valueCacheOut(layer)),
-        attributes(queryHeads, spec));
+        attrs.toArray(AttributeProto[]::new));
     return out;
-  }
-
-  private ai.onnx.proto.OnnxMl.AttributeProto[] attributes(int queryHeads, AttentionSpec spec) {
-    List<ai.onnx.proto.OnnxMl.AttributeProto> a = new ArrayList<>(List.of(
-        attr("num_heads", (long) queryHeads), attr("kv_num_heads", (long) shape.kvHeads()),
-        attr("scale", spec.scale())));
-    if (spec.softcap() > 0) {
-      a.add(attr("softcap", spec.softcap()));
-    }
-    if (spec.slidingWindow() > 0) {
-      a.add(attr("local_window_size", (long) spec.slidingWindow() - 1));
-    }
-    return a.toArray(ai.onnx.proto.OnnxMl.AttributeProto[]::new);
   }
 
   /**

@@ -121,33 +121,44 @@ final class AttentionCase {
    * the new rows.
    */
   double[][] expected(float[] poolKeys, float[] poolValues) {
+    return expected(poolKeys, poolValues, 0, 0);
+  }
+
+  /**
+   * The expected output with a sliding window and a soft cap, as Hugging Face computes them: a
+   * query at position p sees positions j with p - window < j <= p (window 0: all), and a score is
+   * {@code softcap * tanh(score / softcap)} (softcap 0: none) before the softmax. Positions before
+   * a window are not read here either.
+   */
+  double[][] expected(float[] poolKeys, float[] poolValues, int window, double softcap) {
     int kvRow = kvHeads * headSize;
     double[][] out = new double[tokens][heads * headSize];
     double scale = 1 / Math.sqrt(headSize);
     for (int s = 0; s < past.length; s++) {
       for (int t = cu[s]; t < cu[s + 1]; t++) {
         int p = past[s] + t - cu[s];
+        int from = window == 0 ? 0 : Math.max(0, p - window + 1);
         for (int h = 0; h < heads; h++) {
           int g = h / (heads / kvHeads);
           double[] scores = new double[p + 1];
           double max = Double.NEGATIVE_INFINITY;
-          for (int j = 0; j <= p; j++) {
+          for (int j = from; j <= p; j++) {
             double dot = 0;
             for (int d = 0; d < headSize; d++) {
               dot += query.getAtIndex(ValueLayout.JAVA_FLOAT, (long) t * heads * headSize
                   + h * headSize + d) * keyAt(s, j, g, d, poolKeys, key, kvRow);
             }
-            scores[j] = dot * scale;
+            scores[j] = softcap == 0 ? dot * scale : softcap * Math.tanh(dot * scale / softcap);
             max = Math.max(max, scores[j]);
           }
           double sum = 0;
-          for (int j = 0; j <= p; j++) {
+          for (int j = from; j <= p; j++) {
             scores[j] = Math.exp(scores[j] - max);
             sum += scores[j];
           }
           for (int d = 0; d < headSize; d++) {
             double acc = 0;
-            for (int j = 0; j <= p; j++) {
+            for (int j = from; j <= p; j++) {
               acc += scores[j] / sum * keyAt(s, j, g, d, poolValues, value, kvRow);
             }
             out[t][h * headSize + d] = acc;

@@ -79,16 +79,135 @@ class PagedAttentionKernelTest {
    * slot by slot) gives the same bits as the same token inside a prefill run (one head per item):
    * a prefix-cache hit that leaves one prompt token to compute must not change the logits.
    */
+  /**
+   * {window, softcap} pairs (0: none): a window inside one block, one crossing block boundaries,
+   * one longer than some contexts and shorter than others, a window of one position, a soft cap
+   * alone and with a window.
+   */
+  static final float[][] RULES = {{5, 0}, {20, 0}, {37, 0}, {1, 0}, {0, 5}, {20, 5}, {9, 0.5f}};
+
+  static ScoreRule rule(float[] windowAndCap) {
+    int window = (int) windowAndCap[0];
+    return new ScoreRule(window == 0 ? ScoreRule.UNBOUNDED : window, windowAndCap[1]);
+  }
+
+  static List<Arguments> windowedVariants() {
+    List<Arguments> out = new java.util.ArrayList<>();
+    for (Arguments v : variants()) {
+      for (float[] r : RULES) {
+        Object[] a = v.get();
+        out.add(Arguments.of(a[0], a[1], a[2], a[3], (int) r[0], r[1]));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Sliding windows and soft caps against the float64 reference, over MIXED's chunked prefills
+   * after a past (each query of a chunk its own window), decodes, shared blocks and GQA; and a
+   * windowed query reads no position before its window: every pool slot no query's window covers
+   * is NaN, which would poison any output that read it.
+   */
+  @ParameterizedTest(name = "{0} B={1} kvHeads={2} D={3} window={4} softcap={5}")
+  @MethodSource("windowedVariants")
+  void windowsAndSoftcapsMatchNaiveAttentionAndReadOnlyTheirWindows(RowAttention math, int block,
+      int kvHeads, int headSize, int window, float softcap) {
+    try (Arena arena = Arena.ofShared()) {
+      AttentionCase c = new AttentionCase(arena, block * 13L + headSize + window, 4, kvHeads,
+          headSize, block, 48, MIXED);
+      ScoreRule rule = rule(new float[] {window, softcap});
+      poisonOutsideWindows(c, rule);
+      float[] keysBefore = floats(c.keyCache);
+      float[] valuesBefore = floats(c.valueCache);
+      double[][] expected = c.expected(keysBefore, valuesBefore, window, softcap);
+      new PagedAttentionKernel(4, kvHeads, headSize, 0f, rule, math).run(c.step(), THREADS);
+      double error = c.maxError(expected);
+      assertTrue(error < 1e-4, "max error " + error);
+      assertOnlyNewSlotsChanged(c, keysBefore, floats(c.keyCache), c.key);
+      assertOnlyNewSlotsChanged(c, valuesBefore, floats(c.valueCache), c.value);
+    }
+  }
+
+  /** NaN in every pool slot that no query of the step may read under {@code rule}. */
+  static void poisonOutsideWindows(AttentionCase c, ScoreRule rule) {
+    java.util.BitSet readable = new java.util.BitSet();
+    for (int s = 0; s < c.past.length; s++) {
+      // the first new token's window starts earliest; the new tokens' own slots are written first
+      for (int p = rule.from(c.past[s] + 1); p < c.past[s] + c.fresh[s]; p++) {
+        readable.set((int) c.slot(s, p));
+      }
+    }
+    long kvRow = (long) c.kvHeads * c.headSize;
+    for (long slot = 0; slot < (long) c.numBlocks * c.blockSize; slot++) {
+      if (!readable.get((int) slot)) {
+        for (long i = 0; i < kvRow; i++) {
+          c.keyCache.setAtIndex(ValueLayout.JAVA_FLOAT, slot * kvRow + i, Float.NaN);
+          c.valueCache.setAtIndex(ValueLayout.JAVA_FLOAT, slot * kvRow + i, Float.NaN);
+        }
+      }
+    }
+  }
+
+  /**
+   * A window as long as every context, or longer, is full attention: the same bits, not merely
+   * close ones (a layer must not change its output because its window could have mattered).
+   */
+  @ParameterizedTest(name = "{0} B={1} kvHeads={2} D={3}")
+  @MethodSource("variants")
+  void aWindowCoveringTheContextIsFullAttentionBitForBit(RowAttention math, int block,
+      int kvHeads, int headSize) {
+    int[] full = outputBits(math, block, kvHeads, headSize, ScoreRule.FULL);
+    int longest = 71; // MIXED's longest sequence: 70 past + 1 new
+    assertArrayEquals(full, outputBits(math, block, kvHeads, headSize,
+        new ScoreRule(longest, 0f)));
+    assertArrayEquals(full, outputBits(math, block, kvHeads, headSize,
+        new ScoreRule(4096, 0f)));
+  }
+
+  private static int[] outputBits(RowAttention math, int block, int kvHeads, int headSize,
+      ScoreRule rule) {
+    try (Arena arena = Arena.ofShared()) {
+      AttentionCase c = new AttentionCase(arena, block * 5L + headSize, 4, kvHeads, headSize,
+          block, 48, MIXED);
+      new PagedAttentionKernel(4, kvHeads, headSize, 0f, rule, math).run(c.step(), THREADS);
+      return c.output.toArray(ValueLayout.JAVA_INT);
+    }
+  }
+
+  @Test
+  void attributesWithoutAMeaningAreRefused() {
+    assertEquals(ScoreRule.FULL, ScoreRule.fromAttributes(-1, 0f));
+    assertEquals(new ScoreRule(4096, 50f), ScoreRule.fromAttributes(4096, 50f));
+    assertEquals("local_window_size must be -1 (none) or in [1, 2147483647], got 0",
+        assertThrows(IllegalArgumentException.class, () -> ScoreRule.fromAttributes(0, 0f))
+            .getMessage());
+    assertThrows(IllegalArgumentException.class, () -> ScoreRule.fromAttributes(-2, 0f));
+    assertEquals("softcap must be finite and >= 0, got -1.0",
+        assertThrows(IllegalArgumentException.class, () -> ScoreRule.fromAttributes(-1, -1f))
+            .getMessage());
+    assertThrows(IllegalArgumentException.class,
+        () -> ScoreRule.fromAttributes(-1, Float.NaN));
+  }
+
   @ParameterizedTest(name = "{0} B={1} kvHeads={2} D={3}")
   @MethodSource("variants")
   void aDecodeStepGivesThePrefillRunsBits(RowAttention math, int block, int kvHeads,
       int headSize) {
+    // full attention; a window that starts inside a block, with a soft cap
+    for (ScoreRule rule : List.of(ScoreRule.FULL, new ScoreRule(block + 5, 4f))) {
+      decodeGivesThePrefillRunsBits(math, block, kvHeads, headSize, rule);
+    }
+  }
+
+  private static void decodeGivesThePrefillRunsBits(RowAttention math, int block, int kvHeads,
+      int headSize, ScoreRule rule) {
     try (Arena arena = Arena.ofShared()) {
       int past = 3 * block + 5;
       int fresh = 16;
       AttentionCase c = new AttentionCase(arena, block * 7L + headSize, 4, kvHeads, headSize,
           block, 16, new int[][] {{past, fresh, -1}});
-      PagedAttentionKernel kernel = new PagedAttentionKernel(4, kvHeads, headSize, 0f, math);
+      PagedAttentionKernel kernel = new PagedAttentionKernel(4, kvHeads, headSize, 0f, rule,
+          math);
       kernel.run(c.step(), THREADS);
       long row = 4L * headSize * Float.BYTES;
       long kvRow = (long) kvHeads * headSize * Float.BYTES;
@@ -100,7 +219,7 @@ class PagedAttentionKernelTest {
           new int[] {past + fresh - 1}, c.tables.clone(), c.maxBlocks);
       kernel.run(one, THREADS);
       assertArrayEquals(c.output.asSlice((fresh - 1) * row, row).toArray(ValueLayout.JAVA_INT),
-          decoded.toArray(ValueLayout.JAVA_INT));
+          decoded.toArray(ValueLayout.JAVA_INT), rule.toString());
     }
   }
 

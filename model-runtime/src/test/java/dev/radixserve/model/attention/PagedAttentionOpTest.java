@@ -53,8 +53,18 @@ class PagedAttentionOpTest {
         .setI(v).build();
   }
 
+  private static AttributeProto attr(String name, float v) {
+    return AttributeProto.newBuilder().setName(name).setType(AttributeProto.AttributeType.FLOAT)
+        .setF(v).build();
+  }
+
   static byte[] model(int heads, int kvHeads, int headSize, int blockSize) {
-    int f = TensorProto.DataType.FLOAT_VALUE;
+    return model(TensorProto.DataType.FLOAT_VALUE, heads, kvHeads, headSize, blockSize);
+  }
+
+  /** The one-node graph with activations and caches of ONNX type {@code f}, more attributes. */
+  static byte[] model(int f, int heads, int kvHeads, int headSize, int blockSize,
+      AttributeProto... more) {
     int i32 = TensorProto.DataType.INT32_VALUE;
     GraphProto.Builder g = GraphProto.newBuilder().setName("paged_attention")
         .addInput(info("query", f, "T", heads * headSize))
@@ -70,7 +80,8 @@ class PagedAttentionOpTest {
         .addOutput(info("value_cache_out", f, "N", blockSize, kvHeads, headSize))
         .addNode(NodeProto.newBuilder().setOpType("PagedAttention").setDomain("com.microsoft")
             .setName("attn").addAllInput(INPUTS).addAllOutput(OUTPUTS)
-            .addAttribute(attr("num_heads", heads)).addAttribute(attr("kv_num_heads", kvHeads)));
+            .addAttribute(attr("num_heads", heads)).addAttribute(attr("kv_num_heads", kvHeads))
+            .addAllAttribute(List.of(more)));
     return ModelProto.newBuilder().setIrVersion(8)
         .addOpsetImport(OperatorSetIdProto.newBuilder().setDomain("").setVersion(17))
         .addOpsetImport(OperatorSetIdProto.newBuilder().setDomain("com.microsoft").setVersion(1))
@@ -163,6 +174,120 @@ class PagedAttentionOpTest {
         out[0].close();
         closeAll(good);
       }
+    }
+  }
+
+  /**
+   * local_window_size and softcap as node attributes, parsed by ONNX Runtime and handed to the
+   * kernel: the fp32 op and the fp16 one against the float64 reference (Hugging Face's window W
+   * is the attribute as it is).
+   */
+  @Test
+  void windowAndSoftcapAttributesReachBothKernels() {
+    int window = 20;
+    float softcap = 5f;
+    AttributeProto[] attrs = {attr("local_window_size", window), attr("softcap", softcap)};
+    try (Arena arena = Arena.ofShared();
+        OrtEnv env = OrtEnv.create("test");
+        MemoryInfo cpu = MemoryInfo.cpu();
+        SessionOptions options = SessionOptions.create()) {
+      options.intraOpThreads(2).addCustomOpDomain(PagedAttentionOp.domain());
+      AttentionCase c = new AttentionCase(arena, 8, 4, 2, 64, 16, 48,
+          PagedAttentionKernelTest.MIXED);
+      double[][] expected = c.expected(PagedAttentionKernelTest.floats(c.keyCache),
+          PagedAttentionKernelTest.floats(c.valueCache), window, softcap);
+      try (OrtSession session = OrtSession.create(env,
+          model(TensorProto.DataType.FLOAT_VALUE, 4, 2, 64, 16, attrs), options);
+          OrtSession.Call call = session.call(INPUTS, OUTPUTS)) {
+        OrtValue[] in = inputs(c, cpu, arena, c.past, c.tables);
+        OrtValue[] out = call.run(in, new OrtValue[] {null, in[3], in[4]});
+        try (OrtValue result = out[0]) {
+          MemorySegment.copy(result.data(), 0, c.output, 0, c.output.byteSize());
+        } finally {
+          closeAll(in);
+        }
+        double error = c.maxError(expected);
+        assertTrue(error < 1e-4, "fp32 max error " + error);
+      }
+
+      AttentionCase h = new AttentionCase(arena, 9, 4, 2, 64, 16, 48,
+          PagedAttentionKernelTest.MIXED);
+      Half half = new Half(h, arena); // rounds h's tensors to fp16 values first
+      double[][] halfExpected = h.expected(PagedAttentionKernelTest.floats(h.keyCache),
+          PagedAttentionKernelTest.floats(h.valueCache), window, softcap);
+      try (OrtSession session = OrtSession.create(env,
+          model(TensorProto.DataType.FLOAT16_VALUE, 4, 2, 64, 16, attrs), options);
+          OrtSession.Call call = session.call(INPUTS, OUTPUTS)) {
+        OrtValue[] in = half.inputs(cpu);
+        OrtValue[] out = call.run(in, new OrtValue[] {null, in[3], in[4]});
+        try (OrtValue result = out[0]) {
+          for (long i = 0; i < (long) h.tokens * h.heads * h.headSize; i++) {
+            h.output.setAtIndex(ValueLayout.JAVA_FLOAT, i, Float.float16ToFloat(
+                result.data().getAtIndex(ValueLayout.JAVA_SHORT, i)));
+          }
+        } finally {
+          closeAll(in);
+        }
+        // the output row is rounded to fp16: half an ulp at 4 is 2^-9
+        double error = h.maxError(halfExpected);
+        assertTrue(error < 4e-3, "fp16 max error " + error);
+      }
+    }
+  }
+
+  /** The case's tensors as fp16, the case's own floats rounded to the same values. */
+  private static final class Half {
+    private final AttentionCase c;
+    private final Arena arena;
+    private final MemorySegment[] tensors;
+
+    Half(AttentionCase c, Arena arena) {
+      this.c = c;
+      this.arena = arena;
+      tensors = new MemorySegment[] {half(c.query), half(c.key), half(c.value),
+          half(c.keyCache), half(c.valueCache)};
+    }
+
+    private MemorySegment half(MemorySegment floats) {
+      long n = floats.byteSize() / Float.BYTES;
+      MemorySegment out = arena.allocate(Math.max(1, n) * 2, 64).asSlice(0, n * 2);
+      for (long i = 0; i < n; i++) {
+        short bits = Float.floatToFloat16(floats.getAtIndex(ValueLayout.JAVA_FLOAT, i));
+        out.setAtIndex(ValueLayout.JAVA_SHORT, i, bits);
+        floats.setAtIndex(ValueLayout.JAVA_FLOAT, i, Float.float16ToFloat(bits));
+      }
+      return out;
+    }
+
+    OrtValue[] inputs(MemoryInfo cpu) {
+      long kv = (long) c.kvHeads * c.headSize;
+      ElementType h = ElementType.FLOAT16;
+      return new OrtValue[] {
+          OrtValue.wrap(cpu, tensors[0], h, c.tokens, (long) c.heads * c.headSize),
+          OrtValue.wrap(cpu, tensors[1], h, c.tokens, kv),
+          OrtValue.wrap(cpu, tensors[2], h, c.tokens, kv),
+          OrtValue.wrap(cpu, tensors[3], h, c.numBlocks, c.blockSize, c.kvHeads, c.headSize),
+          OrtValue.wrap(cpu, tensors[4], h, c.numBlocks, c.blockSize, c.kvHeads, c.headSize),
+          OrtValue.wrap(cpu, arena.allocateFrom(ValueLayout.JAVA_INT, c.cu), ElementType.INT32,
+              c.cu.length),
+          OrtValue.wrap(cpu, arena.allocateFrom(ValueLayout.JAVA_INT, c.past), ElementType.INT32,
+              c.past.length),
+          OrtValue.wrap(cpu, arena.allocateFrom(ValueLayout.JAVA_INT, c.tables),
+              ElementType.INT32, c.past.length, c.maxBlocks),
+      };
+    }
+  }
+
+  @Test
+  void aWindowOfZeroIsRefusedWhenTheSessionIsMade() {
+    try (OrtEnv env = OrtEnv.create("test");
+        SessionOptions options = SessionOptions.create()) {
+      options.intraOpThreads(1).addCustomOpDomain(PagedAttentionOp.domain());
+      OrtException e = assertThrows(OrtException.class, () -> OrtSession.create(env,
+          model(TensorProto.DataType.FLOAT_VALUE, 4, 4, 64, 16, attr("local_window_size", 0)),
+          options).close());
+      assertTrue(e.getMessage().contains("local_window_size must be -1 (none) or in [1, "),
+          e.getMessage());
     }
   }
 

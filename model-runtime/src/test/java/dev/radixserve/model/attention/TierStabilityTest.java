@@ -16,11 +16,18 @@ class TierStabilityTest {
 
   private static final int[][] SHAPES = PagedAttentionKernelTest.MIXED;
 
-  /** The bits of one step's output and caches, on a fixed random case. */
+  /**
+   * The bits of one step's output and caches, on a fixed random case: full attention, and a
+   * sliding window with a soft cap (its tanh must be as stable as the exp).
+   */
   static String fingerprint(int runs) {
+    return fingerprint(runs, ScoreRule.FULL) + " " + fingerprint(runs, new ScoreRule(20, 5f));
+  }
+
+  private static String fingerprint(int runs, ScoreRule rule) {
     try (Arena arena = Arena.ofShared()) {
       AttentionCase c = new AttentionCase(arena, 42, 4, 2, 64, 16, 48, SHAPES);
-      PagedAttentionKernel kernel = new PagedAttentionKernel(4, 2, 64, 0f,
+      PagedAttentionKernel kernel = new PagedAttentionKernel(4, 2, 64, 0f, rule,
           RowAttention.VectorSupport.create());
       for (int i = 0; i < runs; i++) {
         kernel.run(c.step(), PagedAttentionKernel.Parallel.SERIAL); // same step: same result

@@ -21,18 +21,24 @@ class VectorWidthTest {
    */
   private static final int[] HEAD_SIZES = {64, 32, 40, 128, 68};
 
-  /** Run by the child JVM: the kernel against the naive attention for every head size. */
+  /**
+   * Run by the child JVM: the kernel against the naive attention for every head size, with full
+   * attention and with a window crossing blocks and a soft cap.
+   */
   public static void main(String[] args) {
     double worst = 0;
     for (int headSize : HEAD_SIZES) {
-      try (Arena arena = Arena.ofShared()) {
-        AttentionCase c = new AttentionCase(arena, 17L + headSize, 4, 2, headSize, 16, 48,
-            PagedAttentionKernelTest.MIXED);
-        double[][] expected = c.expected(PagedAttentionKernelTest.floats(c.keyCache),
-            PagedAttentionKernelTest.floats(c.valueCache));
-        new PagedAttentionKernel(4, 2, headSize, 0f, RowAttention.VectorSupport.create())
-            .run(c.step(), PagedAttentionKernel.Parallel.SERIAL);
-        worst = Math.max(worst, c.maxError(expected));
+      for (float[] r : new float[][] {{0, 0}, {20, 5}}) {
+        try (Arena arena = Arena.ofShared()) {
+          AttentionCase c = new AttentionCase(arena, 17L + headSize, 4, 2, headSize, 16, 48,
+              PagedAttentionKernelTest.MIXED);
+          double[][] expected = c.expected(PagedAttentionKernelTest.floats(c.keyCache),
+              PagedAttentionKernelTest.floats(c.valueCache), (int) r[0], r[1]);
+          new PagedAttentionKernel(4, 2, headSize, 0f, PagedAttentionKernelTest.rule(r),
+              RowAttention.VectorSupport.create())
+              .run(c.step(), PagedAttentionKernel.Parallel.SERIAL);
+          worst = Math.max(worst, c.maxError(expected));
+        }
       }
     }
     System.out.println("bits " + VectorRowAttention.vectorBits() + " error " + worst);
