@@ -26,8 +26,7 @@ import os
 import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import (AutoConfig, AutoModelForCausalLM, AutoTokenizer, Gemma2Config,
-                          Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig,
-                          PreTrainedConfig)
+                          Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -201,13 +200,6 @@ again = Gemma3TextConfig.from_dict(tf4)
 assert again.layer_types == gemma3.layer_types, again.layer_types
 assert again.rope_parameters == AutoConfig.from_pretrained(out).rope_parameters, \
     (again.rope_parameters, AutoConfig.from_pretrained(out).rope_parameters)
-
-# every key transformers' config classes write, for the reader's key table to answer for
-with open(os.path.join(HERE, "config_keys.json"), "w", encoding="utf-8") as f:
-    json.dump({"common": sorted(PreTrainedConfig().to_dict()),
-               "gemma2": sorted(Gemma2Config().to_dict()),
-               "gemma3_text": sorted(Gemma3TextConfig().to_dict())}, f, indent=1)
-
 
 def matters(name, **overrides):
     """How far the last prompt position's log-probabilities move when the config says otherwise:

@@ -29,6 +29,9 @@ package dev.radixserve.model;
  * @param mlpBias gate/up/down have biases ({@code mlp_bias} of Llama)
  * @param qkNorm per-head RMSNorm of q and k before rotary (Qwen3)
  * @param tieWordEmbeddings the LM head is {@code embed_tokens.weight}
+ * @param slidingWindows per layer, how many positions back (the query's own included) a query
+ *     sees: Hugging Face's {@code sliding_window} on the layers it applies to, 0 on full-attention
+ *     layers; empty when every layer attends to the whole sequence
  */
 public record LlamaConfig(
     String modelType,
@@ -46,9 +49,25 @@ public record LlamaConfig(
     boolean oBias,
     boolean mlpBias,
     boolean qkNorm,
-    boolean tieWordEmbeddings) implements ModelShape {
+    boolean tieWordEmbeddings,
+    java.util.List<Integer> slidingWindows) implements ModelShape {
+
+  /** Every layer attends to the whole sequence. */
+  public LlamaConfig(String modelType, int nLayer, int hiddenSize, int nHeads, int kvHeads,
+      int headDim, int intermediateSize, int nPositions, int vocabSize, double rmsNormEps,
+      Rope rope, boolean qkvBias, boolean oBias, boolean mlpBias, boolean qkNorm,
+      boolean tieWordEmbeddings) {
+    this(modelType, nLayer, hiddenSize, nHeads, kvHeads, headDim, intermediateSize, nPositions,
+        vocabSize, rmsNormEps, rope, qkvBias, oBias, mlpBias, qkNorm, tieWordEmbeddings,
+        java.util.List.of());
+  }
 
   public LlamaConfig {
+    slidingWindows = java.util.List.copyOf(slidingWindows);
+    if (!slidingWindows.isEmpty() && slidingWindows.size() != nLayer) {
+      throw new IllegalArgumentException(slidingWindows.size() + " sliding windows for " + nLayer
+          + " layers");
+    }
     if (nLayer <= 0 || hiddenSize <= 0 || nHeads <= 0 || kvHeads <= 0 || headDim <= 0
         || intermediateSize <= 0 || nPositions <= 0 || vocabSize <= 0) {
       throw new IllegalArgumentException("model dimensions must be positive: " + this);
@@ -63,26 +82,77 @@ public record LlamaConfig(
   }
 
   /**
-   * Rotary position embedding: the frequencies {@code theta^(-2i/D)}, rescaled by
-   * {@code rope_scaling} ({@code default}: none; {@code linear}: all divided by factor;
-   * {@code llama3}: long wavelengths divided by factor, short kept, a smooth ramp between).
+   * Rotary position embedding as transformers computes it ({@code modeling_rope_utils}'s
+   * {@code ROPE_INIT_FUNCTIONS}, and each model's {@code compute_default_rope_parameters}): the
+   * inverse frequencies {@code theta^(-2i/d)} over the first {@code d = head_dim ·
+   * partial_rotary_factor} dimensions, rescaled by the rope type, and an attention factor that
+   * multiplies cos and sin.
+   *
+   * <ul>
+   *   <li>{@code default}; {@code linear}: all divided by factor;
+   *   <li>{@code llama3}: long wavelengths divided by factor, short kept, a smooth ramp between;
+   *   <li>{@code yarn}: interpolated (divided by factor) below the correction range, extrapolated
+   *       (kept) above it, a linear ramp over it; attention factor from mscale / mscale_all_dim or
+   *       {@code 0.1 ln(factor) + 1};
+   *   <li>{@code longrope}: each frequency divided by its {@code short_factor}; attention factor
+   *       {@code sqrt(1 + ln(factor) / ln(original_max_position_embeddings))}. transformers switches
+   *       to {@code long_factor} for a forward pass whose sequence exceeds
+   *       original_max_position_embeddings, which rotates a sequence's keys differently depending
+   *       on how it was computed; a cache of rotated keys cannot do that, so a longrope model is
+   *       served up to original_max_position_embeddings (the reader caps the positions);
+   *   <li>{@code dynamic}: transformers rescales theta only past max_position_embeddings, which
+   *       the server never reaches: within it, the default frequencies.
+   * </ul>
+   *
+   * @param factor the scaling factor (linear, llama3, yarn, longrope, dynamic; 1 for default)
+   * @param lowFreqFactor llama3's
+   * @param highFreqFactor llama3's
+   * @param originalMaxPositions the pretraining length (llama3, yarn, longrope)
+   * @param attentionFactor the factor on cos and sin, already resolved (1 but for yarn and
+   *     longrope)
+   * @param betaFast yarn's extrapolation boundary
+   * @param betaSlow yarn's interpolation boundary
+   * @param truncate yarn's rounding of the correction range
+   * @param shortFactor longrope's per-frequency divisors (d/2 of them); empty otherwise
+   * @param partialRotaryFactor the share of each head that rotates (1: all)
    */
   public record Rope(String type, double theta, double factor, double lowFreqFactor,
-      double highFreqFactor, int originalMaxPositions) {
+      double highFreqFactor, int originalMaxPositions, double attentionFactor, double betaFast,
+      double betaSlow, boolean truncate, java.util.List<Double> shortFactor,
+      double partialRotaryFactor) {
+
+    public Rope {
+      shortFactor = java.util.List.copyOf(shortFactor);
+    }
+
+    /** default, linear or llama3, over the whole head. */
+    public Rope(String type, double theta, double factor, double lowFreqFactor,
+        double highFreqFactor, int originalMaxPositions) {
+      this(type, theta, factor, lowFreqFactor, highFreqFactor, originalMaxPositions, 1, 32, 1,
+          true, java.util.List.of(), 1);
+    }
 
     public static Rope plain(double theta) {
       return new Rope("default", theta, 1, 0, 0, 0);
     }
 
-    /** The D/2 inverse frequencies, as Hugging Face's {@code ROPE_INIT_FUNCTIONS} compute them. */
+    /** How many of a head's {@code headDim} dimensions rotate (transformers' {@code int(...)}). */
+    public int rotaryDim(int headDim) {
+      return (int) (headDim * partialRotaryFactor);
+    }
+
+    /** The rotaryDim/2 inverse frequencies. */
     public double[] inverseFrequencies(int headDim) {
-      double[] f = new double[headDim / 2];
+      int dim = rotaryDim(headDim);
+      double[] f = new double[dim / 2];
       for (int i = 0; i < f.length; i++) {
-        f[i] = 1.0 / Math.pow(theta, 2.0 * i / headDim);
+        f[i] = 1.0 / Math.pow(theta, 2.0 * i / dim);
         f[i] = switch (type) {
-          case "default" -> f[i];
+          case "default", "dynamic" -> f[i];
           case "linear" -> f[i] / factor;
           case "llama3" -> llama3(f[i]);
+          case "longrope" -> f[i] / shortFactor.get(i);
+          case "yarn" -> yarn(f[i], i, dim);
           default -> throw new IllegalArgumentException("rope type " + type);
         };
       }
@@ -103,6 +173,29 @@ public record LlamaConfig(
           / (highFreqFactor - lowFreqFactor);
       return (1 - smooth) * inv / factor + smooth * inv;
     }
+
+    /** yarn's blend of frequency i between extrapolation and interpolation. */
+    private double yarn(double inv, int i, int dim) {
+      double low = correctionDim(betaFast, dim);
+      double high = correctionDim(betaSlow, dim);
+      if (truncate) {
+        low = Math.floor(low);
+        high = Math.ceil(high);
+      }
+      low = Math.max(low, 0);
+      high = Math.min(high, dim - 1);
+      if (low == high) {
+        high += 0.001; // as transformers: no singular ramp
+      }
+      double ramp = Math.clamp((i - low) / (high - low), 0, 1);
+      double extrapolation = 1 - ramp;
+      return inv / factor * (1 - extrapolation) + inv * extrapolation;
+    }
+
+    private double correctionDim(double rotations, int dim) {
+      return dim * Math.log(originalMaxPositions / (rotations * 2 * Math.PI))
+          / (2 * Math.log(theta));
+    }
   }
 
   /** A plain Llama (no biases, no q/k norm) of these sizes, rope theta 10,000, untied. */
@@ -116,30 +209,41 @@ public record LlamaConfig(
   public LlamaConfig withModelType(String type, boolean qkvBias, boolean qkNorm) {
     return new LlamaConfig(type, nLayer, hiddenSize, nHeads, kvHeads, headDim, intermediateSize,
         nPositions, vocabSize, rmsNormEps, rope, qkvBias, oBias, mlpBias, qkNorm,
-        tieWordEmbeddings);
+        tieWordEmbeddings, slidingWindows);
   }
 
   public LlamaConfig withHeadDim(int headDim) {
     return new LlamaConfig(modelType, nLayer, hiddenSize, nHeads, kvHeads, headDim,
         intermediateSize, nPositions, vocabSize, rmsNormEps, rope, qkvBias, oBias, mlpBias,
-        qkNorm, tieWordEmbeddings);
+        qkNorm, tieWordEmbeddings, slidingWindows);
   }
 
   public LlamaConfig withRope(Rope rope) {
     return new LlamaConfig(modelType, nLayer, hiddenSize, nHeads, kvHeads, headDim,
         intermediateSize, nPositions, vocabSize, rmsNormEps, rope, qkvBias, oBias, mlpBias,
-        qkNorm, tieWordEmbeddings);
+        qkNorm, tieWordEmbeddings, slidingWindows);
   }
 
   public LlamaConfig withTiedEmbeddings() {
     return new LlamaConfig(modelType, nLayer, hiddenSize, nHeads, kvHeads, headDim,
         intermediateSize, nPositions, vocabSize, rmsNormEps, rope, qkvBias, oBias, mlpBias,
-        qkNorm, true);
+        qkNorm, true, slidingWindows);
   }
 
   public LlamaConfig withAttentionBias() {
     return new LlamaConfig(modelType, nLayer, hiddenSize, nHeads, kvHeads, headDim,
         intermediateSize, nPositions, vocabSize, rmsNormEps, rope, true, true, mlpBias, qkNorm,
-        tieWordEmbeddings);
+        tieWordEmbeddings, slidingWindows);
+  }
+
+  /** Layer {@code layer}'s sliding window, 0 when it attends to the whole sequence. */
+  public int window(int layer) {
+    return slidingWindows.isEmpty() ? 0 : slidingWindows.get(layer);
+  }
+
+  public LlamaConfig withSlidingWindows(java.util.List<Integer> windows) {
+    return new LlamaConfig(modelType, nLayer, hiddenSize, nHeads, kvHeads, headDim,
+        intermediateSize, nPositions, vocabSize, rmsNormEps, rope, qkvBias, oBias, mlpBias,
+        qkNorm, tieWordEmbeddings, windows);
   }
 }

@@ -13,7 +13,8 @@ import java.util.Map;
  * instead of ten elementwise ones, shared by the rotary families.
  *
  * <p>Each distinct {@link LlamaConfig.Rope} gets its cos/sin tables, [max_positions, D/2] each,
- * with the angle rounded to fp32 first as Hugging Face computes it (128 k positions × 64 cost
+ * with the angle rounded to fp32 first, times the rope's attention factor, as Hugging Face
+ * computes them (128 k positions × 64 cost
  * 2 × 32 MB); a family with a rope per layer type (Gemma 3) gets one pair per type.
  */
 final class Rotary {
@@ -48,14 +49,16 @@ final class Rotary {
 
   private String[] tables(LlamaConfig.Rope rope) {
     double[] inv = rope.inverseFrequencies(headDim);
+    // yarn's and longrope's attention factor scales cos and sin (transformers' attention_scaling)
+    float attention = (float) rope.attentionFactor();
     int half = inv.length;
     float[] cosTable = new float[positions * half];
     float[] sinTable = new float[cosTable.length];
     for (int p = 0; p < positions; p++) {
       for (int i = 0; i < half; i++) {
         float angle = (float) p * (float) inv[i];
-        cosTable[p * half + i] = (float) Math.cos(angle);
-        sinTable[p * half + i] = (float) Math.sin(angle);
+        cosTable[p * half + i] = (float) Math.cos(angle) * attention;
+        sinTable[p * half + i] = (float) Math.sin(angle) * attention;
       }
     }
     return new String[] {

@@ -1,6 +1,8 @@
 package dev.radixserve.model.weights;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.radixserve.model.GemmaConfig;
 import dev.radixserve.model.GemmaConfig.LayerType;
 import dev.radixserve.model.LlamaConfig;
@@ -17,8 +19,9 @@ import java.util.Set;
  * transformers 5.18's {@code Gemma2Config} / {@code Gemma3TextConfig} read it: their defaults
  * for absent keys, both the transformers 5 ({@code rope_parameters}, per layer type for Gemma 3)
  * and the transformers 4 form ({@code rope_theta}, {@code rope_local_base_freq},
- * {@code rope_scaling}, {@code sliding_window_pattern}). Every key is in {@link #KEYS}: read,
- * known inert, or refused by name and value; a key that is in none is refused.
+ * {@code rope_scaling}, {@code sliding_window_pattern}). Every key of the two classes is in
+ * {@link #KEYS} ({@link ConfigKeys}): read here (and refused by name and value where the graph
+ * cannot compute it) or inert; the rope dicts are read by {@link RopeParameters}.
  */
 final class GemmaConfigReader {
 
@@ -29,71 +32,36 @@ final class GemmaConfigReader {
   /** Gemma 3 with its vision tower: refused by name. */
   static final String MULTIMODAL = "gemma3";
 
-  /** What a key does here. */
-  enum Handling {
-    /** read into the {@link GemmaConfig} (or by {@link HfConfig}: eos, quantization) */
-    READ,
-    /** cannot change what the model computes at inference */
-    INERT,
+  /** The keys both config classes read (besides ConfigKeys' common and legacy ones). */
+  private static final Set<String> READ = Set.of("vocab_size", "hidden_size",
+      "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+      "head_dim", "hidden_activation", "max_position_embeddings", "rms_norm_eps",
+      "tie_word_embeddings", "rope_parameters", "attention_bias", "query_pre_attn_scalar",
+      "sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
+      "use_bidirectional_attention", "eos_token_id");
+  /** Keys the hub's Gemma configs carry that transformers' classes do not define. */
+  private static final Map<String, String> HUB_INERT = Map.of(
+      "cache_implementation", "generate()'s cache class (hybrid: sliding layers keep a window);"
+          + " the pool keeps every block");
+
+  /** Per model_type, transformers 5.18's config keys: what this reader makes of each. */
+  static final Map<String, ConfigKeys> KEYS = Map.of(
+      "gemma2", keys("gemma2", Set.of(), Map.of(
+          "hidden_act", "Gemma 2's first hub configs carry it beside hidden_activation;"
+              + " transformers' Gemma2MLP reads hidden_activation only")),
+      "gemma3_text", keys("gemma3_text", Set.of("rope_local_base_freq", "sliding_window_pattern"),
+          Map.of("_sliding_window_pattern", "transformers 5 writes its private copy of the"
+              + " pattern; layer_types (or sliding_window_pattern) says it")));
+
+  private static ConfigKeys keys(String type, Set<String> read, Map<String, String> inert) {
+    Set<String> r = new java.util.HashSet<>(read);
+    r.addAll(READ);
+    r.addAll(ConfigKeys.LEGACY);
+    Map<String, String> i = new java.util.HashMap<>(inert);
+    i.putAll(ConfigKeys.DECODER_INERT);
+    i.putAll(HUB_INERT);
+    return ConfigKeys.of(type, r, i);
   }
-
-  /** Keys of transformers' {@code PreTrainedConfig} and what the hub's Gemma configs carry. */
-  private static final Map<String, Handling> COMMON = Map.ofEntries(
-      Map.entry("model_type", Handling.READ),
-      Map.entry("architectures", Handling.READ),
-      Map.entry("is_encoder_decoder", Handling.READ),
-      Map.entry("quantization_config", Handling.READ),
-      Map.entry("eos_token_id", Handling.READ),
-      Map.entry("_name_or_path", Handling.INERT),
-      Map.entry("transformers_version", Handling.INERT),
-      // the weights' dtype is the safetensors' own; the graph's is the server's choice
-      Map.entry("dtype", Handling.INERT),
-      Map.entry("torch_dtype", Handling.INERT),
-      Map.entry("chunk_size_feed_forward", Handling.INERT), // the same sums, in chunks
-      Map.entry("id2label", Handling.INERT),
-      Map.entry("label2id", Handling.INERT),
-      Map.entry("problem_type", Handling.INERT),
-      Map.entry("output_attentions", Handling.INERT),
-      Map.entry("output_hidden_states", Handling.INERT),
-      Map.entry("return_dict", Handling.INERT),
-      Map.entry("use_cache", Handling.INERT),
-      Map.entry("bos_token_id", Handling.INERT), // the tokenizer adds BOS
-      Map.entry("pad_token_id", Handling.INERT),
-      Map.entry("initializer_range", Handling.INERT),
-      Map.entry("attention_dropout", Handling.INERT), // dropout is off at inference
-      Map.entry("cache_implementation", Handling.INERT), // transformers' cache class
-      Map.entry("vocab_size", Handling.READ),
-      Map.entry("hidden_size", Handling.READ),
-      Map.entry("intermediate_size", Handling.READ),
-      Map.entry("num_hidden_layers", Handling.READ),
-      Map.entry("num_attention_heads", Handling.READ),
-      Map.entry("num_key_value_heads", Handling.READ),
-      Map.entry("head_dim", Handling.READ),
-      Map.entry("hidden_activation", Handling.READ),
-      Map.entry("max_position_embeddings", Handling.READ),
-      Map.entry("rms_norm_eps", Handling.READ),
-      Map.entry("tie_word_embeddings", Handling.READ),
-      Map.entry("rope_parameters", Handling.READ),
-      Map.entry("rope_theta", Handling.READ),
-      Map.entry("rope_scaling", Handling.READ),
-      Map.entry("attention_bias", Handling.READ),
-      Map.entry("query_pre_attn_scalar", Handling.READ),
-      Map.entry("sliding_window", Handling.READ),
-      Map.entry("layer_types", Handling.READ),
-      Map.entry("final_logit_softcapping", Handling.READ),
-      Map.entry("attn_logit_softcapping", Handling.READ),
-      Map.entry("use_bidirectional_attention", Handling.READ));
-
-  /** Per model_type: {@link #COMMON} and the family's own keys. */
-  static final Map<String, Map<String, Handling>> KEYS = Map.of(
-      "gemma2", with(COMMON, Map.of(
-          // Gemma 2's first hub configs carry both; transformers reads hidden_activation only
-          "hidden_act", Handling.INERT)),
-      "gemma3_text", with(COMMON, Map.of(
-          "rope_local_base_freq", Handling.READ,
-          "sliding_window_pattern", Handling.READ,
-          // transformers 5 writes its private copy of the pattern; layer_types says it
-          "_sliding_window_pattern", Handling.INERT)));
 
   private GemmaConfigReader() {}
 
@@ -108,7 +76,8 @@ final class GemmaConfigReader {
           + " text and images) is not supported: only text-only Gemma 3 checkpoints"
           + " (model_type gemma3_text, Gemma3ForCausalLM) are served");
     }
-    checkKeys(c, file, type);
+    KEYS.get(type).logUnknown(c, file);
+    ConfigKeys.checkDtype(c, file);
     JsonNode architectures = c.path("architectures");
     if (architectures.isArray() && !architectures.isEmpty()
         && !architectures.get(0).asText().equals(ARCHITECTURES.get(type))) {
@@ -155,24 +124,12 @@ final class GemmaConfigReader {
           cap(c, file, "final_logit_softcapping", gemma3 ? 0 : 30.0),
           window == null ? 4096 : window.isNull() ? 0 : integer(c, file, "sliding_window", 0),
           layerTypes(c, file, layers, gemma3),
-          gemma3 ? gemma3Rope(c, file) : gemma2Rope(c, file),
+          rope(c, file, gemma3, integer(c, file, "head_dim", 256)),
           bool(c, file, "attention_bias", false),
           gemma3,
           bool(c, file, "tie_word_embeddings", true));
     } catch (IllegalArgumentException e) {
       throw new ModelLoadException(file, e.getMessage(), e);
-    }
-  }
-
-  private static void checkKeys(JsonNode c, Path file, String type) {
-    Map<String, Handling> known = KEYS.get(type);
-    for (Iterator<String> it = c.fieldNames(); it.hasNext(); ) {
-      String key = it.next();
-      if (!known.containsKey(key)) {
-        throw new ModelLoadException(file, "key " + key + " " + c.get(key) + " is not one of "
-            + ARCHITECTURES.get(type) + "'s config keys that radixserve knows (refused rather"
-            + " than ignored)");
-      }
     }
   }
 
@@ -206,95 +163,94 @@ final class GemmaConfigReader {
     return types;
   }
 
-  /** One rope for every layer: {@code rope_parameters}, else {@code rope_scaling} + {@code rope_theta}. */
-  private static Map<LayerType, LlamaConfig.Rope> gemma2Rope(JsonNode c, Path file) {
-    JsonNode params = c.hasNonNull("rope_parameters") ? c.get("rope_parameters")
-        : c.get("rope_scaling");
-    double theta = c.hasNonNull("rope_theta") ? number(c, file, "rope_theta", 0) : 10_000;
-    LlamaConfig.Rope rope = rope(params, theta, file, "rope_parameters");
-    Map<LayerType, LlamaConfig.Rope> m = new EnumMap<>(LayerType.class);
-    m.put(LayerType.SLIDING_ATTENTION, rope);
-    m.put(LayerType.FULL_ATTENTION, rope);
-    return m;
-  }
-
   /**
-   * Per layer type, as {@code Gemma3TextConfig.convert_rope_params_to_dict}: {@code
-   * rope_parameters.sliding_attention} / {@code .full_attention}; {@code rope_scaling} (the
-   * transformers 4 form) applies to the full layers; thetas absent there come from {@code
-   * rope_theta} (full, default 1,000,000) and {@code rope_local_base_freq} (sliding, 10,000).
+   * Each layer type's rope, read by {@link RopeParameters}: Gemma 2's one rope ({@code
+   * rope_parameters} or {@code rope_theta} / {@code rope_scaling}) for every layer; Gemma 3's
+   * per layer type after {@code Gemma3TextConfig.convert_rope_params_to_dict}: {@code
+   * rope_scaling} (the transformers 4 form) updates the full layers' dict, and a dict without a
+   * theta takes {@code rope_theta} (full, default 1,000,000) or {@code rope_local_base_freq}
+   * (sliding, default 10,000). A rotary over part of the head is refused.
    */
-  private static Map<LayerType, LlamaConfig.Rope> gemma3Rope(JsonNode c, Path file) {
-    JsonNode params = c.path("rope_parameters");
-    if (c.hasNonNull("rope_parameters") && !params.isObject()) {
-      throw new ModelLoadException(file, "rope_parameters " + params + " is not an object");
+  private static Map<LayerType, LlamaConfig.Rope> rope(JsonNode c, Path file, boolean gemma3,
+      int headDim) {
+    Map<String, LlamaConfig.Rope> ropes = gemma3
+        ? RopeParameters.read(gemma3RopeParameters(c, file), file, 10_000, headDim)
+        : RopeParameters.read(c, file, 10_000, headDim);
+    if (!gemma3 && new java.util.HashSet<>(ropes.values()).size() > 1) {
+      throw new ModelLoadException(file, "rope_parameters differ by layer type " + ropes.keySet()
+          + "; Gemma 2 rotates every layer alike");
     }
-    for (Iterator<String> it = params.fieldNames(); it.hasNext(); ) {
-      String key = it.next();
-      if (!key.equals("sliding_attention") && !key.equals("full_attention")) {
-        throw new ModelLoadException(file, "rope_parameters key " + key + " is not a layer type"
-            + " (sliding_attention, full_attention)");
+    Map<LayerType, LlamaConfig.Rope> m = new EnumMap<>(LayerType.class);
+    for (Map.Entry<String, LlamaConfig.Rope> e : ropes.entrySet()) {
+      if (e.getValue().partialRotaryFactor() != 1.0) {
+        throw new ModelLoadException(file, "partial_rotary_factor "
+            + e.getValue().partialRotaryFactor() + " is not supported for "
+            + c.path("model_type").asText() + " (rotary over the whole head)");
+      }
+      if (e.getKey().equals(RopeParameters.ALL_LAYERS)) {
+        for (LayerType t : LayerType.values()) {
+          m.put(t, e.getValue());
+        }
+      } else {
+        try {
+          m.put(LayerType.of(e.getKey()), e.getValue());
+        } catch (IllegalArgumentException x) {
+          throw new ModelLoadException(file, "rope_parameters: " + x.getMessage(), x);
+        }
       }
     }
-    JsonNode full = params.get("full_attention");
-    if (c.hasNonNull("rope_scaling")) {
-      full = full == null || full.isNull() ? c.get("rope_scaling").deepCopy()
-          : merge(full, c.get("rope_scaling"));
-    }
-    Map<LayerType, LlamaConfig.Rope> m = new EnumMap<>(LayerType.class);
-    m.put(LayerType.FULL_ATTENTION, rope(full,
-        c.hasNonNull("rope_theta") ? number(c, file, "rope_theta", 0) : 1_000_000, file,
-        "rope_parameters.full_attention"));
-    m.put(LayerType.SLIDING_ATTENTION, rope(params.get("sliding_attention"),
-        c.hasNonNull("rope_local_base_freq") ? number(c, file, "rope_local_base_freq", 0)
-            : 10_000, file, "rope_parameters.sliding_attention"));
     return m;
   }
 
-  private static JsonNode merge(JsonNode base, JsonNode update) {
-    com.fasterxml.jackson.databind.node.ObjectNode m = base.deepCopy();
-    m.setAll((com.fasterxml.jackson.databind.node.ObjectNode) update);
-    return m;
+  /** {@code c} with Gemma 3's rope in transformers 5's per-layer-type form, for RopeParameters. */
+  private static JsonNode gemma3RopeParameters(JsonNode c, Path file) {
+    JsonNode given = c.get("rope_parameters");
+    if (given != null && !given.isNull() && !given.isObject()) {
+      throw new ModelLoadException(file, "rope_parameters " + given + " is not an object");
+    }
+    if (given != null && given.isObject()) {
+      for (Iterator<String> it = given.fieldNames(); it.hasNext(); ) {
+        String key = it.next();
+        if (!key.equals("sliding_attention") && !key.equals("full_attention")) {
+          throw new ModelLoadException(file, "rope_parameters key " + key + " is not a layer"
+              + " type (sliding_attention, full_attention)");
+        }
+      }
+    }
+    ObjectNode full = dict(given, "full_attention", file);
+    JsonNode scaling = c.get("rope_scaling");
+    if (scaling != null && !scaling.isNull()) {
+      if (!scaling.isObject()) {
+        throw new ModelLoadException(file, "rope_scaling " + scaling + " is not an object");
+      }
+      full.setAll((ObjectNode) scaling);
+    }
+    if (!full.has("rope_theta")) {
+      full.put("rope_theta", number(c, file, "rope_theta", 1_000_000));
+    }
+    ObjectNode sliding = dict(given, "sliding_attention", file);
+    if (!sliding.has("rope_theta")) {
+      sliding.put("rope_theta", number(c, file, "rope_local_base_freq", 10_000));
+    }
+    ObjectNode copy = c.deepCopy();
+    copy.remove(List.of("rope_scaling", "rope_theta"));
+    ObjectNode params = copy.putObject("rope_parameters");
+    params.set("sliding_attention", sliding);
+    params.set("full_attention", full);
+    copy.putArray("layer_types").add("sliding_attention").add("full_attention");
+    return copy;
   }
 
-  /**
-   * One rope dictionary (null: the default rope) with {@code theta} where it names none: the
-   * types {@link LlamaConfig.Rope} computes; any other is refused by name.
-   */
-  private static LlamaConfig.Rope rope(JsonNode s, double theta, Path file, String where) {
-    if (s == null || s.isNull()) {
-      return LlamaConfig.Rope.plain(theta);
+  private static ObjectNode dict(JsonNode params, String layerType, Path file) {
+    JsonNode d = params == null ? null : params.get(layerType);
+    if (d == null || d.isNull()) {
+      return JsonNodeFactory.instance.objectNode().put("rope_type", "default");
     }
-    if (!s.isObject()) {
-      throw new ModelLoadException(file, where + " " + s + " is not an object");
+    if (!d.isObject()) {
+      throw new ModelLoadException(file, "rope_parameters." + layerType + " " + d
+          + " is not an object");
     }
-    if (s.hasNonNull("rope_theta")) {
-      theta = positive(s, file, where, "rope_theta");
-    }
-    if (s.hasNonNull("partial_rotary_factor") && s.get("partial_rotary_factor").asDouble() != 1) {
-      throw new ModelLoadException(file, where + " partial_rotary_factor "
-          + s.get("partial_rotary_factor") + " is not supported (rotary over the whole head)");
-    }
-    String type = s.path("rope_type").asText(s.path("type").asText("default"));
-    return switch (type) {
-      case "default" -> LlamaConfig.Rope.plain(theta);
-      case "linear" -> new LlamaConfig.Rope("linear", theta, positive(s, file, where, "factor"),
-          0, 0, 0);
-      case "llama3" -> new LlamaConfig.Rope("llama3", theta, positive(s, file, where, "factor"),
-          positive(s, file, where, "low_freq_factor"),
-          positive(s, file, where, "high_freq_factor"),
-          (int) positive(s, file, where, "original_max_position_embeddings"));
-      default -> throw new ModelLoadException(file, where + " rope_type " + type
-          + " is not supported (default, linear or llama3)");
-    };
-  }
-
-  private static double positive(JsonNode s, Path file, String where, String key) {
-    JsonNode v = s.get(key);
-    if (v == null || !v.isNumber() || v.asDouble() <= 0) {
-      throw new ModelLoadException(file, where + " " + key + " " + v + " is not a positive number");
-    }
-    return v.asDouble();
+    return d.deepCopy();
   }
 
   /** A soft-cap: null means none; absent means the class default. */
@@ -351,14 +307,8 @@ final class GemmaConfigReader {
     return v.asInt();
   }
 
-  private static Map<String, Handling> with(Map<String, Handling> a, Map<String, Handling> b) {
-    Map<String, Handling> m = new java.util.HashMap<>(a);
-    m.putAll(b);
-    return Map.copyOf(m);
-  }
-
   /** The keys of {@code type}'s table, for tests. */
   static Set<String> keys(String type) {
-    return KEYS.get(type).keySet();
+    return KEYS.get(type).keys();
   }
 }

@@ -87,6 +87,7 @@ public final class HfModelLoader {
    * normalizers, regexes and byte fallback vary by family.
    */
   private static Tokenizer tokenizer(ModelShape config, Path dir) {
+    TokenizerClass.check(dir);
     return (config instanceof LlamaConfig || config instanceof GemmaConfig)
         && Files.isRegularFile(dir.resolve(TokenizerLoader.TOKENIZER_JSON))
         ? HfTokenizer.load(dir) : TokenizerLoader.load(dir);

@@ -158,10 +158,14 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
     LlamaConfig.Rope r = c.rope();
     return String.format("%s: %d layers, %d heads, %d kv heads, head_dim %d, hidden_size %d,"
         + " intermediate_size %d, max_position_embeddings %d, vocab_size %d, rms_norm_eps %s,"
-        + " rope %s theta %s%s%s%s%nlm head     %s", c.modelType(), c.nLayer(), c.nHeads(),
+        + " rope %s theta %s%s%s%s%s%nlm head     %s", c.modelType(), c.nLayer(), c.nHeads(),
         c.kvHeads(), c.headDim(), c.hiddenSize(), c.intermediateSize(), c.nPositions(),
         c.vocabSize(), c.rmsNormEps(), r.type(), r.theta(),
-        r.type().equals("default") ? "" : " factor " + r.factor(),
+        r.type().equals("default") ? "" : " factor " + r.factor()
+            + (r.originalMaxPositions() > 0 ? " original_max_position_embeddings "
+                + r.originalMaxPositions() : "")
+            + (r.attentionFactor() != 1 ? " attention_factor " + r.attentionFactor() : ""),
+        c.slidingWindows().isEmpty() ? "" : ", sliding window " + c.slidingWindows(),
         c.qkvBias() ? ", q/k/v bias" : "", c.qkNorm() ? ", q/k norm" : "",
         c.tieWordEmbeddings() ? EMBED + " (tied)" : LM_HEAD + " (untied)")
         + (quantization == null ? "" : String.format("%nquantized   %s (the checkpoint's own"

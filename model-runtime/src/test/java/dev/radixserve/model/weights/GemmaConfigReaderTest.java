@@ -32,14 +32,18 @@ class GemmaConfigReaderTest {
 
   @TempDir Path dir;
 
-  /** Every key transformers' config classes write (config_keys.json) is in the reader's table. */
+  /**
+   * Every key transformers 5.18's Gemma2Config / Gemma3TextConfig and PreTrainedConfig define
+   * (transformers-checkpoints/keys.json) is in the reader's table.
+   */
   @Test
-  void keyTableAnswersForEveryKeyOfTransformersConfigClasses() throws IOException {
-    JsonNode keys = JSON.readTree(resource("config_keys.json").toFile());
+  void keyTableAnswersForEveryKeyOfTransformersConfigClasses() throws IOException, URISyntaxException {
+    JsonNode keys = JSON.readTree(Path.of(GemmaConfigReaderTest.class
+        .getResource("/transformers-checkpoints/keys.json").toURI()).toFile());
     for (String type : List.of("gemma2", "gemma3_text")) {
       List<String> missing = new ArrayList<>();
-      for (String section : List.of("common", type)) {
-        keys.get(section).forEach(k -> {
+      for (JsonNode section : List.of(keys.get("PreTrainedConfig"), keys.get("model_types").get(type))) {
+        section.forEach(k -> {
           if (!GemmaConfigReader.keys(type).contains(k.asText())) {
             missing.add(k.asText());
           }
@@ -120,7 +124,7 @@ class GemmaConfigReaderTest {
     assertRefused("gemma3", c -> c.put("use_bidirectional_attention", true),
         "use_bidirectional_attention true");
     assertRefused("gemma3", c -> ((ObjectNode) c.get("rope_parameters").get("full_attention"))
-        .put("rope_type", "yarn"), "rope_type yarn");
+        .put("rope_type", "mrope"), "rope_type mrope");
     assertRefused("gemma3", c -> c.put("attn_logit_softcapping", 50.0),
         "attn_logit_softcapping 50.0");
     assertRefused("gemma2", c -> c.put("hidden_activation", "gelu"), "hidden_activation \"gelu\"");
@@ -128,7 +132,8 @@ class GemmaConfigReaderTest {
         .add("full_attention"), "chunked_attention");
     assertRefused("gemma2", c -> c.putObject("quantization_config").put("quant_method", "gptq"),
         "quantization_config gptq");
-    assertRefused("gemma2", c -> c.put("logit_scale", 2.0), "logit_scale 2.0");
+    assertRefused("gemma2", c -> c.put("partial_rotary_factor", 0.5), "partial_rotary_factor 0.5");
+    assertRefused("gemma3", c -> c.put("dtype", "int8"), "dtype \"int8\"");
     assertRefused("gemma2", c -> c.putArray("architectures").add("Gemma2ForSequenceClassification"),
         "Gemma2ForSequenceClassification");
   }
