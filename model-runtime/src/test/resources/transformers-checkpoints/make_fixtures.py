@@ -113,11 +113,23 @@ CASES = {
         original_max_position_embeddings=16)), True),
     "mistral": ("mistral", dict(sliding_window=None, head_dim=12, rope_parameters=dict(
         rope_type="default", rope_theta=1000000.0)), False),
+    # sliding windows shorter than the prompts: every layer (Mistral v0.1), the layers from
+    # max_window_layers on (Qwen2), the layers layer_types names (Qwen3)
+    "mistral-window": ("mistral", dict(sliding_window=8, rope_parameters=dict(
+        rope_type="default", rope_theta=10000.0)), False),
+    "qwen2-window": ("qwen2", dict(use_sliding_window=True, sliding_window=6, max_window_layers=1,
+                                   rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+                     True),
+    "qwen3-window": ("qwen3", dict(head_dim=16, use_sliding_window=True, sliding_window=5,
+                                   layer_types=["sliding_attention", "full_attention"],
+                                   rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+                     False),
 }
 # cases also written in the transformers 4 form, with the tokenizer class the families' hub
 # checkpoints name (transformers 5 rebuilds a named class's pipeline from the file's vocab)
 V4 = {"llama-llama3": "PreTrainedTokenizerFast", "qwen2": "Qwen2TokenizerFast",
-      "qwen3-yarn": "Qwen2Tokenizer", "mistral": "LlamaTokenizerFast"}
+      "qwen3-yarn": "Qwen2Tokenizer", "mistral": "LlamaTokenizerFast",
+      "qwen2-window": "Qwen2TokenizerFast"}
 
 
 def tokenizer_for(model_type):
@@ -174,6 +186,7 @@ def to_v4(src, dst, tokenizer_class):
     c["rope_theta"] = rope.pop("rope_theta")
     c["rope_scaling"] = None if rope["rope_type"] == "default" else rope
     c["torch_dtype"] = c.pop("dtype")
+    c.pop("layer_types", None)  # the hubs' Qwen2.5 configs predate it: derived from max_window_layers
     c["transformers_version"] = "4.57.6"
     with open(path, "w") as f:
         json.dump(c, f, indent=2, sort_keys=True)
@@ -279,7 +292,9 @@ def rope_fixtures():
         rotary = next(getattr(module, n) for n in dir(module) if n.endswith("RotaryEmbedding"))
         r = rotary(config)
         inv, attention = r.inv_freq, r.attention_scaling
-        cases.append({"name": name, "model_type": model_type, "config": config.to_diff_dict(),
+        head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        cases.append({"name": name, "model_type": model_type, "head_dim": head_dim,
+                      "config": config.to_dict(),
                       "inv_freq": [float(v) for v in inv], "attention_factor": float(attention)})
     with open(os.path.join(HERE, "rope.json"), "w") as f:
         json.dump({"transformers": transformers.__version__, "cases": cases}, f, indent=1)

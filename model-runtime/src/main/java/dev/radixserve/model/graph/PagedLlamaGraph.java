@@ -23,7 +23,8 @@ import java.util.Map;
  *     (Qwen3: q, k = rms per head with q_norm / k_norm [D])
  *     q, k = rope(q, positions), rope(k, positions)    before PagedAttention writes k: the pool
  *                                                      holds rotated keys at absolute positions
- *     x += o_proj(PagedAttention(q, k, v))                             (GQA: H / KVH queries per kv head)
+ *     x += o_proj(PagedAttention(q, k, v))                             (GQA: H / KVH queries per kv head;
+ *                                                      Mistral, Qwen2/3: a layer's sliding window)
  *     m = rms(x, post_attention_layernorm)
  *     x += down_proj(silu(gate_proj(m)) * up_proj(m))
  *   logits = lm_head(rms(x[logits_index], norm))                      [R, vocab]
@@ -139,7 +140,10 @@ public final class PagedLlamaGraph implements PagedGraph {
         linear(swiGlu(p, m), p + "mlp.down_proj", c.mlpBias()));
   }
 
-  /** Layer {@code layer}'s q/k/v projections of the normed {@code a}, rotary, PagedAttention. */
+  /**
+   * Layer {@code layer}'s q/k/v projections of the normed {@code a}, rotary, PagedAttention (over
+   * the layer's sliding window, if it has one).
+   */
   private String attention(int layer, String a) {
     String p = "layers." + layer + ".";
     String q = linear(a, p + "self_attn.q_proj", c.qkvBias());
@@ -149,7 +153,9 @@ public final class PagedLlamaGraph implements PagedGraph {
     String kNorm = c.qkNorm() ? p + "self_attn.k_norm.weight" : null;
     q = rotate(q, c.nHeads(), qNorm, "L" + layer + "_q_rope");
     k = rotate(k, c.kvHeads(), kNorm, "L" + layer + "_k_rope");
-    return io.attention(layer, q, k, v, c.nHeads());
+    AttentionSpec full = AttentionSpec.full(c.headDim());
+    return io.attention(layer, q, k, v, c.nHeads(),
+        new AttentionSpec(full.scale(), c.window(layer), 0f));
   }
 
   /** {@code silu(gate_proj(m)) * up_proj(m)}, the input of down_proj. */

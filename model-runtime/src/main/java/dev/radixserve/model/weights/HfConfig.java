@@ -32,6 +32,27 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
   private static final Set<String> ARCHITECTURES =
       Set.of("GPT2LMHeadModel", "GPT2Model", "GPT2DoubleHeadsModel");
 
+  /** transformers 5.18's GPT2Config keys: what {@link #read} makes of each. */
+  static final ConfigKeys GPT2_KEYS = ConfigKeys.of("gpt2", Set.of("activation_function",
+      "add_cross_attention", "eos_token_id", "layer_norm_epsilon", "n_embd", "n_head", "n_inner",
+      "n_layer", "n_positions", "n_ctx", "scale_attn_by_inverse_layer_idx", "scale_attn_weights",
+      "tie_word_embeddings", "vocab_size", "torch_dtype"), gpt2Inert());
+
+  private static Map<String, String> gpt2Inert() {
+    Map<String, String> inert = new java.util.HashMap<>(ConfigKeys.DECODER_INERT);
+    inert.remove("attention_dropout");
+    for (String dropout : new String[] {"attn_pdrop", "embd_pdrop", "resid_pdrop"}) {
+      inert.put(dropout, "dropout is off at inference");
+    }
+    inert.put("reorder_and_upcast_attn", "moves the attention product to fp32, where radixserve"
+        + " computes attention anyway");
+    for (String summary : new String[] {"summary_activation", "summary_first_dropout",
+        "summary_proj_to_labels", "summary_type", "summary_use_proj"}) {
+      inert.put(summary, "the multiple-choice head of GPT2DoubleHeadsModel, not the language model");
+    }
+    return inert;
+  }
+
   HfConfig {
     eosTokenIds = List.copyOf(eosTokenIds);
   }
@@ -52,6 +73,8 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
           null);
     }
     checkArchitecture(c, file);
+    GPT2_KEYS.logUnknown(c, file);
+    ConfigKeys.checkDtype(c, file);
     checkSupported(c, file);
     String activation = c.path("activation_function").asText("gelu_new");
     if (!ACTIVATIONS.contains(activation)) {
@@ -105,6 +128,7 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
     refuse(c, file, "scale_attn_weights", false, "attention scores are always scaled by 1/sqrt(head_dim)");
     refuse(c, file, "scale_attn_by_inverse_layer_idx", true, "per-layer attention scaling is not implemented");
     refuse(c, file, "add_cross_attention", true, "cross-attention (an encoder-decoder model) is not supported");
+    refuse(c, file, "is_encoder_decoder", true, "an encoder-decoder model is not supported");
   }
 
   private static void refuse(JsonNode c, Path file, String key, boolean unsupported, String why) {

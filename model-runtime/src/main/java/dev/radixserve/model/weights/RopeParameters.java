@@ -177,17 +177,19 @@ final class RopeParameters {
         ? positive(p, file, "attention_factor", where)
         : factor <= 1 ? 1.0 : Math.sqrt(1 + Math.log(factor) / Math.log(original));
     int half = (int) (headDim * partial) / 2;
-    List<Double> shortFactor = factors(p, file, where, "short_factor", half);
-    factors(p, file, where, "long_factor", half); // checked; used only past the original length
+    String size = "head_dim " + headDim + " x partial_rotary_factor " + partial + " / 2";
+    List<Double> shortFactor = factors(p, file, where, "short_factor", half, size);
+    factors(p, file, where, "long_factor", half, size); // used only past the original length
     return new Rope("longrope", theta, factor, 0, 0, original, attention, 32, 1, true,
         shortFactor, partial);
   }
 
-  private static List<Double> factors(JsonNode p, Path file, String where, String key, int n) {
+  private static List<Double> factors(JsonNode p, Path file, String where, String key, int n,
+      String size) {
     JsonNode v = p.get(key);
     if (v == null || !v.isArray() || v.size() != n) {
       throw new ModelLoadException(file, where + " " + key + " " + v + " is not a list of " + n
-          + " numbers (rotary dim / 2)");
+          + " numbers (" + size + ")");
     }
     List<Double> out = new ArrayList<>();
     for (JsonNode x : v) {

@@ -20,7 +20,11 @@ import java.util.List;
  * </ul>
  *
  * A query at position q sees positions q - W + 1 .. q (transformers' {@code
- * sliding_window_causal_mask_function}).
+ * sliding_window_causal_mask_function}); the paged kernel reads only those (its {@code
+ * local_window_size}). Every block stays in the pool and in the radix cache: a prefix match
+ * reuses a windowed layer's blocks exactly as a full layer's, so cache on ≡ off needs nothing
+ * more. The blocks that left every window are still held (SGLang's SWARadixCache frees them
+ * per layer type; here the pool is shared by all layers).
  */
 final class SlidingWindows {
 
@@ -47,11 +51,6 @@ final class SlidingWindows {
             + ", sliding_window " + c.get("sliding_window") + ")");
       }
     }
-    if (any && window < positions) {
-      throw new ModelLoadException(file, "sliding_window " + window + " is not supported:"
-          + " sliding-window attention is not implemented (null or >= max_position_embeddings "
-          + positions + " is)");
-    }
     // a window as long as the served positions never binds: plain attention computes the same
     return any && window < positions ? windows : List.of();
   }
@@ -76,7 +75,7 @@ final class SlidingWindows {
     }
     if (!types.isArray() || types.size() != layers) {
       throw new ModelLoadException(file, "layer_types " + types + " is not a list of "
-          + layers + " layer types");
+          + layers + " layer types (num_hidden_layers)");
     }
     String t = types.get(layer).asText();
     if (!t.equals("full_attention") && !t.equals("sliding_attention")) {

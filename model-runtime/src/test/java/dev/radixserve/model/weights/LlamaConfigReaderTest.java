@@ -10,6 +10,7 @@ import dev.radixserve.model.LlamaConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -59,29 +60,52 @@ class LlamaConfigReaderTest {
 
   @Test
   void unknownRopeTypeIsRefusedByName() throws IOException {
-    edit(c -> c.putObject("rope_scaling").put("rope_type", "yarn").put("factor", 4.0));
-    assertProblem("config.json", "rope_scaling rope_type yarn is not supported (default, linear or llama3)");
+    edit(c -> c.putObject("rope_scaling").put("rope_type", "su").put("factor", 4.0));
+    assertProblem("config.json", "rope_scaling rope_type su is not supported (default, linear,"
+        + " dynamic, llama3, yarn, longrope)");
+  }
+
+  /** transformers 5's form: the rope is read from rope_parameters, never a silent default. */
+  @Test
+  void ropeParametersOfTransformers5AreRead() throws IOException {
+    edit(c -> {
+      c.remove("rope_theta");
+      c.remove("rope_scaling");
+      c.putObject("rope_parameters").put("rope_type", "llama3").put("rope_theta", 500000.0)
+          .put("factor", 8.0).put("low_freq_factor", 1.0).put("high_freq_factor", 4.0)
+          .put("original_max_position_embeddings", 32);
+    });
+    assertEquals(new LlamaConfig.Rope("llama3", 500000, 8, 1, 4, 32),
+        ((LlamaConfig) HfModelLoader.loadConfig(dir)).rope());
   }
 
   @Test
-  void bindingMistralSlidingWindowIsRefused() throws IOException {
+  void mistralSlidingWindowIsEveryLayers() throws IOException {
     edit(c -> {
       c.put("model_type", "mistral").putArray("architectures").add("MistralForCausalLM");
       c.put("sliding_window", 64);
     });
-    assertProblem("config.json", "sliding_window 64 is not supported: sliding-window attention is"
-        + " not implemented (null or >= max_position_embeddings 128 is)");
+    LlamaConfig c = (LlamaConfig) HfModelLoader.loadConfig(dir);
+    assertEquals(java.util.Collections.nCopies(c.nLayer(), 64), c.slidingWindows());
+    edit(n -> n.put("sliding_window", 128)); // as long as max_position_embeddings: never binds
+    assertEquals(List.of(), ((LlamaConfig) HfModelLoader.loadConfig(dir)).slidingWindows());
   }
 
+  /**
+   * Qwen2's window counts only with use_sliding_window, and then on the layers from
+   * max_window_layers on (transformers 5's derived layer_types).
+   */
   @Test
   void qwenSlidingWindowCountsOnlyWhenUsed() throws IOException {
     edit(c -> {
       c.put("model_type", "qwen2").putArray("architectures").add("Qwen2ForCausalLM");
-      c.put("sliding_window", 64).put("use_sliding_window", false);
+      c.put("sliding_window", 64).put("use_sliding_window", false).put("max_window_layers", 1);
     });
-    assertEquals("qwen2", ((LlamaConfig) HfModelLoader.loadConfig(dir)).modelType());
+    assertEquals(List.of(), ((LlamaConfig) HfModelLoader.loadConfig(dir)).slidingWindows());
     edit(c -> c.put("use_sliding_window", true));
-    assertProblem("config.json", "sliding_window 64 is not supported");
+    LlamaConfig c = (LlamaConfig) HfModelLoader.loadConfig(dir);
+    assertEquals(0, c.window(0));
+    assertEquals(64, c.window(1));
   }
 
   @Test
