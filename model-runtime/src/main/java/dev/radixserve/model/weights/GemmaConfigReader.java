@@ -39,16 +39,15 @@ final class GemmaConfigReader {
       "tie_word_embeddings", "rope_parameters", "attention_bias", "query_pre_attn_scalar",
       "sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
       "use_bidirectional_attention", "eos_token_id");
-  /** Keys the hub's Gemma configs carry that transformers' classes do not define. */
-  private static final Map<String, String> HUB_INERT = Map.of(
-      "cache_implementation", "generate()'s cache class (hybrid: sliding layers keep a window);"
-          + " the pool keeps every block");
-
-  /** Per model_type, transformers 5.18's config keys: what this reader makes of each. */
+  /**
+   * Per model_type, transformers 5.18's config keys: what this reader makes of each. Keys the
+   * hub's configs carry beyond the class (Gemma 2's {@code hidden_act} beside {@code
+   * hidden_activation}, {@code cache_implementation}) are logged and ignored, as transformers
+   * ignores them ({@link ConfigKeys}).
+   */
   static final Map<String, ConfigKeys> KEYS = Map.of(
-      "gemma2", keys("gemma2", Set.of(), Map.of(
-          "hidden_act", "Gemma 2's first hub configs carry it beside hidden_activation;"
-              + " transformers' Gemma2MLP reads hidden_activation only")),
+      "gemma2", keys("gemma2", Set.of(), Map.of()),
+      // rope_local_base_freq and sliding_window_pattern: transformers 4's spellings, still read
       "gemma3_text", keys("gemma3_text", Set.of("rope_local_base_freq", "sliding_window_pattern"),
           Map.of("_sliding_window_pattern", "transformers 5 writes its private copy of the"
               + " pattern; layer_types (or sliding_window_pattern) says it")));
@@ -59,7 +58,6 @@ final class GemmaConfigReader {
     r.addAll(ConfigKeys.LEGACY);
     Map<String, String> i = new java.util.HashMap<>(inert);
     i.putAll(ConfigKeys.DECODER_INERT);
-    i.putAll(HUB_INERT);
     return ConfigKeys.of(type, r, i);
   }
 
