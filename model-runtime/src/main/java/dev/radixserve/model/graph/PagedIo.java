@@ -135,6 +135,27 @@ final class PagedIo {
    * every output is declared.
    */
   void logitsAndOutputs(String normed, String head) {
+    logitsAndOutputs(normed, head, 0);
+  }
+
+  /**
+   * As {@link #logitsAndOutputs(String, String)}, the logits soft-capped when {@code softcap} is
+   * positive: {@code softcap · tanh(logits / softcap)}, in fp32 (Gemma's
+   * {@code final_logit_softcapping}).
+   */
+  void logitsAndOutputs(String normed, String head, float softcap) {
+    if (softcap > 0) {
+      String low = headLinear.emit(normed, head, WeightLayout.OUT_IN, weights.get(head), null,
+          quantizeHead);
+      String raw = dt == GraphDtype.FLOAT32 ? low
+          : g.op("Cast", "logits_fp32", List.of(low), attr("to", (long) FLOAT));
+      String capped = g.op("Tanh", "logits_tanh",
+          g.op("Div", "logits_scaled", raw, g.scalar(softcap)));
+      g.node("Mul", "", "logits_softcap", List.of(capped, g.scalar(softcap)),
+          List.of(PagedGraph.LOGITS));
+      declareOutputs();
+      return;
+    }
     // the head is [vocab, hidden] (nn.Linear's layout, or the tied embedding): quantized only
     // with QuantSpec.lmHead, in its headMode
     if (dt == GraphDtype.FLOAT32) {
@@ -146,6 +167,10 @@ final class PagedIo {
       g.node("Cast", "", "logits_to_fp32", List.of(low), List.of(PagedGraph.LOGITS),
           attr("to", (long) FLOAT));
     }
+    declareOutputs();
+  }
+
+  private void declareOutputs() {
     g.declareOutput(PagedGraph.LOGITS, FLOAT, "R", shape.vocabSize());
     for (int i = 0; i < shape.nLayer(); i++) {
       g.declareOutput(PagedGraph.keyCacheOut(i), dt.onnxType(), cacheDims());

@@ -30,8 +30,7 @@ import java.util.Map;
  *   logits = lm_head(rms(x[logits_index], norm))                      [R, vocab]
  * </pre>
  *
- * Rotary reads cos/sin tables of [max_position_embeddings, D/2] (angles rounded to fp32 as
- * Hugging Face computes them; 128 k positions × 64 cost 2 × 32 MB). Rotary is applied here,
+ * Rotary ({@link Rotary}) reads cos/sin tables of [max_position_embeddings, D/2]. It is applied here,
  * before the attention node, rather than by PagedAttention's own {@code do_rotary}: the CPU
  * kernel stays family-agnostic and keys enter the pool already rotated.
  * Every projection goes through {@link #linear}, i.e. {@link Linear}: the one place a quantized
@@ -45,9 +44,7 @@ public final class PagedLlamaGraph implements PagedGraph {
   private final ActOrder actOrder;
   private GraphBuilder g;
   private PagedIo io;
-  private String cos;
-  private String sin;
-  private String positionIds;
+  private Rotary rotary;
 
   public PagedLlamaGraph(LlamaConfig config) {
     this(config, ActOrder.NONE);
@@ -73,7 +70,7 @@ public final class PagedLlamaGraph implements PagedGraph {
   public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant) {
     g = new GraphBuilder(c.modelType() + "_paged");
     io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, actOrder);
-    rotaryTables();
+    rotary = new Rotary(g, io, c.headDim(), c.nPositions());
     String x = io.gather(LlamaWeights.EMBED, io.ids);
     if (dtype == GraphDtype.FLOAT32) {
       fusedLayers(x);
@@ -185,40 +182,8 @@ public final class PagedLlamaGraph implements PagedGraph {
   }
 
   /**
-   * The rotary tables, [positions, D/2] each: cos and sin of position · inv_freq with the angle
-   * rounded to fp32 first, times the rope's attention factor, as Hugging Face computes them; and {@code positions} as [T, 1], the
-   * position ids {@code RotaryEmbedding} reads.
-   */
-  private void rotaryTables() {
-    double[] inv = c.rope().inverseFrequencies(c.headDim());
-    // yarn's and longrope's attention factor scales cos and sin (transformers' attention_scaling)
-    float attention = (float) c.rope().attentionFactor();
-    int half = inv.length;
-    float[] cosTable = new float[c.nPositions() * half];
-    float[] sinTable = new float[cosTable.length];
-    for (int p = 0; p < c.nPositions(); p++) {
-      for (int i = 0; i < half; i++) {
-        float angle = (float) p * (float) inv[i];
-        cosTable[p * half + i] = (float) Math.cos(angle) * attention;
-        sinTable[p * half + i] = (float) Math.sin(angle) * attention;
-      }
-    }
-    cos = toGraphType(g.floats(new long[] {c.nPositions(), half}, cosTable));
-    sin = toGraphType(g.floats(new long[] {c.nPositions(), half}, sinTable));
-    positionIds = g.op("Unsqueeze", "position_ids", io.positions, g.ints(1));           // [T, 1]
-  }
-
-  /** An fp32 constant in the graph's type (RotaryEmbedding takes its tables in the input's). */
-  private String toGraphType(String fp32) {
-    return io.dt == GraphDtype.FLOAT32 ? fp32
-        : g.op("Cast", "table", List.of(fp32), attr("to", (long) io.dt.onnxType()));
-  }
-
-  /**
-   * Rotary of a [T, heads*D] projection in Hugging Face's half-split layout ({@code
-   * rotate_half}: pairs are (i, i + D/2)) by ONNX Runtime's {@code com.microsoft.RotaryEmbedding}
-   * (one node instead of ten elementwise ones), after the per-head RMSNorm when {@code norm}
-   * names one.
+   * Rotary of a [T, heads*D] projection ({@link Rotary}), after the per-head RMSNorm when
+   * {@code norm} names one.
    */
   private String rotate(String x, int heads, String norm, String name) {
     int d = c.headDim();
@@ -226,22 +191,6 @@ public final class PagedLlamaGraph implements PagedGraph {
       String perHead = rmsNorm(g.op("Reshape", "heads", x, g.ints(-1, heads, d)), norm);
       x = g.op("Reshape", "flat", perHead, g.ints(-1, (long) heads * d));
     }
-    // [T, 1, h*D]: each token its own batch row, since RotaryEmbedding refuses a sequence axis
-    // longer than its tables, and a step's T tokens (several sequences) may exceed the positions
-    String batched = g.op("Unsqueeze", "batched", x, g.ints(1));
-    int rotary = c.rope().rotaryDim(d);
-    if (rotary == d) {
-      g.node("RotaryEmbedding", "com.microsoft", name + "/RotaryEmbedding",
-          List.of(batched, positionIds, cos, sin), List.of(name),
-          attr("interleaved", 0L), attr("num_heads", (long) heads));
-    } else {
-      // partial_rotary_factor (Phi-4-mini): the first rotary dims of each head rotate, the rest
-      // pass through, as transformers' apply_rotary_pos_emb slices them
-      g.node("RotaryEmbedding", "com.microsoft", name + "/RotaryEmbedding",
-          List.of(batched, positionIds, cos, sin), List.of(name),
-          attr("interleaved", 0L), attr("num_heads", (long) heads),
-          attr("rotary_embedding_dim", (long) rotary));
-    }
-    return g.op("Squeeze", "unbatched", name, g.ints(1));
+    return rotary.apply(x, heads, c.rope(), name);
   }
 }

@@ -13,8 +13,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A checkpoint's {@code config.json}: its hyper-parameters (a GPT-2 {@link ModelConfig}, or a
- * Llama-family config by {@link LlamaConfigReader}) and its {@code eos_token_id}s.
+ * A checkpoint's {@code config.json}: its hyper-parameters (a GPT-2 {@link ModelConfig}, a
+ * Llama-family config by {@link LlamaConfigReader}, a Gemma config by {@link GemmaConfigReader})
+ * and its {@code eos_token_id}s.
  * Keys whose value would make the model compute something radixserve does not are refused by name
  * and value, never ignored: a model either loads and behaves as its config says, or does not load.
  *
@@ -66,6 +67,11 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
       return new HfConfig(LlamaConfigReader.read(c, file), tokenIds(c, file, "eos_token_id"),
           quantization(c, file));
     }
+    if (GemmaConfigReader.handles(c.path("model_type").asText())) {
+      // quantization_config is refused by the reader: float Gemma checkpoints only
+      return new HfConfig(GemmaConfigReader.read(c, file), tokenIds(c, file, "eos_token_id"),
+          null);
+    }
     checkArchitecture(c, file);
     GPT2_KEYS.logUnknown(c, file);
     ConfigKeys.checkDtype(c, file);
@@ -103,7 +109,7 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
     if (!modelType.equals("gpt2")) {
       throw new ModelLoadException(file, "unknown architecture "
           + (modelType.isEmpty() ? "(none)" : modelType)
-          + " in config.json (need gpt2, llama, qwen2, qwen3 or mistral)");
+          + " in config.json (need gpt2, llama, qwen2, qwen3, mistral, gemma2 or gemma3_text)");
     }
     JsonNode architectures = c.path("architectures");
     if (architectures.isArray() && !architectures.isEmpty()

@@ -1,5 +1,6 @@
 package dev.radixserve.model.weights;
 
+import dev.radixserve.model.GemmaConfig;
 import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.CheckpointRepacker;
@@ -28,7 +29,7 @@ import java.util.function.BiFunction;
 import java.util.logging.Logger;
 
 /**
- * Loads a model directory in Hugging Face layout, GPT-2 or a Llama-family decoder: {@code
+ * Loads a model directory in Hugging Face layout, GPT-2, a Llama-family decoder or Gemma 2/3: {@code
  * config.json} ({@link HfConfig}), the weights ({@code model.safetensors} or shards through
  * {@code model.safetensors.index.json}, memory-mapped, F32/F16/BF16, names with or without the
  * family's prefix, {@code transformer.} or {@code model.}; see {@link
@@ -87,7 +88,7 @@ public final class HfModelLoader {
    */
   private static Tokenizer tokenizer(ModelShape config, Path dir) {
     TokenizerClass.check(dir);
-    return config instanceof LlamaConfig
+    return (config instanceof LlamaConfig || config instanceof GemmaConfig)
         && Files.isRegularFile(dir.resolve(TokenizerLoader.TOKENIZER_JSON))
         ? HfTokenizer.load(dir) : TokenizerLoader.load(dir);
   }
@@ -122,6 +123,9 @@ public final class HfModelLoader {
           LlamaWeights.storedShapes(c, hf.quantization()), LlamaWeights.EMBED,
           LlamaWeights.LM_HEAD, c.tieWordEmbeddings(),
           (t, q) -> new LlamaWeights(c, q, t, arena));
+      case GemmaConfig c -> new Layout(c.modelType(), "model.", List.of(".rotary_emb.inv_freq"),
+          GemmaWeights.expectedShapes(c), GemmaWeights.EMBED, GemmaWeights.LM_HEAD,
+          c.tieWordEmbeddings(), (t, q) -> new GemmaWeights(c, t, arena));
       default -> throw new IllegalArgumentException("no checkpoint layout for " + hf.model());
     };
   }

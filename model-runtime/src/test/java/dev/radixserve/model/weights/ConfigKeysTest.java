@@ -30,7 +30,8 @@ class ConfigKeysTest {
   static final ObjectMapper JSON = new ObjectMapper();
   /** Keys transformers 5 reads that its config classes no longer write (the 4.x forms). */
   static final Set<String> LEGACY = Set.of("rope_theta", "rope_scaling", "torch_dtype",
-      "partial_rotary_factor", "original_max_position_embeddings", "n_ctx");
+      "partial_rotary_factor", "original_max_position_embeddings", "n_ctx",
+      "rope_local_base_freq", "sliding_window_pattern"); // the last two: Gemma 3's
 
   static Path fixtures() throws URISyntaxException {
     return Path.of(ConfigKeysTest.class.getResource("/transformers-checkpoints").toURI());
@@ -39,6 +40,7 @@ class ConfigKeysTest {
   static Map<String, ConfigKeys> tables() {
     Map<String, ConfigKeys> all = new java.util.HashMap<>(LlamaConfigReader.KEYS);
     all.put("gpt2", HfConfig.GPT2_KEYS);
+    all.putAll(GemmaConfigReader.KEYS);
     return all;
   }
 

@@ -79,6 +79,35 @@ class CheckModelCommandTest {
     assertTrue(r.out().endsWith("ok\n"), r.out());
   }
 
+  /**
+   * A Gemma 3 (text) checkpoint that transformers wrote (model-runtime's fixture): the family,
+   * the window and the rope of each layer type, and the next token and its logprob as
+   * transformers computed them (the fixture's expected.json, step 0).
+   */
+  @Test
+  void gemma3NamesFamilyWindowAndRopePerLayerTypeAndRunsAsTransformers() {
+    Path gemma3 = Path.of("..", "model-runtime", "src", "test", "resources", "gemma", "gemma3");
+    assertTrue(Files.isDirectory(gemma3), gemma3.toAbsolutePath().toString());
+    String prompt = "The radix tree shares prefixes between requests, and sliding windows keep"
+        + " only the recent keys 🙂.";
+    ServeCommandTest.Run r = run("check-model", gemma3.toString(), "--prompt", prompt,
+        "--threads", "1");
+    assertEquals(0, r.status(), r.err() + r.out());
+    assertTrue(r.out().contains("config      gemma3_text (Gemma 3, text): 3 layers, 4 heads,"
+        + " 2 kv heads, head_dim 16,"), r.out());
+    assertTrue(r.out().contains("query_pre_attn_scalar 32.0, attention soft-cap none, final"
+        + " logit soft-cap none, q/k norm\n"), r.out());
+    assertTrue(r.out().contains("2 sliding_attention layers (window 8), rope default theta"
+        + " 10000.0\n"), r.out());
+    assertTrue(r.out().contains("1 full_attention layers, rope linear theta 1000000.0 factor"
+        + " 2.0\n"), r.out());
+    // transformers: token 262 at logprob -0.49574559798602186 (a 4-decimal print of it)
+    assertTrue(r.out().contains("(55 tokens) -> next token 262 "), r.out());
+    String logprob = r.out().replaceAll("(?s).*logprob (-?[0-9.]+) .*", "$1");
+    assertEquals(-0.49574559798602186, Double.parseDouble(logprob), 1e-4 + 5e-5, r.out());
+    assertTrue(r.out().endsWith("ok\n"), r.out());
+  }
+
   @Test
   void aRefusedModelNamesFileKeyAndValueInCheckModelAndServe() throws IOException {
     try (GptWeights w = RandomGpt2.create(new ModelConfig(1, 1, 4, 8, 257, 1e-5, "gelu_new"), 1)) {
