@@ -109,7 +109,7 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
     if (!modelType.equals("gpt2")) {
       throw new ModelLoadException(file, "unknown architecture "
           + (modelType.isEmpty() ? "(none)" : modelType)
-          + " in config.json (need gpt2, llama, qwen2, qwen3, mistral, gemma2 or gemma3_text)");
+          + " in config.json (need gpt2, llama, qwen2, qwen3, mistral, phi3, gemma2 or gemma3_text)");
     }
     JsonNode architectures = c.path("architectures");
     if (architectures.isArray() && !architectures.isEmpty()

@@ -164,7 +164,9 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
         r.type().equals("default") ? "" : " factor " + r.factor()
             + (r.originalMaxPositions() > 0 ? " original_max_position_embeddings "
                 + r.originalMaxPositions() : "")
-            + (r.attentionFactor() != 1 ? " attention_factor " + r.attentionFactor() : ""),
+            + (r.attentionFactor() != 1 ? " attention_factor " + r.attentionFactor() : "")
+            + (r.partialRotaryFactor() != 1 ? " partial_rotary_factor "
+                + r.partialRotaryFactor() : ""),
         c.slidingWindows().isEmpty() ? "" : ", sliding window " + c.slidingWindows(),
         c.qkvBias() ? ", q/k/v bias" : "", c.qkNorm() ? ", q/k norm" : "",
         c.tieWordEmbeddings() ? EMBED + " (tied)" : LM_HEAD + " (untied)")

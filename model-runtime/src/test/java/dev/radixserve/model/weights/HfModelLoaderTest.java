@@ -131,7 +131,7 @@ class HfModelLoaderTest {
     HfModelWriter.write(original, dir, DType.F32);
     Files.writeString(dir.resolve("config.json"), "{\"model_type\": \"falcon\", \"n_layer\": 2}");
     assertProblem("config.json", "unknown architecture falcon in config.json"
-        + " (need gpt2, llama, qwen2, qwen3, mistral, gemma2 or gemma3_text)");
+        + " (need gpt2, llama, qwen2, qwen3, mistral, phi3, gemma2 or gemma3_text)");
   }
 
   @Test
