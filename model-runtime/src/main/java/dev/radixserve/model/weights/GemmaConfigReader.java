@@ -123,9 +123,9 @@ final class GemmaConfigReader {
           window == null ? 4096 : window.isNull() ? 0 : integer(c, file, "sliding_window", 0),
           layerTypes(c, file, layers, gemma3),
           rope(c, file, gemma3, integer(c, file, "head_dim", 256)),
-          bool(c, file, "attention_bias", false),
+          ConfigValues.bool(c, file, "attention_bias", false),
           gemma3,
-          bool(c, file, "tie_word_embeddings", true));
+          ConfigValues.bool(c, file, "tie_word_embeddings", true));
     } catch (IllegalArgumentException e) {
       throw new ModelLoadException(file, e.getMessage(), e);
     }
@@ -267,20 +267,9 @@ final class GemmaConfigReader {
   }
 
   private static void refuseTrue(JsonNode c, Path file, String key, String why) {
-    if (bool(c, file, key, false)) {
+    if (ConfigValues.bool(c, file, key, false)) {
       throw new ModelLoadException(file, key + " true is not supported: " + why);
     }
-  }
-
-  private static boolean bool(JsonNode c, Path file, String key, boolean absent) {
-    JsonNode v = c.get(key);
-    if (v == null || v.isNull()) {
-      return absent;
-    }
-    if (!v.isBoolean()) {
-      throw new ModelLoadException(file, key + " " + v + " is not a boolean");
-    }
-    return v.asBoolean();
   }
 
   private static double number(JsonNode c, Path file, String key, double absent) {

@@ -63,19 +63,19 @@ public final class GemmaWeights extends TensorSet implements ModelWeights {
     for (int i = 0; i < c.nLayer(); i++) {
       String p = "layers." + i + ".";
       m.put(p + "input_layernorm.weight", new long[] {e});
-      linear(m, p + "self_attn.q_proj", q, e, bias);
-      linear(m, p + "self_attn.k_proj", kv, e, bias);
-      linear(m, p + "self_attn.v_proj", kv, e, bias);
+      TensorSet.linear(m, p + "self_attn.q_proj", q, e, bias);
+      TensorSet.linear(m, p + "self_attn.k_proj", kv, e, bias);
+      TensorSet.linear(m, p + "self_attn.v_proj", kv, e, bias);
       if (c.qkNorm()) {
         m.put(p + "self_attn.q_norm.weight", new long[] {c.headDim()});
         m.put(p + "self_attn.k_norm.weight", new long[] {c.headDim()});
       }
-      linear(m, p + "self_attn.o_proj", e, q, bias);
+      TensorSet.linear(m, p + "self_attn.o_proj", e, q, bias);
       m.put(p + "post_attention_layernorm.weight", new long[] {e});
       m.put(p + "pre_feedforward_layernorm.weight", new long[] {e});
-      linear(m, p + "mlp.gate_proj", inter, e, false);
-      linear(m, p + "mlp.up_proj", inter, e, false);
-      linear(m, p + "mlp.down_proj", e, inter, false);
+      TensorSet.linear(m, p + "mlp.gate_proj", inter, e, false);
+      TensorSet.linear(m, p + "mlp.up_proj", inter, e, false);
+      TensorSet.linear(m, p + "mlp.down_proj", e, inter, false);
       m.put(p + "post_feedforward_layernorm.weight", new long[] {e});
     }
     m.put("norm.weight", new long[] {e});
@@ -85,13 +85,6 @@ public final class GemmaWeights extends TensorSet implements ModelWeights {
     return m;
   }
 
-  private static void linear(Map<String, long[]> m, String prefix, long out, long in,
-      boolean bias) {
-    m.put(prefix + ".weight", new long[] {out, in});
-    if (bias) {
-      m.put(prefix + ".bias", new long[] {out});
-    }
-  }
 
   @Override
   public GemmaConfig config() {

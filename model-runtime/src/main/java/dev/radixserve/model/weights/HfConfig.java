@@ -81,7 +81,7 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
       throw new ModelLoadException(file, "activation_function " + activation
           + " is not supported (gelu_new, gelu_pytorch_tanh or gelu)");
     }
-    int nEmbd = intField(c, file, "n_embd");
+    int nEmbd = ConfigValues.intField(c, file, "n_embd");
     JsonNode inner = c.get("n_inner");
     JsonNode tie = c.get("tie_word_embeddings");
     if (tie != null && !tie.isNull() && !tie.isBoolean()) {
@@ -89,14 +89,14 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
     }
     try {
       ModelConfig model = new ModelConfig(
-          intField(c, file, "n_layer"),
-          intField(c, file, "n_head"),
+          ConfigValues.intField(c, file, "n_layer"),
+          ConfigValues.intField(c, file, "n_head"),
           nEmbd,
-          c.has("n_positions") ? intField(c, file, "n_positions") : intField(c, file, "n_ctx"),
-          intField(c, file, "vocab_size"),
+          c.has("n_positions") ? ConfigValues.intField(c, file, "n_positions") : ConfigValues.intField(c, file, "n_ctx"),
+          ConfigValues.intField(c, file, "vocab_size"),
           c.path("layer_norm_epsilon").asDouble(1e-5),
           activation,
-          inner == null || inner.isNull() ? 4 * nEmbd : intField(c, file, "n_inner"),
+          inner == null || inner.isNull() ? 4 * nEmbd : ConfigValues.intField(c, file, "n_inner"),
           tie == null || tie.isNull() || tie.asBoolean());
       return new HfConfig(model, tokenIds(c, file, "eos_token_id"), quantization(c, file));
     } catch (IllegalArgumentException e) {
@@ -196,11 +196,4 @@ record HfConfig(ModelShape model, List<Integer> eosTokenIds,
     return v.asInt();
   }
 
-  private static int intField(JsonNode c, Path file, String name) {
-    JsonNode v = c.get(name);
-    if (v == null || !v.isIntegralNumber() || !v.canConvertToInt()) {
-      throw new ModelLoadException(file, "field " + name + " is missing or not an integer");
-    }
-    return v.asInt();
-  }
 }

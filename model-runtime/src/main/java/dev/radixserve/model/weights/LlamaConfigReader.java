@@ -71,21 +71,21 @@ final class LlamaConfigReader {
           + " fused qkv_proj / gate_up_proj are split at load only for float weights");
     }
     ConfigKeys.checkDtype(c, file);
-    if (bool(c, file, "is_encoder_decoder", false)) {
+    if (ConfigValues.bool(c, file, "is_encoder_decoder", false)) {
       throw new ModelLoadException(file, "is_encoder_decoder true is not supported (a decoder)");
     }
     String act = c.path("hidden_act").asText("silu");
     if (!act.equals("silu")) {
       throw new ModelLoadException(file, "hidden_act " + act + " is not supported (silu)");
     }
-    int hidden = intField(c, file, "hidden_size");
-    int heads = intField(c, file, "num_attention_heads");
-    int layers = intField(c, file, "num_hidden_layers");
+    int hidden = ConfigValues.intField(c, file, "hidden_size");
+    int heads = ConfigValues.intField(c, file, "num_attention_heads");
+    int layers = ConfigValues.intField(c, file, "num_hidden_layers");
     int kvHeads = c.hasNonNull("num_key_value_heads")
-        ? intField(c, file, "num_key_value_heads") : heads;
-    int headDim = c.hasNonNull("head_dim") ? intField(c, file, "head_dim")
+        ? ConfigValues.intField(c, file, "num_key_value_heads") : heads;
+    int headDim = c.hasNonNull("head_dim") ? ConfigValues.intField(c, file, "head_dim")
         : type.equals("qwen3") ? 128 : hidden / heads;
-    int positions = intField(c, file, "max_position_embeddings");
+    int positions = ConfigValues.intField(c, file, "max_position_embeddings");
     LlamaConfig.Rope rope = rope(c, file, headDim);
     if (rope.type().equals("longrope") && rope.originalMaxPositions() < positions) {
       // transformers rotates with long_factor once a pass exceeds the original length, which a
@@ -93,7 +93,7 @@ final class LlamaConfigReader {
       positions = rope.originalMaxPositions();
     }
     List<Integer> windows = SlidingWindows.read(c, file, type, layers, positions);
-    boolean attentionBias = bool(c, file, "attention_bias", false);
+    boolean attentionBias = ConfigValues.bool(c, file, "attention_bias", false);
     boolean qwen2 = type.equals("qwen2");
     try {
       return new LlamaConfig(
@@ -103,16 +103,16 @@ final class LlamaConfigReader {
           heads,
           kvHeads,
           headDim,
-          intField(c, file, "intermediate_size"),
+          ConfigValues.intField(c, file, "intermediate_size"),
           positions,
-          intField(c, file, "vocab_size"),
+          ConfigValues.intField(c, file, "vocab_size"),
           c.path("rms_norm_eps").asDouble(1e-6),
           rope,
           qwen2 || attentionBias,          // Qwen2's q/k/v always carry a bias, its o_proj never
           !qwen2 && attentionBias,
-          bool(c, file, "mlp_bias", false),
+          ConfigValues.bool(c, file, "mlp_bias", false),
           type.equals("qwen3"),
-          bool(c, file, "tie_word_embeddings", false),
+          ConfigValues.bool(c, file, "tie_word_embeddings", false),
           windows);
     } catch (IllegalArgumentException e) {
       throw new ModelLoadException(file, e.getMessage(), e);
@@ -168,22 +168,4 @@ final class LlamaConfigReader {
     return copy;
   }
 
-  static boolean bool(JsonNode c, Path file, String key, boolean absent) {
-    JsonNode v = c.get(key);
-    if (v == null || v.isNull()) {
-      return absent;
-    }
-    if (!v.isBoolean()) {
-      throw new ModelLoadException(file, key + " " + v + " is not a boolean");
-    }
-    return v.asBoolean();
-  }
-
-  static int intField(JsonNode c, Path file, String name) {
-    JsonNode v = c.get(name);
-    if (v == null || !v.isIntegralNumber() || !v.canConvertToInt()) {
-      throw new ModelLoadException(file, "field " + name + " is missing or not an integer");
-    }
-    return v.asInt();
-  }
 }

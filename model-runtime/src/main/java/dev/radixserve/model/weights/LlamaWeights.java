@@ -89,18 +89,18 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
     for (int i = 0; i < c.nLayer(); i++) {
       String p = "layers." + i + ".";
       m.put(p + "input_layernorm.weight", new long[] {e});
-      linear(m, p + "self_attn.q_proj", q, e, c.qkvBias());
-      linear(m, p + "self_attn.k_proj", kv, e, c.qkvBias());
-      linear(m, p + "self_attn.v_proj", kv, e, c.qkvBias());
+      TensorSet.linear(m, p + "self_attn.q_proj", q, e, c.qkvBias());
+      TensorSet.linear(m, p + "self_attn.k_proj", kv, e, c.qkvBias());
+      TensorSet.linear(m, p + "self_attn.v_proj", kv, e, c.qkvBias());
       if (c.qkNorm()) {
         m.put(p + "self_attn.q_norm.weight", new long[] {c.headDim()});
         m.put(p + "self_attn.k_norm.weight", new long[] {c.headDim()});
       }
-      linear(m, p + "self_attn.o_proj", e, q, c.oBias());
+      TensorSet.linear(m, p + "self_attn.o_proj", e, q, c.oBias());
       m.put(p + "post_attention_layernorm.weight", new long[] {e});
-      linear(m, p + "mlp.gate_proj", inter, e, c.mlpBias());
-      linear(m, p + "mlp.up_proj", inter, e, c.mlpBias());
-      linear(m, p + "mlp.down_proj", e, inter, c.mlpBias());
+      TensorSet.linear(m, p + "mlp.gate_proj", inter, e, c.mlpBias());
+      TensorSet.linear(m, p + "mlp.up_proj", inter, e, c.mlpBias());
+      TensorSet.linear(m, p + "mlp.down_proj", e, inter, c.mlpBias());
     }
     m.put("norm.weight", new long[] {e});
     if (!c.tieWordEmbeddings()) {
@@ -109,13 +109,6 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
     return m;
   }
 
-  private static void linear(Map<String, long[]> m, String prefix, long out, long in,
-      boolean bias) {
-    m.put(prefix + ".weight", new long[] {out, in});
-    if (bias) {
-      m.put(prefix + ".bias", new long[] {out});
-    }
-  }
 
   @Override
   public LlamaConfig config() {

@@ -34,7 +34,7 @@ final class SlidingWindows {
   static List<Integer> read(JsonNode c, Path file, String type, int layers, int positions) {
     Integer window = switch (type) {
       case "mistral", "phi3" -> window(c, file);
-      case "qwen2", "qwen3" -> LlamaConfigReader.bool(c, file, "use_sliding_window", false)
+      case "qwen2", "qwen3" -> ConfigValues.bool(c, file, "use_sliding_window", false)
           ? window(c, file) : null;
       default -> null;
     };
@@ -63,7 +63,7 @@ final class SlidingWindows {
       return layerType(c, file, layer, layers).equals("sliding_attention");
     }
     JsonNode first = c.get("max_window_layers");
-    int from = first == null || first.isNull() ? 28 : LlamaConfigReader.intField(c, file,
+    int from = first == null || first.isNull() ? 28 : ConfigValues.intField(c, file,
         "max_window_layers");
     return layer >= from;
   }

@@ -21,6 +21,14 @@ public abstract class TensorSet implements AutoCloseable {
    * @param expected every name the family needs, with its shape
    * @param arena owner of the tensors' memory, closed with them (may be null for heap)
    */
+  /** nn.Linear's shapes: {@code prefix.weight} [out, in] and, with a bias, {@code prefix.bias} [out]. */
+  static void linear(Map<String, long[]> shapes, String prefix, long out, long in, boolean bias) {
+    shapes.put(prefix + ".weight", new long[] {out, in});
+    if (bias) {
+      shapes.put(prefix + ".bias", new long[] {out});
+    }
+  }
+
   TensorSet(Map<String, Tensor> tensors, Map<String, long[]> expected, Arena arena) {
     this.tensors = new LinkedHashMap<>(tensors);
     this.arena = arena;
