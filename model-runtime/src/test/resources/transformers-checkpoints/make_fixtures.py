@@ -143,7 +143,20 @@ CASES = {
         rope_parameters=dict(rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.75,
         short_factor=[1.0 + 0.03 * i for i in range(6)],
         long_factor=[1.0 + 0.7 * i for i in range(6)])), True),
+    # Phi-3-mini-128k's case: longrope past original_max_position_embeddings. transformers'
+    # generate() computes a prompt longer than 12 with the long factors throughout, and any
+    # token at position 12 or later with them: the expected outputs come from its KV-cache path
+    "phi3-longrope-long": ("phi3", dict(original_max_position_embeddings=12, rope_parameters=dict(
+        rope_type="longrope", rope_theta=10000.0, short_factor=[1.0 + 0.1 * i for i in range(6)],
+        long_factor=[1.5 + 2.5 * i for i in range(6)])), False),
 }
+# cases whose expected outputs follow generate()'s KV-cache path (each step computes only its
+# new token, so the rope each token got depends on the length when it was computed), and their
+# prompts: one shorter than the original length that decodes past it, one longer
+CACHED = {"phi3-longrope-long": [
+    "Hello world",
+    "The quick brown fox jumps over the lazy dog. Tokenizers split text into pieces.",
+]}
 # cases also written in the transformers 4 form, with the tokenizer class the families' hub
 # checkpoints name (transformers 5 rebuilds a named class's pipeline from the file's vocab)
 V4 = {"llama-llama3": "PreTrainedTokenizerFast", "qwen2": "Qwen2TokenizerFast",
@@ -236,14 +249,23 @@ def expected(case_dir):
     model.eval()
     texts = [{"text": t, "ids": tok.encode(t, add_special_tokens=True)} for t in TEXTS]
     runs = []
-    for prompt in PROMPTS:
+    cached = CACHED.get(os.path.basename(case_dir).removesuffix("-v4"))
+    for prompt in cached or PROMPTS:
         ids = tok.encode(prompt, add_special_tokens=True)
         seq = list(ids)
         steps = []
+        past = None
         with torch.no_grad():
             for _ in range(STEPS):
-                # the whole sequence each step (no KV cache): the model's plain definition
-                logits = model(torch.tensor([seq])).logits[0, -1].double()
+                if cached:
+                    # generate()'s path: the prompt once, then one new token a step
+                    out = model(torch.tensor([seq if past is None else seq[-1:]]),
+                                past_key_values=past, use_cache=True)
+                    past = out.past_key_values
+                    logits = out.logits[0, -1].double()
+                else:
+                    # the whole sequence each step (no KV cache): the model's plain definition
+                    logits = model(torch.tensor([seq])).logits[0, -1].double()
                 logprobs = torch.log_softmax(logits, dim=-1)
                 top = torch.topk(logprobs, 5)
                 steps.append({"token": int(top.indices[0]),

@@ -16,6 +16,10 @@ final class BatchValidator {
         throw new IllegalArgumentException("sequence " + i + ": position " + (total - 1)
             + " >= n_positions " + config.nPositions());
       }
+      if (s.longContext() && config.longContextFrom() == Integer.MAX_VALUE) {
+        throw new IllegalArgumentException("sequence " + i + ": long context, but the model has"
+            + " none");
+      }
       int needed = (total + blockSize - 1) / blockSize;
       int[] table = s.blockTable();
       if (table.length < needed) {

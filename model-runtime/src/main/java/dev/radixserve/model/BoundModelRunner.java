@@ -194,7 +194,7 @@ public final class BoundModelRunner implements ModelRunner {
     for (ForwardBatch.BlockCopy c : batch.copies()) {
       pool.copyBlock(c.srcBlock(), c.dstBlock(), c.slots());
     }
-    step.fill(batch, pool.blockSize());
+    step.fill(batch, pool.blockSize(), config.nPositions());
     int rows = batch.logitRows();
     long logitsBytes = (long) rows * config.vocabSize() * Float.BYTES;
     OrtValue[] stepValues = step.values(host);

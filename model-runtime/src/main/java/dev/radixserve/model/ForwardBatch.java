@@ -84,8 +84,12 @@ public record ForwardBatch(List<Seq> seqs, List<BlockCopy> copies) {
    * @param pastLen tokens of this sequence whose K/V are already in the pool
    * @param blockTable block ids covering at least {@code pastLen + newTokens.length} positions
    * @param allLogits return logits at every new token (prompt logprobs), not only the last
+   * @param longContext the sequence runs in the model's long context ({@link
+   *     ModelShape#longContextFrom}): the graph sees its positions offset by the model's
+   *     {@code nPositions}, the rows of the long-context rotary tables
    */
-  public record Seq(int[] newTokens, int pastLen, int[] blockTable, boolean allLogits) {
+  public record Seq(int[] newTokens, int pastLen, int[] blockTable, boolean allLogits,
+      boolean longContext) {
     public Seq {
       if (newTokens.length == 0) {
         throw new IllegalArgumentException("a sequence in a batch needs at least one new token");
@@ -93,6 +97,11 @@ public record ForwardBatch(List<Seq> seqs, List<BlockCopy> copies) {
       if (pastLen < 0) {
         throw new IllegalArgumentException("pastLen " + pastLen + " < 0");
       }
+    }
+
+    /** In the model's usual (short) context. */
+    public Seq(int[] newTokens, int pastLen, int[] blockTable, boolean allLogits) {
+      this(newTokens, pastLen, blockTable, allLogits, false);
     }
 
     /** Logits at the last new token only. */

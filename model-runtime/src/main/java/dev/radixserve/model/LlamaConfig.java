@@ -94,12 +94,12 @@ public record LlamaConfig(
    *   <li>{@code yarn}: interpolated (divided by factor) below the correction range, extrapolated
    *       (kept) above it, a linear ramp over it; attention factor from mscale / mscale_all_dim or
    *       {@code 0.1 ln(factor) + 1};
-   *   <li>{@code longrope}: each frequency divided by its {@code short_factor}; attention factor
-   *       {@code sqrt(1 + ln(factor) / ln(original_max_position_embeddings))}. transformers switches
-   *       to {@code long_factor} for a forward pass whose sequence exceeds
-   *       original_max_position_embeddings, which rotates a sequence's keys differently depending
-   *       on how it was computed; a cache of rotated keys cannot do that, so a longrope model is
-   *       served up to original_max_position_embeddings (the reader caps the positions);
+   *   <li>{@code longrope}: each frequency divided by its {@code short_factor}, or in the long
+   *       context by its {@code long_factor}; attention factor {@code sqrt(1 + ln(factor) /
+   *       ln(original_max_position_embeddings))} for both. Which applies is transformers'
+   *       generate(): a prompt longer than original_max_position_embeddings is computed with the
+   *       long factors throughout, any token at or past that position too, and the rest with the
+   *       short ones ({@link LlamaConfig#longContextFrom});
    *   <li>{@code dynamic}: transformers rescales theta only past max_position_embeddings, which
    *       the server never reaches: within it, the default frequencies.
    * </ul>
@@ -114,22 +114,24 @@ public record LlamaConfig(
    * @param betaSlow yarn's interpolation boundary
    * @param truncate yarn's rounding of the correction range
    * @param shortFactor longrope's per-frequency divisors (d/2 of them); empty otherwise
+   * @param longFactor longrope's divisors in the long context; empty otherwise
    * @param partialRotaryFactor the share of each head that rotates (1: all)
    */
   public record Rope(String type, double theta, double factor, double lowFreqFactor,
       double highFreqFactor, int originalMaxPositions, double attentionFactor, double betaFast,
       double betaSlow, boolean truncate, java.util.List<Double> shortFactor,
-      double partialRotaryFactor) {
+      java.util.List<Double> longFactor, double partialRotaryFactor) {
 
     public Rope {
       shortFactor = java.util.List.copyOf(shortFactor);
+      longFactor = java.util.List.copyOf(longFactor);
     }
 
     /** default, linear or llama3, over the whole head. */
     public Rope(String type, double theta, double factor, double lowFreqFactor,
         double highFreqFactor, int originalMaxPositions) {
       this(type, theta, factor, lowFreqFactor, highFreqFactor, originalMaxPositions, 1, 32, 1,
-          true, java.util.List.of(), 1);
+          true, java.util.List.of(), java.util.List.of(), 1);
     }
 
     public static Rope plain(double theta) {
@@ -141,8 +143,18 @@ public record LlamaConfig(
       return (int) (headDim * partialRotaryFactor);
     }
 
-    /** The rotaryDim/2 inverse frequencies. */
+    /** The rotaryDim/2 inverse frequencies (longrope: of the short context). */
     public double[] inverseFrequencies(int headDim) {
+      return inverseFrequencies(headDim, false);
+    }
+
+    /** Whether the rope differs in a long context (longrope with its long factors). */
+    public boolean hasLongContext() {
+      return !longFactor.isEmpty();
+    }
+
+    /** The rotaryDim/2 inverse frequencies, in the long context when {@code longContext}. */
+    public double[] inverseFrequencies(int headDim, boolean longContext) {
       int dim = rotaryDim(headDim);
       double[] f = new double[dim / 2];
       for (int i = 0; i < f.length; i++) {
@@ -151,7 +163,7 @@ public record LlamaConfig(
           case "default", "dynamic" -> f[i];
           case "linear" -> f[i] / factor;
           case "llama3" -> llama3(f[i]);
-          case "longrope" -> f[i] / shortFactor.get(i);
+          case "longrope" -> f[i] / (longContext ? longFactor : shortFactor).get(i);
           case "yarn" -> yarn(f[i], i, dim);
           default -> throw new IllegalArgumentException("rope type " + type);
         };
@@ -234,6 +246,18 @@ public record LlamaConfig(
     return new LlamaConfig(modelType, nLayer, hiddenSize, nHeads, kvHeads, headDim,
         intermediateSize, nPositions, vocabSize, rmsNormEps, rope, true, true, mlpBias, qkNorm,
         tieWordEmbeddings, slidingWindows);
+  }
+
+  /**
+   * The prompt length past which a sequence is computed in the long context (longrope's long
+   * factors, on their own rows of the rotary tables and in a cache namespace of their own), as
+   * transformers' generate() switches; {@link Integer#MAX_VALUE} when the model has none within
+   * its positions.
+   */
+  @Override
+  public int longContextFrom() {
+    return rope.hasLongContext() && rope.originalMaxPositions() < nPositions
+        ? rope.originalMaxPositions() : Integer.MAX_VALUE;
   }
 
   /** Layer {@code layer}'s sliding window, 0 when it attends to the whole sequence. */

@@ -25,6 +25,16 @@ public interface ModelShape {
   /** Width of the logits (rows of the embedding; may pad the tokenizer's vocabulary). */
   int vocabSize();
 
+  /**
+   * The prompt length past which a sequence runs in the model's long context (Phi-3's longrope):
+   * its positions are offset by {@link #nPositions} into the rotary tables' long rows ({@code
+   * ForwardBatch.Seq#longContext}), and its blocks live in a cache namespace of their own, since
+   * its keys are rotated otherwise. {@link Integer#MAX_VALUE} (the default): no long context.
+   */
+  default int longContextFrom() {
+    return Integer.MAX_VALUE;
+  }
+
   /** Floats of one cached token row of one layer, keys or values. */
   default int kvWidth() {
     return kvHeads() * headDim();

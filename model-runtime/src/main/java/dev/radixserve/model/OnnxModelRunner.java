@@ -184,7 +184,7 @@ public final class OnnxModelRunner implements ModelRunner {
     for (ForwardBatch.BlockCopy c : batch.copies()) {
       pool.copyBlock(c.srcBlock(), c.dstBlock(), c.slots());
     }
-    step.fill(batch, pool.blockSize());
+    step.fill(batch, pool.blockSize(), config.nPositions());
     OrtValue[] stepValues = step.values(cpu);
     OrtValue logits = null;
     try {

@@ -12,7 +12,8 @@ import java.util.List;
  * The seven per-step graph inputs in native buffers reused across steps (grown, never shrunk).
  *
  * <pre>
- *   input_ids    int64 [T]      positions   int64 [T]      (sequence after sequence)
+ *   input_ids    int64 [T]      positions   int64 [T]      (sequence after sequence; a long-context
+ *                                                          sequence's offset by nPositions)
  *   block_tables int32 [S, M]   M = the batch's longest sequence (past + new) in blocks, padded with 0
  *   cu_seqlens   int32 [S+1]    past_lens   int32 [S]
  *   logits_index int64 [R]      per sequence cu[s+1] - 1, or every token of an all-logits one
@@ -34,8 +35,13 @@ final class StepInputs implements AutoCloseable {
   private int rows;
   private int maxBlocks;
 
-  /** Fills the buffers from a validated batch. */
-  void fill(ForwardBatch batch, int blockSize) {
+  /**
+   * Fills the buffers from a validated batch.
+   *
+   * @param longContextOffset added to the positions of a long-context sequence (the model's
+   *     nPositions: the long rows of its rotary tables)
+   */
+  void fill(ForwardBatch batch, int blockSize, int longContextOffset) {
     List<ForwardBatch.Seq> list = batch.seqs();
     seqs = list.size();
     tokens = batch.totalNewTokens();
@@ -62,9 +68,10 @@ final class StepInputs implements AutoCloseable {
         tables.setAtIndex(ValueLayout.JAVA_INT, row + b, b < blocks ? s.blockTable()[b] : 0);
       }
       int[] newTokens = s.newTokens();
+      long offset = s.longContext() ? longContextOffset : 0;
       for (int k = 0; k < newTokens.length; k++) {
         ids.setAtIndex(ValueLayout.JAVA_LONG, t + k, newTokens[k]);
-        positions.setAtIndex(ValueLayout.JAVA_LONG, t + k, s.pastLen() + k);
+        positions.setAtIndex(ValueLayout.JAVA_LONG, t + k, offset + s.pastLen() + k);
       }
       for (int k = s.allLogits() ? 0 : newTokens.length - 1; k < newTokens.length; k++) {
         logitsIndex.setAtIndex(ValueLayout.JAVA_LONG, r++, t + k);

@@ -37,7 +37,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  *       transformers' top two are within 1e-4 of each other (a near-tie); the steps are fed
  *       transformers' own tokens, so a near-tie never derails the later steps. Decoding runs
  *       through the paged cache, while transformers recomputed the whole sequence each step, so
- *       this also holds cache on ≡ off;
+ *       this also holds cache on ≡ off (the longrope case past its original length follows
+ *       generate()'s own KV-cache path instead: there the rope depends on the path, and a
+ *       prompt longer than the original length runs in the long context, as the engine runs it);
  *   <li>the chat template's token count (and ids) of each conversation, and its refusals.
  * </ul>
  */
@@ -89,8 +91,10 @@ class TransformersCheckpointTest {
       for (JsonNode run : expected.get("runs")) {
         int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
         assertArrayEquals(ints(run.get("prompt_ids")), prompt, name + " prompt");
+        // as the engine decides it: a prompt past the model's long-context length runs there
+        boolean longContext = prompt.length > m.weights().config().longContextFrom();
         float[][] rows = runner.forward(new ForwardBatch(List.of(
-            new ForwardBatch.Seq(prompt, 0, table))));
+            new ForwardBatch.Seq(prompt, 0, table, false, longContext))));
         float[] logits = rows[0];
         int position = prompt.length;
         int step = 0;
@@ -99,7 +103,7 @@ class TransformersCheckpointTest {
           assertTopLogprobs(s, logits, where);
           int token = s.get("token").asInt();
           logits = runner.forward(new ForwardBatch(List.of(
-              new ForwardBatch.Seq(new int[] {token}, position++, table))))[0];
+              new ForwardBatch.Seq(new int[] {token}, position++, table, false, longContext))))[0];
         }
       }
     }

@@ -39,6 +39,7 @@ final class Rotary {
   /** {@code x} [T, heads*D] rotated by {@code rope} at each token's absolute position. */
   String apply(String x, int heads, LlamaConfig.Rope rope, String name) {
     String[] cosSin = tables.computeIfAbsent(rope, this::tables);
+    String rows = cosSin[2];
     // [T, 1, h*D]: each token its own batch row, since RotaryEmbedding refuses a sequence axis
     // longer than its tables, and a step's T tokens (several sequences) may exceed the positions
     String batched = g.op("Unsqueeze", "batched", x, g.ints(1));
@@ -51,28 +52,59 @@ final class Rotary {
       attrs.add(attr("rotary_embedding_dim", (long) dims));
     }
     g.node("RotaryEmbedding", "com.microsoft", name + "/RotaryEmbedding",
-        List.of(batched, positionIds, cosSin[0], cosSin[1]), List.of(name),
+        List.of(batched, rows, cosSin[0], cosSin[1]), List.of(name),
         attrs.toArray(AttributeProto[]::new));
     return g.op("Squeeze", "unbatched", name, g.ints(1));
   }
 
+  /**
+   * cos, sin and the table row of each token. A rope with a long context within the positions
+   * (longrope) gets twice the rows, the short context's then the long one's, and a token's row is
+   * its position, moved to the long rows from original_max_position_embeddings on; a long-context
+   * sequence's positions arrive already offset by {@code positions} ({@code StepInputs}).
+   */
   private String[] tables(LlamaConfig.Rope rope) {
-    double[] inv = rope.inverseFrequencies(headDim);
+    boolean longContext = rope.hasLongContext() && rope.originalMaxPositions() < positions;
+    int half = rope.rotaryDim(headDim) / 2;
+    int rows = longContext ? 2 * positions : positions;
+    float[] cosTable = new float[rows * half];
+    float[] sinTable = new float[cosTable.length];
+    fill(rope.inverseFrequencies(headDim, false), rope, cosTable, sinTable, 0);
+    if (longContext) {
+      fill(rope.inverseFrequencies(headDim, true), rope, cosTable, sinTable, positions);
+    }
+    return new String[] {
+        toGraphType(g.floats(new long[] {rows, half}, cosTable)),
+        toGraphType(g.floats(new long[] {rows, half}, sinTable)),
+        longContext ? longRows(rope.originalMaxPositions()) : positionIds};
+  }
+
+  /** Rows {@code [from, from + positions)}: cos and sin of position · inv_freq. */
+  private void fill(double[] inv, LlamaConfig.Rope rope, float[] cos, float[] sin, int from) {
     // yarn's and longrope's attention factor scales cos and sin (transformers' attention_scaling)
     float attention = (float) rope.attentionFactor();
     int half = inv.length;
-    float[] cosTable = new float[positions * half];
-    float[] sinTable = new float[cosTable.length];
     for (int p = 0; p < positions; p++) {
       for (int i = 0; i < half; i++) {
         float angle = (float) p * (float) inv[i];
-        cosTable[p * half + i] = (float) Math.cos(angle) * attention;
-        sinTable[p * half + i] = (float) Math.sin(angle) * attention;
+        cos[(from + p) * half + i] = (float) Math.cos(angle) * attention;
+        sin[(from + p) * half + i] = (float) Math.sin(angle) * attention;
       }
     }
-    return new String[] {
-        toGraphType(g.floats(new long[] {positions, half}, cosTable)),
-        toGraphType(g.floats(new long[] {positions, half}, sinTable))};
+  }
+
+  /**
+   * [T, 1]: position p, or p + positions where original <= p < positions (transformers rotates
+   * every token at or past the original length with the long factors); a long-context
+   * sequence's positions are already past {@code positions}.
+   */
+  private String longRows(int original) {
+    String pastOriginal = g.op("GreaterOrEqual", "past_original", positionIds,
+        g.scalarInt(original));
+    String shortRow = g.op("Less", "short_row", positionIds, g.scalarInt(positions));
+    String moved = g.op("Add", "long_row", positionIds, g.scalarInt(positions));
+    return g.op("Where", "rope_row", g.op("And", "to_long", pastOriginal, shortRow), moved,
+        positionIds);
   }
 
   /** An fp32 constant in the graph's type (RotaryEmbedding takes its tables in the input's). */

@@ -87,11 +87,6 @@ final class LlamaConfigReader {
         : type.equals("qwen3") ? 128 : hidden / heads;
     int positions = ConfigValues.intField(c, file, "max_position_embeddings");
     LlamaConfig.Rope rope = rope(c, file, headDim);
-    if (rope.type().equals("longrope") && rope.originalMaxPositions() < positions) {
-      // transformers rotates with long_factor once a pass exceeds the original length, which a
-      // cache of rotated keys cannot follow (LlamaConfig.Rope): serve the original length
-      positions = rope.originalMaxPositions();
-    }
     List<Integer> windows = SlidingWindows.read(c, file, type, layers, positions);
     boolean attentionBias = ConfigValues.bool(c, file, "attention_bias", false);
     boolean qwen2 = type.equals("qwen2");

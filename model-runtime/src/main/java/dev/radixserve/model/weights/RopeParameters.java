@@ -126,13 +126,14 @@ final class RopeParameters {
         : p.hasNonNull("original_max_position_embeddings")
         ? (int) positive(p, file, "original_max_position_embeddings", where) : maxPositions;
     return switch (type) {
-      case "default" -> new Rope(type, theta, 1, 0, 0, 0, 1, 32, 1, true, List.of(), partial);
+      case "default" -> new Rope(type, theta, 1, 0, 0, 0, 1, 32, 1, true, List.of(), List.of(),
+          partial);
       case "linear", "dynamic" -> new Rope(type, theta, positive(p, file, "factor", where), 0, 0,
-          0, 1, 32, 1, true, List.of(), partial);
+          0, 1, 32, 1, true, List.of(), List.of(), partial);
       case "llama3" -> new Rope(type, theta, positive(p, file, "factor", where),
           positive(p, file, "low_freq_factor", where),
           positive(p, file, "high_freq_factor", where), original, 1, 32, 1, true, List.of(),
-          partial);
+          List.of(), partial);
       case "yarn" -> yarn(p, file, where, theta, original, maxPositions, partial);
       default -> longrope(p, file, where, theta, original, maxPositions, partial, headDim);
     };
@@ -161,14 +162,15 @@ final class RopeParameters {
       throw new ModelLoadException(file, where + " truncate " + truncate + " is not a boolean");
     }
     return new Rope("yarn", theta, factor, 0, 0, original, attention, betaFast, betaSlow,
-        truncate == null || truncate.isNull() || truncate.asBoolean(), List.of(), partial);
+        truncate == null || truncate.isNull() || truncate.asBoolean(), List.of(), List.of(),
+        partial);
   }
 
   private static double yarnMscale(double scale, double mscale) {
     return scale <= 1 ? 1.0 : 0.1 * mscale * Math.log(scale) + 1.0;
   }
 
-  /** transformers' {@code _compute_longrope_parameters} for sequences within the original length. */
+  /** transformers' {@code _compute_longrope_parameters}: both factor lists, one attention factor. */
   private static Rope longrope(JsonNode p, Path file, String where, double theta, int original,
       int maxPositions, double partial, int headDim) {
     double factor = p.hasNonNull("factor") ? positive(p, file, "factor", where)
@@ -179,9 +181,9 @@ final class RopeParameters {
     int half = (int) (headDim * partial) / 2;
     String size = "head_dim " + headDim + " x partial_rotary_factor " + partial + " / 2";
     List<Double> shortFactor = factors(p, file, where, "short_factor", half, size);
-    factors(p, file, where, "long_factor", half, size); // used only past the original length
+    List<Double> longFactor = factors(p, file, where, "long_factor", half, size);
     return new Rope("longrope", theta, factor, 0, 0, original, attention, 32, 1, true,
-        shortFactor, partial);
+        shortFactor, longFactor, partial);
   }
 
   private static List<Double> factors(JsonNode p, Path file, String where, String key, int n,

@@ -1,5 +1,6 @@
 package dev.radixserve.server.engine;
 
+import dev.radixserve.cache.CacheNamespace;
 import dev.radixserve.cache.BlockPool;
 import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.model.ModelRunner;
@@ -153,7 +154,18 @@ public final class Engine {
     }
     live.incrementAndGet();
     idle = false;
-    inbox.add(new EngineMessage.Submit(request, System.nanoTime()));
+    inbox.add(new EngineMessage.Submit(inContext(request), System.nanoTime()));
+  }
+
+  /**
+   * A prompt past the model's long-context length runs in the long context (as transformers'
+   * generate() computes it: longrope's long factors for the whole prompt), in its namespace's
+   * long-context twin, since its keys are rotated otherwise ({@code ScheduledStep} flags its
+   * sequences).
+   */
+  private EngineRequest inContext(EngineRequest request) {
+    return request.promptTokens().length > runner.config().longContextFrom()
+        ? request.withNamespace(CacheNamespace.longContext(request.namespace())) : request;
   }
 
   /** Aborts a request (client gone); its blocks and locks come back in the next loop. */

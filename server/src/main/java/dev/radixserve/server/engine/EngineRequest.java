@@ -78,4 +78,10 @@ public record EngineRequest(
       int maxTokens, boolean ignoreEos, String namespace, TokenSink sink) {
     this(id, group, promptTokens, params, n, maxTokens, ignoreEos, namespace, sink, false);
   }
+
+  /** The same request in another cache namespace. */
+  public EngineRequest withNamespace(String other) {
+    return new EngineRequest(id, group, promptTokens, params, n, maxTokens, ignoreEos, other, sink,
+        promptLogprobs, client, priority, constraint);
+  }
 }

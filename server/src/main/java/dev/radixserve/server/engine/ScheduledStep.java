@@ -1,5 +1,6 @@
 package dev.radixserve.server.engine;
 
+import dev.radixserve.cache.CacheNamespace;
 import dev.radixserve.model.ForwardBatch;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,7 +39,8 @@ record ScheduledStep(List<Chunk> chunks) {
     for (Chunk c : chunks) {
       Sequence s = c.seq();
       seqs.add(new ForwardBatch.Seq(s.tokenRange(s.numComputed, s.numComputed + c.tokens()),
-          s.numComputed, s.blockTable(), c.allLogits()));
+          s.numComputed, s.blockTable(), c.allLogits(),
+          CacheNamespace.isLongContext(s.request.namespace())));
       if (s.pendingCopy != null) {
         copies.add(s.pendingCopy.toBlockCopy(s));
       }

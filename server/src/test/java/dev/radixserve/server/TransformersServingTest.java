@@ -22,25 +22,25 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Sliding-window checkpoints that transformers wrote (model-runtime's {@code
- * transformers-checkpoints}: Mistral with a window of 8 on every layer, Qwen2 with a window of 6
- * from layer 1, Phi-3 with 7), served over HTTP with prompts and outputs several windows long, in
- * 4-token blocks: the first greedy steps carry transformers' logprobs; and the outputs of eight
- * concurrent requests that share a prefix are the same with the prefix cache off, on (a second
- * round from the cache), and under a pool so small that sequences are preempted and recomputed.
+ * Checkpoints that transformers wrote (model-runtime's {@code transformers-checkpoints}) whose
+ * attention depends on where a token is: sliding windows (Mistral with a window of 8 on every
+ * layer, Qwen2 with 6 from layer 1, Phi-3 with 7) and Phi-3's longrope past its original length
+ * (a prompt longer than it runs in the long context, a shorter one switches at that position),
+ * served over HTTP with prompts and outputs several windows long, in 4-token blocks: the first
+ * greedy steps carry transformers' logprobs; and the outputs of eight concurrent requests that
+ * share a prefix are the same with the prefix cache off, on (a second round from the cache), and
+ * under a pool so small that sequences are preempted and recomputed.
  */
-class SlidingWindowServingTest {
+class TransformersServingTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient CLIENT = HttpClient.newHttpClient();
   private static final int MAX_TOKENS = 24;
 
   @ParameterizedTest
-  @ValueSource(strings = {"mistral-window", "qwen2-window", "phi3-window"})
-  void windowedModelIsTransformersCachedOffOnAndPreempted(String name) throws Exception {
-    Path dir = Path.of("..", "model-runtime", "src", "test", "resources",
-        "transformers-checkpoints", name);
-    assertTrue(Files.isDirectory(dir), dir.toAbsolutePath().toString());
+  @ValueSource(strings = {"mistral-window", "qwen2-window", "phi3-window", "phi3-longrope-long"})
+  void servedAsTransformersCachedOffOnAndPreempted(String name) throws Exception {
+    Path dir = fixture(name);
     JsonNode expected = JSON.readTree(dir.resolve("expected.json").toFile());
     List<String> prompts = new ArrayList<>();
     for (JsonNode run : expected.get("runs")) {
@@ -63,6 +63,37 @@ class SlidingWindowServingTest {
     List<String> texts = texts(off);
     assertEquals(texts, texts(run(start(dir, name, true, 256), name, prompts, true, false)));
     assertEquals(texts, texts(run(start(dir, name, true, 24), name, prompts, false, true)));
+  }
+
+  /**
+   * A long-context prompt never reuses the usual context's blocks (its keys are rotated with the
+   * long factors), though its tokens extend a cached prompt; its own repeat reuses its own.
+   */
+  @org.junit.jupiter.api.Test
+  void longContextPromptsHaveTheirOwnCache() throws Exception {
+    String name = "phi3-longrope-long";
+    RadixServer s = start(fixture(name), name, true, 256);
+    try {
+      String prompt = "Hello world";
+      String longer = prompt + " again";
+      assertTrue(complete(s, name, prompt).at("/usage/prompt_tokens").asInt() <= 12);
+      JsonNode first = complete(s, name, longer);
+      assertTrue(first.at("/usage/prompt_tokens").asInt() > 12, first.toString());
+      assertEquals(0, first.at("/usage/prompt_tokens_details/cached_tokens").asInt());
+      assertTrue(complete(s, name, longer)
+          .at("/usage/prompt_tokens_details/cached_tokens").asInt() >= 12);
+      assertTrue(complete(s, name, prompt)
+          .at("/usage/prompt_tokens_details/cached_tokens").asInt() > 0);
+    } finally {
+      s.shutdown(Duration.ofSeconds(5));
+    }
+  }
+
+  private static Path fixture(String name) {
+    Path dir = Path.of("..", "model-runtime", "src", "test", "resources",
+        "transformers-checkpoints", name);
+    assertTrue(Files.isDirectory(dir), dir.toAbsolutePath().toString());
+    return dir;
   }
 
   private static RadixServer start(Path dir, String name, boolean caching, int blocks) {
