@@ -75,7 +75,9 @@ final class PromptReader {
       throw ApiException.badRequest("messages", "messages must be a non-empty list");
     }
     List<ChatTemplate.Message> out = new ArrayList<>(msgs.size());
+    int index = -1;
     for (JsonNode m : msgs) {
+      index++;
       if (!m.isObject()) {
         throw ApiException.badRequest("messages", "each message must be an object");
       }
@@ -88,6 +90,11 @@ final class PromptReader {
       String role = m.path("role").isTextual() ? m.get("role").asText() : null;
       if (role == null || !ROLES.contains(role)) {
         throw ApiException.badRequest("messages", "message role must be one of " + ROLES);
+      }
+      if (role.equals("tool") && !m.path("tool_call_id").isTextual()) {
+        // OpenAI's answer to a tool result that names no call
+        String param = "messages[" + index + "].tool_call_id";
+        throw ApiException.badRequest(param, "Missing required parameter: '" + param + "'.");
       }
       JsonNode calls = m.get("tool_calls");
       boolean hasCalls = role.equals("assistant") && calls != null && calls.isArray()

@@ -46,6 +46,7 @@ public final class RequestParser {
 
   public GenerationRequest parse(JsonNode body, boolean chat) {
     checkModel(body);
+    RequestFields.check(body, chat);
     int n = intField(body, "n", 1, 1, 128);
     limits.checkChoices(chat ? 1 : PromptReader.count(body), n);
     boolean echo = !chat && boolField(body, "echo", false);
