@@ -40,14 +40,10 @@ public final class RequestFields {
         "repetition_penalty", "logprobs", "max_tokens", "n", "seed", "stop", "stop_token_ids",
         "stream", "stream_options", "temperature", "top_p", "top_k", "min_p", "user",
         "ignore_eos", "response_format", "structured_outputs", "guided_json", "guided_regex",
-        "guided_choice", "priority", "cache_salt"}) {
+        "guided_choice", "priority", "cache_salt", "logit_bias", "min_tokens",
+        "allowed_token_ids", "bad_words"}) {
       both.put(f, honoured(f));
     }
-    refuse(both, "logit_bias", (v, b) -> v.isObject() && v.isEmpty(), "not supported yet");
-    refuse(both, "min_tokens", (v, b) -> v.isIntegralNumber() && v.asLong() == 0,
-        "not supported yet");
-    refuse(both, "allowed_token_ids", NONE, "not supported");
-    refuse(both, "bad_words", (v, b) -> v.isArray() && v.isEmpty(), "not supported");
     refuse(both, "use_beam_search", (v, b) -> v.isBoolean() && !v.asBoolean(),
         "beam search is not supported");
     refuse(both, "length_penalty", (v, b) -> v.isNumber() && v.asDouble() == 1.0,
