@@ -67,8 +67,6 @@ class RequestFieldsTest {
       "suffix", "\"the end\"", "best_of", "2", "prompt_embeds", "\"AAAA\"",
       "add_special_tokens", "false");
   private static final Map<String, String> CHAT_EXAMPLES = Map.ofEntries(
-      Map.entry("reasoning_effort", "\"low\""),
-      Map.entry("chat_template_kwargs", "{\"enable_thinking\":false}"),
       Map.entry("include_reasoning", "false"), Map.entry("echo", "true"),
       Map.entry("add_generation_prompt", "false"), Map.entry("continue_final_message", "true"),
       Map.entry("add_special_tokens", "true"), Map.entry("documents", "[{\"text\":\"d\"}]"),
@@ -224,7 +222,7 @@ class RequestFieldsTest {
     }
     for (String neutral : new String[] {"\"modalities\":[\"text\"]", "\"echo\":false",
         "\"add_generation_prompt\":true", "\"include_reasoning\":true",
-        "\"chat_template_kwargs\":{}", "\"add_special_tokens\":false"}) {
+"\"add_special_tokens\":false"}) {
       assertEquals(200, send(true, neutral).status(), neutral);
     }
     assertError(400, send(false, "\"best_of\":3,\"n\":2"));

@@ -2,6 +2,7 @@ package dev.radixserve.model.chat;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Turns a conversation into the prompt text the model was trained on. The model's own template
@@ -44,6 +45,26 @@ public interface ChatTemplate {
       throw new IllegalArgumentException("this chat template takes no tools");
     }
     return render(messages);
+  }
+
+  /**
+   * The variables the server itself sets (or that transformers' {@code apply_chat_template}
+   * takes as its own arguments): a request cannot pass them as {@code chat_template_kwargs}.
+   */
+  Set<String> RESERVED_VARIABLES = Set.of("messages", "tools", "add_generation_prompt",
+      "continue_final_message", "bos_token", "eos_token", "strftime_now", "raise_exception",
+      "tokenize", "chat_template", "documents", "return_dict", "return_assistant_tokens_mask",
+      "tool_choice");
+
+  /**
+   * As {@link #render(List, List)}, with more template variables, as transformers passes
+   * {@code apply_chat_template}'s extra keyword arguments (vLLM's {@code chat_template_kwargs}:
+   * {@code enable_thinking}, {@code reasoning_effort}, the template's own). None may be one of
+   * {@link #RESERVED_VARIABLES}. A template without variables (the built-in one) reads none.
+   */
+  default String render(List<Message> messages, List<Map<String, Object>> tools,
+      Map<String, Object> variables) {
+    return render(messages, tools);
   }
 
   /** Whether the template reads a {@code tools} variable (Llama 3.1+, Qwen2.5+, Mistral v3+). */

@@ -1,11 +1,13 @@
 package dev.radixserve.server.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.model.chat.ChatTemplateException;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -22,6 +24,11 @@ final class PromptReader {
       "tool");
   private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name",
       "tool_calls", "tool_call_id", "refusal");
+
+  /** OpenAI's values, and vLLM's {@code max}. */
+  static final List<String> REASONING_EFFORTS = List.of("none", "minimal", "low", "medium",
+      "high", "xhigh", "max");
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Tokenizer tokenizer;
   private final ChatTemplate template;
@@ -122,7 +129,7 @@ final class PromptReader {
     }
     String rendered;
     try {
-      rendered = template.render(out, toolsVariable);
+      rendered = template.render(out, toolsVariable, templateVariables(body));
     } catch (ChatTemplateException e) {
       throw ApiException.badRequest("messages", e.getMessage());
     }
@@ -130,6 +137,46 @@ final class PromptReader {
     int most = Math.max(0, limits.maxPromptTokens(maxTokens));
     return tokenizer.encodeTemplatedAtMost(rendered, most).orElseThrow(() ->
         limits.promptTooLong("messages", "more than " + most + " tokens", maxTokens));
+  }
+
+  /**
+   * vLLM's {@code chat_template_kwargs} (any JSON values, passed to the template as variables,
+   * except the ones the server sets) and {@code reasoning_effort}, passed as the template
+   * variable of that name; with it, {@code enable_thinking} is {@code reasoning_effort !=
+   * "none"} unless the kwargs set it (vLLM's rule).
+   */
+  static Map<String, Object> templateVariables(JsonNode body) {
+    Map<String, Object> vars = new LinkedHashMap<>();
+    JsonNode kwargs = body.get("chat_template_kwargs");
+    if (kwargs != null && !kwargs.isNull()) {
+      if (!kwargs.isObject()) {
+        throw ApiException.badRequest("chat_template_kwargs",
+            "chat_template_kwargs must be an object of template variables");
+      }
+      for (Iterator<Map.Entry<String, JsonNode>> it = kwargs.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        if (ChatTemplate.RESERVED_VARIABLES.contains(e.getKey()) || e.getKey().startsWith("__")) {
+          throw ApiException.badRequest("chat_template_kwargs", "chat_template_kwargs may not set `"
+              + e.getKey() + "`: the server sets it");
+        }
+        vars.put(e.getKey(), JSON.convertValue(e.getValue(), Object.class));
+      }
+    }
+    JsonNode effort = body.get("reasoning_effort");
+    if (effort != null && !effort.isNull()) {
+      if (!effort.isTextual() || !REASONING_EFFORTS.contains(effort.asText())) {
+        throw ApiException.badRequest("reasoning_effort", "reasoning_effort must be one of "
+            + REASONING_EFFORTS);
+      }
+      Object kwarg = vars.get("reasoning_effort");
+      if (kwarg != null && !kwarg.equals(effort.asText())) {
+        throw ApiException.badRequest("reasoning_effort", "reasoning_effort `" + effort.asText()
+            + "` contradicts chat_template_kwargs.reasoning_effort `" + kwarg + "`");
+      }
+      vars.put("reasoning_effort", effort.asText());
+      vars.putIfAbsent("enable_thinking", !effort.asText().equals("none"));
+    }
+    return vars;
   }
 
   /** {@code messages} with {@code text} appended to the leading system message (or one added). */

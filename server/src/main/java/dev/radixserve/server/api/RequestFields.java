@@ -96,12 +96,9 @@ public final class RequestFields {
 
     Map<String, Field> chat = new LinkedHashMap<>(both);
     for (String f : new String[] {"messages", "max_completion_tokens", "top_logprobs", "tools",
-        "tool_choice", "parallel_tool_calls"}) {
+        "tool_choice", "parallel_tool_calls", "reasoning_effort", "chat_template_kwargs"}) {
       chat.put(f, honoured(f));
     }
-    refuse(chat, "reasoning_effort", NONE, "not supported yet");
-    refuse(chat, "chat_template_kwargs", (v, b) -> v.isObject() && v.isEmpty(),
-        "not supported yet");
     refuse(chat, "include_reasoning", (v, b) -> v.isBoolean() && v.asBoolean(),
         "not supported yet");
     refuse(chat, "echo", (v, b) -> v.isBoolean() && !v.asBoolean(), "not supported in chat");
