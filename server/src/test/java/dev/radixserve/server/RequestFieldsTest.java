@@ -67,7 +67,7 @@ class RequestFieldsTest {
       "suffix", "\"the end\"", "best_of", "2", "prompt_embeds", "\"AAAA\"",
       "add_special_tokens", "false");
   private static final Map<String, String> CHAT_EXAMPLES = Map.ofEntries(
-      Map.entry("include_reasoning", "false"), Map.entry("echo", "true"),
+      Map.entry("echo", "true"),
       Map.entry("add_generation_prompt", "false"), Map.entry("continue_final_message", "true"),
       Map.entry("add_special_tokens", "true"), Map.entry("documents", "[{\"text\":\"d\"}]"),
       Map.entry("chat_template", "\"{{ messages }}\""), Map.entry("media_io_kwargs", "{}"),
@@ -221,8 +221,7 @@ class RequestFieldsTest {
       assertEquals(200, send(false, neutral).status(), neutral);
     }
     for (String neutral : new String[] {"\"modalities\":[\"text\"]", "\"echo\":false",
-        "\"add_generation_prompt\":true", "\"include_reasoning\":true",
-"\"add_special_tokens\":false"}) {
+        "\"add_generation_prompt\":true", "\"add_special_tokens\":false"}) {
       assertEquals(200, send(true, neutral).status(), neutral);
     }
     assertError(400, send(false, "\"best_of\":3,\"n\":2"));

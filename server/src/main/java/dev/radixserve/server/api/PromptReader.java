@@ -75,8 +75,11 @@ final class PromptReader {
     return out;
   }
 
+  /** A chat prompt: its tokens and the template's text they came from. */
+  record ChatPrompt(int[] tokens, String text) {}
+
   /** @param tools their definitions go into the prompt; null for none */
-  int[] chat(JsonNode body, Integer maxTokens, Tools tools) {
+  ChatPrompt chat(JsonNode body, Integer maxTokens, Tools tools) {
     JsonNode msgs = body.get("messages");
     if (msgs == null || !msgs.isArray() || msgs.isEmpty()) {
       throw ApiException.badRequest("messages", "messages must be a non-empty list");
@@ -135,8 +138,8 @@ final class PromptReader {
     }
     // the template wrote the special tokens (BOS and all): none added, as transformers does
     int most = Math.max(0, limits.maxPromptTokens(maxTokens));
-    return tokenizer.encodeTemplatedAtMost(rendered, most).orElseThrow(() ->
-        limits.promptTooLong("messages", "more than " + most + " tokens", maxTokens));
+    return new ChatPrompt(tokenizer.encodeTemplatedAtMost(rendered, most).orElseThrow(() ->
+        limits.promptTooLong("messages", "more than " + most + " tokens", maxTokens)), rendered);
   }
 
   /**

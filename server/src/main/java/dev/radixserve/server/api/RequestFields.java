@@ -96,11 +96,9 @@ public final class RequestFields {
 
     Map<String, Field> chat = new LinkedHashMap<>(both);
     for (String f : new String[] {"messages", "max_completion_tokens", "top_logprobs", "tools",
-        "tool_choice", "parallel_tool_calls", "reasoning_effort", "chat_template_kwargs"}) {
+        "tool_choice", "parallel_tool_calls", "reasoning_effort", "chat_template_kwargs", "include_reasoning"}) {
       chat.put(f, honoured(f));
     }
-    refuse(chat, "include_reasoning", (v, b) -> v.isBoolean() && v.asBoolean(),
-        "not supported yet");
     refuse(chat, "echo", (v, b) -> v.isBoolean() && !v.asBoolean(), "not supported in chat");
     refuse(chat, "add_generation_prompt", (v, b) -> v.isBoolean() && v.asBoolean(),
         "the server always adds the generation prompt");

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.radixserve.cache.CacheNamespace;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.chat.ChatTemplate;
+import dev.radixserve.model.constraint.ReasoningPrefix;
+import dev.radixserve.server.config.ReasoningParserSetting;
 import dev.radixserve.server.config.ToolCallParserSetting;
 import dev.radixserve.model.sampling.SamplingParams;
 import com.fasterxml.jackson.databind.node.IntNode;
@@ -30,6 +32,7 @@ public final class RequestParser {
   private final ChatTemplate chatTemplate;
   private final ConstraintReader constraints;
   private final ToolCallSyntax toolCallSyntax;
+  private final ReasoningSyntax reasoningSyntax;
   private final Tokenizer tokenizer;
 
   public RequestParser(Tokenizer tokenizer, ChatTemplate chatTemplate, String modelName,
@@ -38,9 +41,21 @@ public final class RequestParser {
         ToolCallSyntax.of(ToolCallParserSetting.AUTO, chatTemplate));
   }
 
-  /** @param toolCallSyntax how the model writes tool calls ({@code --tool-call-parser}) */
+  /** Reasoning as the template's family writes it ({@code --reasoning-parser auto}). */
   public RequestParser(Tokenizer tokenizer, ChatTemplate chatTemplate, String modelName,
       RequestLimits limits, ToolCallSyntax toolCallSyntax) {
+    this(tokenizer, chatTemplate, modelName, limits, toolCallSyntax,
+        ReasoningSyntax.of(ReasoningParserSetting.AUTO, chatTemplate));
+  }
+
+  /**
+   * @param toolCallSyntax how the model writes tool calls ({@code --tool-call-parser})
+   * @param reasoningSyntax how it marks its reasoning ({@code --reasoning-parser}); null: it
+   *     does not (the reply is all content)
+   */
+  public RequestParser(Tokenizer tokenizer, ChatTemplate chatTemplate, String modelName,
+      RequestLimits limits, ToolCallSyntax toolCallSyntax, ReasoningSyntax reasoningSyntax) {
+    this.reasoningSyntax = reasoningSyntax;
     this.toolCallSyntax = toolCallSyntax;
     this.tokenizer = tokenizer;
     this.modelName = modelName;
@@ -67,8 +82,11 @@ public final class RequestParser {
     Integer maxTokens = optInt(body, maxTokensParam, echo ? 0 : 1);
     limits.checkMaxTokens(maxTokens, maxTokensParam);
     Tools tools = chat ? Tools.read(body, toolCallSyntax) : null;
-    List<int[]> ids = chat ? List.of(prompts.chat(body, maxTokens, tools))
-        : prompts.completion(body, maxTokens);
+    PromptReader.ChatPrompt chatPrompt = chat ? prompts.chat(body, maxTokens, tools) : null;
+    List<int[]> ids = chat ? List.of(chatPrompt.tokens()) : prompts.completion(body, maxTokens);
+    ReasoningSyntax.Start reasoning = chat && reasoningSyntax != null
+        ? reasoningSyntax.start(chatPrompt.text()) : null;
+    boolean includeReasoning = boolField(body, "include_reasoning", true);
     for (int[] prompt : ids) {
       limits.maxTokensFor(prompt.length, maxTokens, chat ? "messages" : "prompt");
     }
@@ -111,7 +129,21 @@ public final class RequestParser {
     return new GenerationRequest(chat, ids, params, n, maxTokens, stop,
         boolField(body, "ignore_eos", false), stream, includeUsage, echo, logprobs,
         CacheNamespace.ofSalt(str(body, "cache_salt")), str(body, "user"), priority(body),
-        constraints.read(body, tools), tools);
+        // vLLM: without include_reasoning a constraint holds from the first token
+        constraints.read(body, tools, includeReasoning ? reasoningPrefix(reasoning)
+            : ReasoningPrefix.NONE), tools, reasoning, includeReasoning);
+  }
+
+  /** Where a constraint starts in a reply that may reason first. */
+  private static ReasoningPrefix reasoningPrefix(ReasoningSyntax.Start start) {
+    if (start == null) {
+      return ReasoningPrefix.NONE;
+    }
+    return switch (start) {
+      case REASONING -> ReasoningPrefix.REQUIRED;
+      case OPENS_WITH_TAG -> ReasoningPrefix.OPTIONAL;
+      case CONTENT -> ReasoningPrefix.NONE;
+    };
   }
 
   /**
