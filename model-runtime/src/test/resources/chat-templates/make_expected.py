@@ -63,6 +63,12 @@ CONVERSATIONS = [
      {"role": "assistant", "content": "<think>\nSome reasoning.\n</think>\n\nThe answer."},
      {"role": "user", "content": "And again?"}],
     [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+    # earlier turns sent back with their reasoning (Qwen3 renders it only after the last query)
+    [{"role": "user", "content": "What is 2+2?"},
+     {"role": "assistant", "content": "4", "reasoning_content": "2 and 2 make 4."},
+     {"role": "user", "content": "And 3+3?"}],
+    [{"role": "user", "content": "What is 2+2?"},
+     {"role": "assistant", "content": "4", "reasoning_content": "\n2 and 2 make 4.\n"}],
 ]
 
 

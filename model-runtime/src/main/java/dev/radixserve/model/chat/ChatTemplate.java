@@ -16,13 +16,20 @@ public interface ChatTemplate {
    * {@code tool}, ...), its text (null for an assistant turn that only calls tools), and where
    * given the assistant's {@code tool_calls} (OpenAI's list of {@code {"id", "type": "function",
    * "function": {"name", "arguments"}}}, as plain maps and lists), a tool result's {@code
-   * tool_call_id} and a {@code name}. A template that takes tools renders them natively.
+   * tool_call_id} and a {@code name}, and an earlier assistant turn's {@code reasoning_content}
+   * (the template renders or drops it: Qwen3's keeps it only after the last user message). A
+   * template that takes tools renders them natively.
    */
   record Message(String role, String content, List<Map<String, Object>> toolCalls,
-      String toolCallId, String name) {
+      String toolCallId, String name, String reasoningContent) {
 
     public Message(String role, String content) {
-      this(role, content, null, null, null);
+      this(role, content, null, null, null, null);
+    }
+
+    public Message(String role, String content, List<Map<String, Object>> toolCalls,
+        String toolCallId, String name) {
+      this(role, content, toolCalls, toolCallId, name, null);
     }
   }
 

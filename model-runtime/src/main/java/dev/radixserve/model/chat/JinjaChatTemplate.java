@@ -181,6 +181,9 @@ public final class JinjaChatTemplate implements ChatTemplate {
       if (m.name() != null) {
         one.put("name", m.name());
       }
+      if (m.reasoningContent() != null) {
+        one.put("reasoning_content", m.reasoningContent());
+      }
       msgs.add(one);
     }
     Map<String, Object> context = new LinkedHashMap<>(variables);

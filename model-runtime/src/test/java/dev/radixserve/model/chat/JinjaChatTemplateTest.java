@@ -86,7 +86,8 @@ class JinjaChatTemplateTest {
         new TypeReference<List<Map<String, Object>>>() {}) : null;
     return new ChatTemplate.Message(m.get("role").asText(),
         content == null || content.isNull() ? null : content.asText(), calls,
-        m.path("tool_call_id").asText(null), m.path("name").asText(null));
+        m.path("tool_call_id").asText(null), m.path("name").asText(null),
+        m.path("reasoning_content").asText(null));
   }
 
   @Test

@@ -23,7 +23,7 @@ final class PromptReader {
   private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant",
       "tool");
   private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name",
-      "tool_calls", "tool_call_id", "refusal");
+      "tool_calls", "tool_call_id", "refusal", "reasoning_content", "reasoning");
 
   /** OpenAI's values, and vLLM's {@code max}. */
   static final List<String> REASONING_EFFORTS = List.of("none", "minimal", "low", "medium",
@@ -110,19 +110,20 @@ final class PromptReader {
       boolean hasCalls = role.equals("assistant") && calls != null && calls.isArray()
           && !calls.isEmpty();
       JsonNode c = m.get("content");
+      String reasoning = reasoning(m, index);
       if (template.takesTools()) {
         // the template writes calls and results in its own syntax, from OpenAI's fields
         String text = hasCalls && (c == null || c.isNull()) ? null : content(c);
         out.add(new ChatTemplate.Message(role, text, hasCalls ? ToolCallText.asMaps(calls) : null,
             m.hasNonNull("tool_call_id") ? text(m.get("tool_call_id"), "messages") : null,
-            m.hasNonNull("name") ? text(m.get("name"), "messages") : null));
+            m.hasNonNull("name") ? text(m.get("name"), "messages") : null, reasoning));
         continue;
       }
       String text = hasCalls && (c == null || c.isNull()) ? "" : content(c);
       if (hasCalls) {
         text = text + ToolCallText.render(calls);
       }
-      out.add(new ChatTemplate.Message(role, text));
+      out.add(new ChatTemplate.Message(role, text, null, null, null, reasoning));
     }
     List<Map<String, Object>> toolsVariable = null;
     if (tools != null && template.takesTools()) {
@@ -180,6 +181,27 @@ final class PromptReader {
       vars.putIfAbsent("enable_thinking", !effort.asText().equals("none"));
     }
     return vars;
+  }
+
+  /**
+   * An assistant turn's reasoning sent back: {@code reasoning_content} (DeepSeek's and our
+   * replies' name) or {@code reasoning} (vLLM's newer name), given to the template as {@code
+   * reasoning_content}, as vLLM does.
+   */
+  private static String reasoning(JsonNode m, int index) {
+    JsonNode r = m.hasNonNull("reasoning_content") ? m.get("reasoning_content") : m.get("reasoning");
+    if (r == null || r.isNull()) {
+      return null;
+    }
+    String param = "messages[" + index + "]." + (m.hasNonNull("reasoning_content")
+        ? "reasoning_content" : "reasoning");
+    if (!r.isTextual()) {
+      throw ApiException.badRequest(param, param + " must be a string");
+    }
+    if (!"assistant".equals(m.path("role").asText())) {
+      throw ApiException.badRequest(param, "only assistant messages carry reasoning");
+    }
+    return text(r, param);
   }
 
   /** {@code messages} with {@code text} appended to the leading system message (or one added). */
