@@ -102,6 +102,13 @@ class LogitRulesEndToEndTest {
     assertEquals("stop", stopId.at("/choices/0/finish_reason").asText());
     assertTrue(!stopId.at("/choices/0/text").asText().contains(" the"), stopId.toString());
 
+    // stop strings count only in the text after the first min_tokens tokens
+    String theForced = "\"max_tokens\":5,\"stop\":\" the\",\"logit_bias\":{\"" + the + "\":100}";
+    assertEquals("", complete(theForced).at("/choices/0/text").asText());
+    JsonNode heldStop = complete(theForced + ",\"min_tokens\":2");
+    assertEquals(" the the", heldStop.at("/choices/0/text").asText(), heldStop.toString());
+    assertEquals("stop", heldStop.at("/choices/0/finish_reason").asText());
+
     Response tooMany = post("/v1/completions", "{\"model\":\"" + MODEL + "\"," + PROMPT
         + ",\"max_tokens\":2,\"min_tokens\":3}");
     assertEquals(400, tooMany.status());

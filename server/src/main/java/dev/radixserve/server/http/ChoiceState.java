@@ -37,14 +37,17 @@ final class ChoiceState {
   private boolean roleSent;
 
   ChoiceState(Tokenizer tokenizer, StopStrings stops, LogprobsJson logprobsJson, String echo) {
-    this(tokenizer, stops, logprobsJson, echo, null);
+    this(tokenizer, stops, logprobsJson, echo, null, 0);
   }
 
-  /** @param reasoning splits the chat reply into reasoning and content; null for none */
+  /**
+   * @param reasoning splits the chat reply into reasoning and content; null for none
+   * @param minTokens stop strings count only after this many tokens ({@code min_tokens})
+   */
   ChoiceState(Tokenizer tokenizer, StopStrings stops, LogprobsJson logprobsJson, String echo,
-      ReasoningParser reasoning) {
+      ReasoningParser reasoning, int minTokens) {
     this.reasoning = reasoning;
-    this.text = new ChoiceText(tokenizer, stops);
+    this.text = new ChoiceText(tokenizer, stops, minTokens);
     this.logprobsJson = logprobsJson;
     this.echo = echo;
     this.echoLength = echo.length();

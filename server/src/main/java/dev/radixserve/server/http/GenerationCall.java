@@ -68,7 +68,8 @@ final class GenerationCall {
       String echo = req.echo() ? tokenizer.decode(req.prompts().get(p)) : "";
       for (int c = 0; c < req.n(); c++) {
         choices[p * req.n() + c] = new ChoiceState(tokenizer, stops, logprobsJson, echo,
-            req.reasoning() == null ? null : new ReasoningParser(req.reasoning()));
+            req.reasoning() == null ? null : new ReasoningParser(req.reasoning()),
+            req.params().rules().minTokens());
       }
     }
     pending = req.prompts().size();
