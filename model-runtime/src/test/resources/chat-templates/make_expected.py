@@ -1,7 +1,11 @@
 """Renders each family's chat template with transformers' apply_chat_template: expected.json.
 
 The templates (*.jinja) are the families' tokenizer_config.json chat_template texts (Llama 3.0,
-Llama 3.1/3.2, Qwen2.5, Qwen3, Mistral 7B Instruct v0.1, Mistral Nemo Instruct 2407, SmolLM2).
+Llama 3.1/3.2, Qwen2.5, Qwen3, Mistral 7B Instruct v0.1, Mistral Nemo Instruct 2407, SmolLM2;
+deepseek_r1_distill is DeepSeek-R1-Distill-Qwen-32B's as llama.cpp's models/templates keeps it,
+which adds an `enable_thinking` switch to the original's generation prompt).
+The thinking templates are also rendered with `chat_template_kwargs` (KWARGS): a case has
+"kwargs" when they were passed.
 Each conversation is rendered without tools, and the tool conversations (TOOL_CASES) with
 `tools=` as well, exactly as `tokenizer.apply_chat_template(messages, tools=tools,
 add_generation_prompt=True)` does: a case has "tools" when they were passed. Run from this
@@ -39,7 +43,13 @@ TOKENS = {
     "mistral": ("<s>", "</s>"),
     "mistral_nemo": ("<s>", "</s>"),
     "smollm2": ("<|im_start|>", "<|im_end|>"),
+    "deepseek_r1_distill": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
 }
+
+# chat_template_kwargs: extra keyword arguments of apply_chat_template, as vLLM passes them
+KWARGS = [{"enable_thinking": False}, {"enable_thinking": True},
+          {"enable_thinking": False, "reasoning_effort": "low", "custom": [1, {"a": None}]}]
+KWARGS_TEMPLATES = ("qwen3", "deepseek_r1_distill")
 
 CONVERSATIONS = [
     [{"role": "user", "content": "Hello!"}],
@@ -53,6 +63,12 @@ CONVERSATIONS = [
      {"role": "assistant", "content": "<think>\nSome reasoning.\n</think>\n\nThe answer."},
      {"role": "user", "content": "And again?"}],
     [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+    # earlier turns sent back with their reasoning (Qwen3 renders it only after the last query)
+    [{"role": "user", "content": "What is 2+2?"},
+     {"role": "assistant", "content": "4", "reasoning_content": "2 and 2 make 4."},
+     {"role": "user", "content": "And 3+3?"}],
+    [{"role": "user", "content": "What is 2+2?"},
+     {"role": "assistant", "content": "4", "reasoning_content": "\n2 and 2 make 4.\n"}],
 ]
 
 
@@ -109,6 +125,13 @@ def main():
             except Exception as e:  # the template's raise_exception
                 case["error"] = str(e)
             out.append(case)
+        for kwargs in KWARGS if name in KWARGS_TEMPLATES else []:
+            for messages in (CONVERSATIONS[0], CONVERSATIONS[3]):
+                case = {"template": name, "bos_token": bos, "eos_token": eos,
+                        "messages": messages, "kwargs": kwargs}
+                case["rendered"] = tok.apply_chat_template(messages, tokenize=False,
+                                                           add_generation_prompt=True, **kwargs)
+                out.append(case)
         # a template that never reads `tools` gets the server's generic format instead (the
         # definitions in the system message, calls as text), so only the others render these
         for messages in TOOL_CASES if re.search(r"\btools\b", template) else []:

@@ -30,6 +30,7 @@ import dev.radixserve.model.weights.Tensor;
 import dev.radixserve.server.cacheview.CacheRecorder;
 import dev.radixserve.server.cacheview.CacheViewService;
 import dev.radixserve.server.api.RequestLimits;
+import dev.radixserve.server.api.ReasoningSyntax;
 import dev.radixserve.server.api.ToolCallSyntax;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.engine.BlockTiers;
@@ -211,7 +212,8 @@ public final class RadixServer {
     handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, chatTemplate, metrics,
         config.servedModelName(), limits, config.apiKey(), () -> ready,
         config.model() == null ? config.servedModelName() : config.model().toString(),
-        config.clientIdHeader(), ToolCallSyntax.of(config.toolCallParser(), chatTemplate)));
+        config.clientIdHeader(), ToolCallSyntax.of(config.toolCallParser(), chatTemplate),
+        ReasoningSyntax.of(config.reasoningParser(), chatTemplate)));
     group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
     ServerInitializer initializer = new ServerInitializer(handler,
         new CacheViewHandler(cacheView, config.apiKey(), metrics), new ServerInitializer.Limits(

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.radixserve.server.RawHttp.Response;
+import dev.radixserve.server.api.RequestFields;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.engine.EngineSnapshot;
 import java.nio.charset.StandardCharsets;
@@ -102,6 +103,38 @@ class FrontDoorFuzzTest {
     Response good = RawHttp.exchange(port, RawHttp.post("/v1/completions", "{\"model\":\"" + MODEL
         + "\",\"prompt\":\"still fine\",\"max_tokens\":3}", KEY, "Connection: close")).getFirst();
     assertEquals(3, good.json().at("/usage/completion_tokens").asInt(), good.text());
+  }
+
+  /**
+   * A good request plus one refused field of {@link RequestFields} with a random value: 400
+   * naming that field unless the value is null or the field's neutral value (then 200).
+   */
+  @Test
+  void refusedFieldsWithAnyValueAre400NamingThemOr200WhenNeutral() throws Exception {
+    Random r = new Random(SEED + 1);
+    int refused = 0;
+    for (int i = 0; i < 120; i++) {
+      boolean chat = r.nextBoolean();
+      List<RequestFields.Field> fields = RequestFields.of(chat).values().stream()
+          .filter(f -> f.handling() == RequestFields.Handling.REFUSED).toList();
+      RequestFields.Field field = pick(r, fields);
+      String value = pick(r, VALUES);
+      String body = "{\"model\":\"" + MODEL + "\",\"max_tokens\":1," + (chat
+          ? "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]"
+          : "\"prompt\":\"hi\"") + ",\"" + field.name() + "\":" + value + "}";
+      Response resp = RawHttp.exchange(port, RawHttp.post(chat ? "/v1/chat/completions"
+          : "/v1/completions", body, KEY, "Connection: close")).getFirst();
+      JsonNode v = JSON.readTree(value);
+      boolean neutral = v.isNull() || field.neutral().test(v, JSON.readTree(body));
+      if (neutral) {
+        assertEquals(200, resp.status(), body + " -> " + resp.text());
+      } else {
+        refused++;
+        assertEquals(400, resp.status(), body + " -> " + resp.text());
+        assertEquals(field.name(), resp.json().at("/error/param").asText(null), resp.text());
+      }
+    }
+    assertTrue(refused > 80, "refused " + refused);
   }
 
   private static byte[] request(Random r, String method) {

@@ -85,4 +85,25 @@ class OpenAiSdkTest {
     }
     run(List.of("node", script.toString(), baseUrl(), "radixserve-embedded-gpt2"), dir);
   }
+
+  /**
+   * A reasoning model (the R1-distill checkpoint of {@code ReasoningServingTest}): the SDK reads
+   * {@code reasoning_content} as an extra field, whole and streamed.
+   */
+  @Test
+  void pythonSdkReadsReasoningContent() throws Exception {
+    String python = required("RADIXSERVE_SDK_PYTHON");
+    Path dir = Path.of("..", "model-runtime", "src", "test", "resources",
+        "transformers-checkpoints", "r1-distill");
+    var fixture = new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree(dir.resolve("reasoning.json").toFile());
+    RadixServer r1 = LocalServers.startCheckpoint(dir, "r1-distill");
+    try {
+      run(List.of(python, SCRIPTS.resolve("reasoning.py").toAbsolutePath().toString(),
+          "http://127.0.0.1:" + r1.port() + "/v1", "r1-distill",
+          fixture.get("runs").get(0).toString()), Path.of("."));
+    } finally {
+      r1.shutdown(Duration.ofSeconds(5));
+    }
+  }
 }

@@ -2,6 +2,7 @@ package dev.radixserve.model.chat;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Turns a conversation into the prompt text the model was trained on. The model's own template
@@ -15,13 +16,20 @@ public interface ChatTemplate {
    * {@code tool}, ...), its text (null for an assistant turn that only calls tools), and where
    * given the assistant's {@code tool_calls} (OpenAI's list of {@code {"id", "type": "function",
    * "function": {"name", "arguments"}}}, as plain maps and lists), a tool result's {@code
-   * tool_call_id} and a {@code name}. A template that takes tools renders them natively.
+   * tool_call_id} and a {@code name}, and an earlier assistant turn's {@code reasoning_content}
+   * (the template renders or drops it: Qwen3's keeps it only after the last user message). A
+   * template that takes tools renders them natively.
    */
   record Message(String role, String content, List<Map<String, Object>> toolCalls,
-      String toolCallId, String name) {
+      String toolCallId, String name, String reasoningContent) {
 
     public Message(String role, String content) {
-      this(role, content, null, null, null);
+      this(role, content, null, null, null, null);
+    }
+
+    public Message(String role, String content, List<Map<String, Object>> toolCalls,
+        String toolCallId, String name) {
+      this(role, content, toolCalls, toolCallId, name, null);
     }
   }
 
@@ -44,6 +52,26 @@ public interface ChatTemplate {
       throw new IllegalArgumentException("this chat template takes no tools");
     }
     return render(messages);
+  }
+
+  /**
+   * The variables the server itself sets (or that transformers' {@code apply_chat_template}
+   * takes as its own arguments): a request cannot pass them as {@code chat_template_kwargs}.
+   */
+  Set<String> RESERVED_VARIABLES = Set.of("messages", "tools", "add_generation_prompt",
+      "continue_final_message", "bos_token", "eos_token", "strftime_now", "raise_exception",
+      "tokenize", "chat_template", "documents", "return_dict", "return_assistant_tokens_mask",
+      "tool_choice");
+
+  /**
+   * As {@link #render(List, List)}, with more template variables, as transformers passes
+   * {@code apply_chat_template}'s extra keyword arguments (vLLM's {@code chat_template_kwargs}:
+   * {@code enable_thinking}, {@code reasoning_effort}, the template's own). None may be one of
+   * {@link #RESERVED_VARIABLES}. A template without variables (the built-in one) reads none.
+   */
+  default String render(List<Message> messages, List<Map<String, Object>> tools,
+      Map<String, Object> variables) {
+    return render(messages, tools);
   }
 
   /** Whether the template reads a {@code tools} variable (Llama 3.1+, Qwen2.5+, Mistral v3+). */

@@ -155,6 +155,17 @@ public final class JinjaChatTemplate implements ChatTemplate {
 
   @Override
   public String render(List<Message> messages, List<Map<String, Object>> tools) {
+    return render(messages, tools, Map.of());
+  }
+
+  @Override
+  public String render(List<Message> messages, List<Map<String, Object>> tools,
+      Map<String, Object> variables) {
+    for (String name : variables.keySet()) {
+      if (RESERVED_VARIABLES.contains(name) || name.equals(TODAY)) {
+        throw new IllegalArgumentException("`" + name + "` is set by the server");
+      }
+    }
     List<Map<String, Object>> msgs = new ArrayList<>(messages.size());
     for (Message m : messages) {
       // only the keys the client gave: Llama 3.1 tests `'tool_calls' in message`
@@ -170,9 +181,12 @@ public final class JinjaChatTemplate implements ChatTemplate {
       if (m.name() != null) {
         one.put("name", m.name());
       }
+      if (m.reasoningContent() != null) {
+        one.put("reasoning_content", m.reasoningContent());
+      }
       msgs.add(one);
     }
-    Map<String, Object> context = new LinkedHashMap<>();
+    Map<String, Object> context = new LinkedHashMap<>(variables);
     context.put("messages", msgs);
     context.put("tools", tools);
     context.put("add_generation_prompt", true);

@@ -24,12 +24,8 @@ public final class ConstraintCompiler {
   static final int CACHED = 64;
 
   private final TokenVocabulary vocab;
-  private final Map<String, TokenConstraint> cache = new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, TokenConstraint> e) {
-      return size() > CACHED;
-    }
-  };
+  private final Map<String, TokenConstraint> cache;
+  private final ReasoningPrefix prefix;
 
   public ConstraintCompiler(Tokenizer tokenizer) {
     this(tokenizer, java.util.Set.of());
@@ -40,7 +36,27 @@ public final class ConstraintCompiler {
    *     markers ({@code [TOOL_CALLS]}), so a forced call can use the model's own control token
    */
   public ConstraintCompiler(Tokenizer tokenizer, java.util.Set<String> markers) {
-    this.vocab = new TokenVocabulary(tokenizer, markers);
+    this(new TokenVocabulary(tokenizer, markers), new LinkedHashMap<>(16, 0.75f, true) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, TokenConstraint> e) {
+        return size() > CACHED;
+      }
+    }, ReasoningPrefix.NONE);
+  }
+
+  private ConstraintCompiler(TokenVocabulary vocab, Map<String, TokenConstraint> cache,
+      ReasoningPrefix prefix) {
+    this.vocab = vocab;
+    this.cache = cache;
+    this.prefix = prefix;
+  }
+
+  /**
+   * This compiler's constraints applied after a reply's reasoning ({@link ReasoningPrefix}):
+   * same vocabulary and cache.
+   */
+  public ConstraintCompiler after(ReasoningPrefix reasoning) {
+    return reasoning == prefix ? this : new ConstraintCompiler(vocab, cache, reasoning);
   }
 
   /** Output that satisfies {@code schema}. */
@@ -99,7 +115,8 @@ public final class ConstraintCompiler {
     });
   }
 
-  private TokenConstraint cached(String key, Supplier<Automaton> build) {
+  private TokenConstraint cached(String constraintKey, Supplier<Automaton> build) {
+    String key = prefix + ":" + constraintKey;
     synchronized (cache) {
       TokenConstraint c = cache.get(key);
       if (c != null) {
@@ -110,7 +127,9 @@ public final class ConstraintCompiler {
     // dk.brics numbers states in place while it reads an automaton, and JsonBytes' pieces are
     // shared: one compilation at a time
     synchronized (ConstraintCompiler.class) {
-      c = new TokenConstraint(build.get(), vocab);
+      Automaton reasoning = prefix.automaton();
+      Automaton body = build.get();
+      c = new TokenConstraint(reasoning == null ? body : reasoning.concatenate(body), vocab);
     }
     synchronized (cache) {
       cache.put(key, c);

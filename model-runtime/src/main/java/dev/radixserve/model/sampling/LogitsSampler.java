@@ -12,6 +12,7 @@ import java.util.SplittableRandom;
  * The {@link Sampler} of one sequence. Order of operations on the logits (vLLM's):
  *
  * <ol>
+ *   <li>{@link LogitRules}: allowed tokens, bad words, min tokens, logit bias;
  *   <li>repetition penalty (HF): a token seen in prompt or output has its logit divided by p if
  *       positive, multiplied by p otherwise;
  *   <li>presence / frequency penalties (OpenAI): {@code logit -= presence * [count > 0] +
@@ -38,6 +39,8 @@ public final class LogitsSampler implements Sampler {
   private final SplittableRandom random;
   private final BitSet seen = new BitSet(); // prompt and output tokens, for the repetition penalty
   private final Map<Integer, Integer> outputCounts = new HashMap<>();
+  private int[] output = new int[16]; // the output so far, for bad words
+  private int outputLength;
 
   public LogitsSampler(SamplingParams params, int vocabSize) {
     if (vocabSize <= 0) {
@@ -61,6 +64,13 @@ public final class LogitsSampler implements Sampler {
     seen.set(tokenId);
     if (!isPrompt) {
       outputCounts.merge(tokenId, 1, Integer::sum);
+      if (!params.rules().badWords().isEmpty() && outputLength == output.length) {
+        output = Arrays.copyOf(output, output.length * 2);
+      }
+      if (!params.rules().badWords().isEmpty()) {
+        output[outputLength] = tokenId;
+      }
+      outputLength++;
     }
   }
 
@@ -91,6 +101,9 @@ public final class LogitsSampler implements Sampler {
   }
 
   private void applyPenalties(float[] logits) {
+    if (!params.rules().isNone()) {
+      params.rules().apply(logits, output, outputLength);
+    }
     double rep = params.repetitionPenalty();
     if (rep != 1) {
       for (int id = seen.nextSetBit(0); id >= 0; id = seen.nextSetBit(id + 1)) {

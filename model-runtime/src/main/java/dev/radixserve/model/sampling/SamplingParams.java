@@ -17,6 +17,7 @@ import java.util.Set;
  * @param stopTokenIds generation stops after sampling one of these (the token is not returned as text)
  * @param topLogprobs 0 for none; otherwise how many alternatives to report per token (max 20)
  * @param logprobs whether to report the sampled token's logprob
+ * @param rules logit bias, min tokens, allowed tokens, bad words ({@link LogitRules})
  */
 public record SamplingParams(
     double temperature,
@@ -29,12 +30,24 @@ public record SamplingParams(
     double frequencyPenalty,
     Set<Integer> stopTokenIds,
     boolean logprobs,
-    int topLogprobs) {
+    int topLogprobs,
+    LogitRules rules) {
 
   public static final int MAX_TOP_LOGPROBS = 20;
 
+  /** Settings without {@link LogitRules}. */
+  public SamplingParams(double temperature, int topK, double topP, double minP, Long seed,
+      double repetitionPenalty, double presencePenalty, double frequencyPenalty,
+      Set<Integer> stopTokenIds, boolean logprobs, int topLogprobs) {
+    this(temperature, topK, topP, minP, seed, repetitionPenalty, presencePenalty,
+        frequencyPenalty, stopTokenIds, logprobs, topLogprobs, LogitRules.NONE);
+  }
+
   public SamplingParams {
     stopTokenIds = Set.copyOf(stopTokenIds);
+    if (rules == null) {
+      throw new IllegalArgumentException("rules must not be null (LogitRules.NONE for none)");
+    }
     if (!(temperature >= 0) || temperature > 100) {
       throw new IllegalArgumentException("temperature must be in [0, 100], got " + temperature);
     }
@@ -64,6 +77,12 @@ public record SamplingParams(
 
   public static SamplingParams greedy() {
     return new SamplingParams(0, 0, 1, 0, null, 1, 0, 0, Set.of(), false, 0);
+  }
+
+  /** The same settings with other {@link LogitRules}. */
+  public SamplingParams withRules(LogitRules other) {
+    return new SamplingParams(temperature, topK, topP, minP, seed, repetitionPenalty,
+        presencePenalty, frequencyPenalty, stopTokenIds, logprobs, topLogprobs, other);
   }
 
   public boolean isGreedy() {

@@ -48,7 +48,8 @@ class JinjaChatTemplateTest {
     int i = 0;
     for (JsonNode c : cases) {
       String name = c.get("template").asText();
-      tests.add(DynamicTest.dynamicTest(name + " #" + (i++), () -> {
+      tests.add(DynamicTest.dynamicTest(name + " #" + (i++) + (c.has("kwargs") ? " "
+          + c.get("kwargs") : ""), () -> {
         JinjaChatTemplate t = templates.computeIfAbsent(name, n -> {
           try {
             return new JinjaChatTemplate(resource(n + ".jinja"), c.get("bos_token").asText(null),
@@ -63,8 +64,10 @@ class JinjaChatTemplateTest {
         }
         List<Map<String, Object>> tools = c.has("tools") ? JSON.convertValue(c.get("tools"),
             new TypeReference<List<Map<String, Object>>>() {}) : null;
+        Map<String, Object> kwargs = c.has("kwargs") ? JSON.convertValue(c.get("kwargs"),
+            new TypeReference<Map<String, Object>>() {}) : Map.of();
         if (c.has("rendered")) {
-          assertEquals(c.get("rendered").asText(), t.render(messages, tools));
+          assertEquals(c.get("rendered").asText(), t.render(messages, tools, kwargs));
         } else {
           ChatTemplateException e = assertThrows(ChatTemplateException.class,
               () -> t.render(messages, tools));
@@ -83,7 +86,8 @@ class JinjaChatTemplateTest {
         new TypeReference<List<Map<String, Object>>>() {}) : null;
     return new ChatTemplate.Message(m.get("role").asText(),
         content == null || content.isNull() ? null : content.asText(), calls,
-        m.path("tool_call_id").asText(null), m.path("name").asText(null));
+        m.path("tool_call_id").asText(null), m.path("name").asText(null),
+        m.path("reasoning_content").asText(null));
   }
 
   @Test

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
@@ -204,5 +205,70 @@ class LogitsSamplerTest {
     assertEquals(List.of(new SampledToken.TokenLogprob(0, (float) (2 - logZ)),
         new SampledToken.TokenLogprob(3, (float) (2 - logZ))), s.top());
     assertEquals(List.of(), LogitsSampler.score(logits, 2, 0).top());
+  }
+
+  private static LogitsSampler withRules(LogitRules rules, int vocab) {
+    return new LogitsSampler(SamplingParams.greedy().withRules(rules), vocab);
+  }
+
+  @Test
+  void logitBiasIsAddedBeforeTheChoiceAndLogprobsStayRaw() {
+    float[] logits = {0f, 3f, 2f, 1f};
+    LogitsSampler down = withRules(new LogitRules(Map.of(1, -100f), 0, Set.of(), null,
+        List.of()), 4);
+    assertEquals(2, down.sample(logits.clone()).tokenId());
+    LogitsSampler up = withRules(new LogitRules(Map.of(0, 100f), 0, Set.of(), null,
+        List.of()), 4);
+    assertEquals(0, up.sample(logits.clone()).tokenId());
+    // a bias of 2.5 on token 3 makes it 3.5 > 3: it wins, no more
+    assertEquals(3, withRules(new LogitRules(Map.of(3, 2.5f), 0, Set.of(), null, List.of()), 4)
+        .sample(logits.clone()).tokenId());
+    assertEquals(1, withRules(new LogitRules(Map.of(3, 1.5f), 0, Set.of(), null, List.of()), 4)
+        .sample(logits.clone()).tokenId());
+    SamplingParams withLogprobs = new SamplingParams(0, 0, 1, 0, null, 1, 0, 0, Set.of(), true,
+        0, new LogitRules(Map.of(0, 100f), 0, Set.of(), null, List.of()));
+    SampledToken t = new LogitsSampler(withLogprobs, 4).sample(logits.clone());
+    assertEquals(0, t.tokenId());
+    assertEquals(0f - LogitsSampler.logSumExp(logits), t.logprob(), 1e-6);
+    assertThrows(IllegalArgumentException.class,
+        () -> new LogitRules(Map.of(0, 100.5f), 0, Set.of(), null, List.of()));
+  }
+
+  @Test
+  void minTokensHoldsBackTheEndsUntilThenOnly() {
+    float[] logits = {0f, 1f, 5f}; // token 2 (the end) is the greedy choice
+    LogitsSampler s = withRules(new LogitRules(Map.of(), 2, Set.of(2), null, List.of()), 3);
+    assertEquals(1, s.sample(logits.clone()).tokenId());
+    s.accept(1, false);
+    assertEquals(1, s.sample(logits.clone()).tokenId());
+    s.accept(1, false);
+    assertEquals(2, s.sample(logits.clone()).tokenId());
+    // prompt tokens do not count
+    LogitsSampler p = withRules(new LogitRules(Map.of(), 1, Set.of(2), null, List.of()), 3);
+    p.accept(0, true);
+    assertEquals(1, p.sample(logits.clone()).tokenId());
+  }
+
+  @Test
+  void allowedTokenIdsRuleOutEveryOtherToken() {
+    LogitsSampler s = withRules(new LogitRules(Map.of(), 0, Set.of(), Set.of(0, 3), List.of()),
+        4);
+    assertEquals(3, s.sample(new float[] {0f, 9f, 8f, 1f}).tokenId());
+    SamplingParams hot = new SamplingParams(2, 0, 1, 0, 5L, 1, 0, 0, Set.of(), false, 0,
+        new LogitRules(Map.of(), 0, Set.of(), Set.of(0, 3), List.of()));
+    assertEquals(Set.of(0, 3), survivors(hot, new float[] {0f, 1f, 1f, 0.5f}));
+  }
+
+  @Test
+  void badWordsRuleOutTheirLastTokenAfterTheirPrefix() {
+    float[] logits = {0f, 1f, 2f, 3f};
+    // word [3]: never; word [1, 2]: not right after 1
+    LogitsSampler s = withRules(new LogitRules(Map.of(), 0, Set.of(), null,
+        List.of(new int[] {3}, new int[] {1, 2})), 4);
+    assertEquals(2, s.sample(logits.clone()).tokenId());
+    s.accept(1, false);
+    assertEquals(1, s.sample(logits.clone()).tokenId());
+    s.accept(0, false);
+    assertEquals(2, s.sample(logits.clone()).tokenId());
   }
 }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.constraint.ConstraintCompiler;
 import dev.radixserve.model.constraint.ConstraintException;
+import dev.radixserve.model.constraint.ReasoningPrefix;
 import dev.radixserve.model.constraint.TokenConstraint;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -35,6 +36,19 @@ final class ConstraintReader {
 
   /** Null when the request asks for free text. */
   TokenConstraint read(JsonNode body, Tools tools) {
+    return read(body, tools, ReasoningPrefix.NONE);
+  }
+
+  /**
+   * Null when the request asks for free text.
+   *
+   * @param reasoning what the reply may say before the constrained output (its reasoning)
+   */
+  TokenConstraint read(JsonNode body, Tools tools, ReasoningPrefix reasoning) {
+    return readConstraint(body, tools, reasoning);
+  }
+
+  private TokenConstraint readConstraint(JsonNode body, Tools tools, ReasoningPrefix r) {
     List<String> given = new ArrayList<>();
     for (String f : List.of("response_format", "guided_json", "guided_regex", "guided_choice",
         "structured_outputs")) {
@@ -56,20 +70,20 @@ final class ConstraintReader {
     }
     String field = given.getFirst();
     return switch (field) {
-      case "response_format" -> responseFormat(body.get(field));
-      case "guided_json" -> compile(field, c -> c.jsonSchema(schemaOf(body.get(field), field)));
-      case "guided_regex" -> compile(field, c -> c.regex(text(body.get(field), field)));
-      case "guided_choice" -> compile(field, c -> c.choice(choices(body.get(field), field)));
-      case "structured_outputs" -> structuredOutputs(body.get(field));
-      default -> compile("tools", c -> c.toolCalls(tools.callable(), tools.syntax().layout(),
+      case "response_format" -> responseFormat(body.get(field), r);
+      case "guided_json" -> compile(field, r, c -> c.jsonSchema(schemaOf(body.get(field), field)));
+      case "guided_regex" -> compile(field, r, c -> c.regex(text(body.get(field), field)));
+      case "guided_choice" -> compile(field, r, c -> c.choice(choices(body.get(field), field)));
+      case "structured_outputs" -> structuredOutputs(body.get(field), r);
+      default -> compile("tools", r, c -> c.toolCalls(tools.callable(), tools.syntax().layout(),
           tools.parallel()));
     };
   }
 
-  private TokenConstraint responseFormat(JsonNode rf) {
+  private TokenConstraint responseFormat(JsonNode rf, ReasoningPrefix r) {
     String type = rf.path("type").asText("");
     return switch (type) {
-      case "json_object" -> compile("response_format", ConstraintCompiler::jsonObject);
+      case "json_object" -> compile("response_format", r, ConstraintCompiler::jsonObject);
       case "json_schema" -> {
         JsonNode js = rf.get("json_schema");
         if (js == null || !js.isObject()) {
@@ -77,15 +91,15 @@ final class ConstraintReader {
               + " an object with `name` and `schema`");
         }
         JsonNode schema = js.get("schema");
-        yield schema == null ? compile("response_format", ConstraintCompiler::jsonObject)
-            : compile("response_format", c -> c.jsonSchema(schemaOf(schema, "response_format")));
+        yield schema == null ? compile("response_format", r, ConstraintCompiler::jsonObject)
+            : compile("response_format", r, c -> c.jsonSchema(schemaOf(schema, "response_format")));
       }
       default -> throw ApiException.badRequest("response_format", "response_format.type must be"
           + " text, json_object or json_schema, got `" + type + "`");
     };
   }
 
-  private TokenConstraint structuredOutputs(JsonNode so) {
+  private TokenConstraint structuredOutputs(JsonNode so, ReasoningPrefix r) {
     if (!so.isObject()) {
       throw ApiException.badRequest("structured_outputs", "structured_outputs must be an object");
     }
@@ -102,20 +116,21 @@ final class ConstraintReader {
           + " choice, json_object");
     }
     if (so.has("json")) {
-      return compile(f, c -> c.jsonSchema(schemaOf(so.get("json"), f)));
+      return compile(f, r, c -> c.jsonSchema(schemaOf(so.get("json"), f)));
     }
     if (so.has("regex")) {
-      return compile(f, c -> c.regex(text(so.get("regex"), f)));
+      return compile(f, r, c -> c.regex(text(so.get("regex"), f)));
     }
     if (so.has("choice")) {
-      return compile(f, c -> c.choice(choices(so.get("choice"), f)));
+      return compile(f, r, c -> c.choice(choices(so.get("choice"), f)));
     }
-    return compile(f, ConstraintCompiler::jsonObject);
+    return compile(f, r, ConstraintCompiler::jsonObject);
   }
 
-  private TokenConstraint compile(String field, Function<ConstraintCompiler, TokenConstraint> how) {
+  private TokenConstraint compile(String field, ReasoningPrefix r,
+      Function<ConstraintCompiler, TokenConstraint> how) {
     try {
-      return how.apply(compiler());
+      return how.apply(compiler().after(r));
     } catch (ConstraintException e) {
       throw ApiException.badRequest(field, field + ": " + e.getMessage());
     }

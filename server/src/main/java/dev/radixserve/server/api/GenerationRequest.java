@@ -15,6 +15,10 @@ import java.util.List;
  * @param constraint structured output (response_format, guided_*, a forced tool call); null for
  *     free text
  * @param tools chat tools when calls may be made (tool_choice other than none); null otherwise
+ * @param reasoning chat with a reasoning parser: where the reply starts (reasoning or content);
+ *     null: no split, the reply is all content
+ * @param includeReasoning vLLM's {@code include_reasoning}: false leaves the reasoning out of
+ *     the response
  */
 public record GenerationRequest(
     boolean chat,
@@ -32,4 +36,6 @@ public record GenerationRequest(
     String user,
     int priority,
     TokenConstraint constraint,
-    Tools tools) {}
+    Tools tools,
+    ReasoningSyntax.Start reasoning,
+    boolean includeReasoning) {}

@@ -1,11 +1,13 @@
 package dev.radixserve.server.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.model.chat.ChatTemplateException;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -21,7 +23,12 @@ final class PromptReader {
   private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant",
       "tool");
   private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name",
-      "tool_calls", "tool_call_id", "refusal");
+      "tool_calls", "tool_call_id", "refusal", "reasoning_content", "reasoning");
+
+  /** OpenAI's values, and vLLM's {@code max}. */
+  static final List<String> REASONING_EFFORTS = List.of("none", "minimal", "low", "medium",
+      "high", "xhigh", "max");
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Tokenizer tokenizer;
   private final ChatTemplate template;
@@ -68,14 +75,19 @@ final class PromptReader {
     return out;
   }
 
+  /** A chat prompt: its tokens and the template's text they came from. */
+  record ChatPrompt(int[] tokens, String text) {}
+
   /** @param tools their definitions go into the prompt; null for none */
-  int[] chat(JsonNode body, Integer maxTokens, Tools tools) {
+  ChatPrompt chat(JsonNode body, Integer maxTokens, Tools tools) {
     JsonNode msgs = body.get("messages");
     if (msgs == null || !msgs.isArray() || msgs.isEmpty()) {
       throw ApiException.badRequest("messages", "messages must be a non-empty list");
     }
     List<ChatTemplate.Message> out = new ArrayList<>(msgs.size());
+    int index = -1;
     for (JsonNode m : msgs) {
+      index++;
       if (!m.isObject()) {
         throw ApiException.badRequest("messages", "each message must be an object");
       }
@@ -89,23 +101,29 @@ final class PromptReader {
       if (role == null || !ROLES.contains(role)) {
         throw ApiException.badRequest("messages", "message role must be one of " + ROLES);
       }
+      if (role.equals("tool") && !m.path("tool_call_id").isTextual()) {
+        // OpenAI's answer to a tool result that names no call
+        String param = "messages[" + index + "].tool_call_id";
+        throw ApiException.badRequest(param, "Missing required parameter: '" + param + "'.");
+      }
       JsonNode calls = m.get("tool_calls");
       boolean hasCalls = role.equals("assistant") && calls != null && calls.isArray()
           && !calls.isEmpty();
       JsonNode c = m.get("content");
+      String reasoning = reasoning(m, index);
       if (template.takesTools()) {
         // the template writes calls and results in its own syntax, from OpenAI's fields
         String text = hasCalls && (c == null || c.isNull()) ? null : content(c);
         out.add(new ChatTemplate.Message(role, text, hasCalls ? ToolCallText.asMaps(calls) : null,
             m.hasNonNull("tool_call_id") ? text(m.get("tool_call_id"), "messages") : null,
-            m.hasNonNull("name") ? text(m.get("name"), "messages") : null));
+            m.hasNonNull("name") ? text(m.get("name"), "messages") : null, reasoning));
         continue;
       }
       String text = hasCalls && (c == null || c.isNull()) ? "" : content(c);
       if (hasCalls) {
         text = text + ToolCallText.render(calls);
       }
-      out.add(new ChatTemplate.Message(role, text));
+      out.add(new ChatTemplate.Message(role, text, null, null, null, reasoning));
     }
     List<Map<String, Object>> toolsVariable = null;
     if (tools != null && template.takesTools()) {
@@ -115,14 +133,75 @@ final class PromptReader {
     }
     String rendered;
     try {
-      rendered = template.render(out, toolsVariable);
+      rendered = template.render(out, toolsVariable, templateVariables(body));
     } catch (ChatTemplateException e) {
       throw ApiException.badRequest("messages", e.getMessage());
     }
     // the template wrote the special tokens (BOS and all): none added, as transformers does
     int most = Math.max(0, limits.maxPromptTokens(maxTokens));
-    return tokenizer.encodeTemplatedAtMost(rendered, most).orElseThrow(() ->
-        limits.promptTooLong("messages", "more than " + most + " tokens", maxTokens));
+    return new ChatPrompt(tokenizer.encodeTemplatedAtMost(rendered, most).orElseThrow(() ->
+        limits.promptTooLong("messages", "more than " + most + " tokens", maxTokens)), rendered);
+  }
+
+  /**
+   * vLLM's {@code chat_template_kwargs} (any JSON values, passed to the template as variables,
+   * except the ones the server sets) and {@code reasoning_effort}, passed as the template
+   * variable of that name; with it, {@code enable_thinking} is {@code reasoning_effort !=
+   * "none"} unless the kwargs set it (vLLM's rule).
+   */
+  static Map<String, Object> templateVariables(JsonNode body) {
+    Map<String, Object> vars = new LinkedHashMap<>();
+    JsonNode kwargs = body.get("chat_template_kwargs");
+    if (kwargs != null && !kwargs.isNull()) {
+      if (!kwargs.isObject()) {
+        throw ApiException.badRequest("chat_template_kwargs",
+            "chat_template_kwargs must be an object of template variables");
+      }
+      for (Iterator<Map.Entry<String, JsonNode>> it = kwargs.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        if (ChatTemplate.RESERVED_VARIABLES.contains(e.getKey()) || e.getKey().startsWith("__")) {
+          throw ApiException.badRequest("chat_template_kwargs", "chat_template_kwargs may not set `"
+              + e.getKey() + "`: the server sets it");
+        }
+        vars.put(e.getKey(), JSON.convertValue(e.getValue(), Object.class));
+      }
+    }
+    JsonNode effort = body.get("reasoning_effort");
+    if (effort != null && !effort.isNull()) {
+      if (!effort.isTextual() || !REASONING_EFFORTS.contains(effort.asText())) {
+        throw ApiException.badRequest("reasoning_effort", "reasoning_effort must be one of "
+            + REASONING_EFFORTS);
+      }
+      Object kwarg = vars.get("reasoning_effort");
+      if (kwarg != null && !kwarg.equals(effort.asText())) {
+        throw ApiException.badRequest("reasoning_effort", "reasoning_effort `" + effort.asText()
+            + "` contradicts chat_template_kwargs.reasoning_effort `" + kwarg + "`");
+      }
+      vars.put("reasoning_effort", effort.asText());
+      vars.putIfAbsent("enable_thinking", !effort.asText().equals("none"));
+    }
+    return vars;
+  }
+
+  /**
+   * An assistant turn's reasoning sent back: {@code reasoning_content} (DeepSeek's and our
+   * replies' name) or {@code reasoning} (vLLM's newer name), given to the template as {@code
+   * reasoning_content}, as vLLM does.
+   */
+  private static String reasoning(JsonNode m, int index) {
+    JsonNode r = m.hasNonNull("reasoning_content") ? m.get("reasoning_content") : m.get("reasoning");
+    if (r == null || r.isNull()) {
+      return null;
+    }
+    String param = "messages[" + index + "]." + (m.hasNonNull("reasoning_content")
+        ? "reasoning_content" : "reasoning");
+    if (!r.isTextual()) {
+      throw ApiException.badRequest(param, param + " must be a string");
+    }
+    if (!"assistant".equals(m.path("role").asText())) {
+      throw ApiException.badRequest(param, "only assistant messages carry reasoning");
+    }
+    return text(r, param);
   }
 
   /** {@code messages} with {@code text} appended to the leading system message (or one added). */

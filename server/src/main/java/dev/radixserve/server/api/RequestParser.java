@@ -4,9 +4,15 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.radixserve.cache.CacheNamespace;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.chat.ChatTemplate;
+import dev.radixserve.model.constraint.ReasoningPrefix;
+import dev.radixserve.server.config.ReasoningParserSetting;
 import dev.radixserve.server.config.ToolCallParserSetting;
 import dev.radixserve.model.sampling.SamplingParams;
+import com.fasterxml.jackson.databind.node.IntNode;
+import dev.radixserve.model.sampling.LogitRules;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -26,6 +32,8 @@ public final class RequestParser {
   private final ChatTemplate chatTemplate;
   private final ConstraintReader constraints;
   private final ToolCallSyntax toolCallSyntax;
+  private final ReasoningSyntax reasoningSyntax;
+  private final Tokenizer tokenizer;
 
   public RequestParser(Tokenizer tokenizer, ChatTemplate chatTemplate, String modelName,
       RequestLimits limits) {
@@ -33,10 +41,23 @@ public final class RequestParser {
         ToolCallSyntax.of(ToolCallParserSetting.AUTO, chatTemplate));
   }
 
-  /** @param toolCallSyntax how the model writes tool calls ({@code --tool-call-parser}) */
+  /** Reasoning as the template's family writes it ({@code --reasoning-parser auto}). */
   public RequestParser(Tokenizer tokenizer, ChatTemplate chatTemplate, String modelName,
       RequestLimits limits, ToolCallSyntax toolCallSyntax) {
+    this(tokenizer, chatTemplate, modelName, limits, toolCallSyntax,
+        ReasoningSyntax.of(ReasoningParserSetting.AUTO, chatTemplate));
+  }
+
+  /**
+   * @param toolCallSyntax how the model writes tool calls ({@code --tool-call-parser})
+   * @param reasoningSyntax how it marks its reasoning ({@code --reasoning-parser}); null: it
+   *     does not (the reply is all content)
+   */
+  public RequestParser(Tokenizer tokenizer, ChatTemplate chatTemplate, String modelName,
+      RequestLimits limits, ToolCallSyntax toolCallSyntax, ReasoningSyntax reasoningSyntax) {
+    this.reasoningSyntax = reasoningSyntax;
     this.toolCallSyntax = toolCallSyntax;
+    this.tokenizer = tokenizer;
     this.modelName = modelName;
     this.limits = limits;
     this.chatTemplate = chatTemplate;
@@ -46,6 +67,7 @@ public final class RequestParser {
 
   public GenerationRequest parse(JsonNode body, boolean chat) {
     checkModel(body);
+    RequestFields.check(body, chat);
     int n = intField(body, "n", 1, 1, 128);
     limits.checkChoices(chat ? 1 : PromptReader.count(body), n);
     boolean echo = !chat && boolField(body, "echo", false);
@@ -60,8 +82,11 @@ public final class RequestParser {
     Integer maxTokens = optInt(body, maxTokensParam, echo ? 0 : 1);
     limits.checkMaxTokens(maxTokens, maxTokensParam);
     Tools tools = chat ? Tools.read(body, toolCallSyntax) : null;
-    List<int[]> ids = chat ? List.of(prompts.chat(body, maxTokens, tools))
-        : prompts.completion(body, maxTokens);
+    PromptReader.ChatPrompt chatPrompt = chat ? prompts.chat(body, maxTokens, tools) : null;
+    List<int[]> ids = chat ? List.of(chatPrompt.tokens()) : prompts.completion(body, maxTokens);
+    ReasoningSyntax.Start reasoning = chat && reasoningSyntax != null
+        ? reasoningSyntax.start(chatPrompt.text()) : null;
+    boolean includeReasoning = boolField(body, "include_reasoning", true);
     for (int[] prompt : ids) {
       limits.maxTokensFor(prompt.length, maxTokens, chat ? "messages" : "prompt");
     }
@@ -95,7 +120,8 @@ public final class RequestParser {
               : intField(body, "top_k", 0, -1, Integer.MAX_VALUE),
           dbl(body, "top_p", 1.0), dbl(body, "min_p", 0.0), optLong(body, "seed"),
           dbl(body, "repetition_penalty", 1.0), dbl(body, "presence_penalty", 0.0),
-          dbl(body, "frequency_penalty", 0.0), stopIds, logprobs != null, top);
+          dbl(body, "frequency_penalty", 0.0), stopIds, logprobs != null, top,
+          logitRules(body, maxTokens));
     } catch (IllegalArgumentException e) {
       String msg = e.getMessage();
       throw ApiException.badRequest(msg.substring(0, Math.max(0, msg.indexOf(' '))), msg);
@@ -103,7 +129,102 @@ public final class RequestParser {
     return new GenerationRequest(chat, ids, params, n, maxTokens, stop,
         boolField(body, "ignore_eos", false), stream, includeUsage, echo, logprobs,
         CacheNamespace.ofSalt(str(body, "cache_salt")), str(body, "user"), priority(body),
-        constraints.read(body, tools), tools);
+        // vLLM: without include_reasoning a constraint holds from the first token
+        constraints.read(body, tools, includeReasoning ? reasoningPrefix(reasoning)
+            : ReasoningPrefix.NONE), tools, reasoning, includeReasoning);
+  }
+
+  /** Where a constraint starts in a reply that may reason first. */
+  private static ReasoningPrefix reasoningPrefix(ReasoningSyntax.Start start) {
+    if (start == null) {
+      return ReasoningPrefix.NONE;
+    }
+    return switch (start) {
+      case REASONING -> ReasoningPrefix.REQUIRED;
+      case OPENS_WITH_TAG -> ReasoningPrefix.OPTIONAL;
+      case CONTENT -> ReasoningPrefix.NONE;
+    };
+  }
+
+  /**
+   * {@code logit_bias} (OpenAI: token id as a string → bias in [-100, 100]), and vLLM's {@code
+   * min_tokens}, {@code allowed_token_ids} and {@code bad_words}.
+   */
+  private LogitRules logitRules(JsonNode body, Integer maxTokens) {
+    Map<Integer, Float> bias = new HashMap<>();
+    JsonNode b = body.get("logit_bias");
+    if (b != null && !b.isNull()) {
+      if (!b.isObject()) {
+        throw ApiException.badRequest("logit_bias",
+            "logit_bias must be an object mapping token ids to biases in [-100, 100]");
+      }
+      for (Iterator<Map.Entry<String, JsonNode>> it = b.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        int id;
+        try {
+          id = Integer.parseInt(e.getKey());
+        } catch (NumberFormatException ex) {
+          throw ApiException.badRequest("logit_bias", "logit_bias keys must be token ids, got `"
+              + e.getKey() + "`");
+        }
+        prompts.tokenId(IntNode.valueOf(id), "logit_bias");
+        JsonNode v = e.getValue();
+        if (!v.isNumber() || !(v.asDouble() >= -100 && v.asDouble() <= 100)) {
+          throw ApiException.badRequest("logit_bias", "logit_bias values must be numbers in "
+              + "[-100, 100], got " + v + " for token " + id);
+        }
+        bias.put(id, (float) v.asDouble());
+      }
+    }
+    int minTokens = intField(body, "min_tokens", 0, 0, Integer.MAX_VALUE);
+    if (maxTokens != null && minTokens > maxTokens) {
+      throw ApiException.badRequest("min_tokens", "min_tokens (" + minTokens
+          + ") must be at most max_tokens (" + maxTokens + ")");
+    }
+    Set<Integer> allowed = null;
+    JsonNode a = body.get("allowed_token_ids");
+    if (a != null && !a.isNull()) {
+      if (!a.isArray() || a.isEmpty()) {
+        throw ApiException.badRequest("allowed_token_ids",
+            "allowed_token_ids must be a non-empty list of token ids");
+      }
+      allowed = new HashSet<>();
+      for (JsonNode id : a) {
+        allowed.add(prompts.tokenId(id, "allowed_token_ids"));
+      }
+    }
+    return new LogitRules(bias, minTokens, Set.of(), allowed, badWords(body));
+  }
+
+  /**
+   * vLLM's {@code bad_words}: each word is tokenized as it is and with a leading space (the
+   * latter kept when it is as many tokens and starts with another one, as vLLM does).
+   */
+  private List<int[]> badWords(JsonNode body) {
+    JsonNode w = body.get("bad_words");
+    List<int[]> out = new ArrayList<>();
+    if (w == null || w.isNull()) {
+      return out;
+    }
+    if (!w.isArray() || w.size() > limits.maxStops() * 4) {
+      throw ApiException.badRequest("bad_words", "bad_words must be a list of at most "
+          + limits.maxStops() * 4 + " strings");
+    }
+    for (JsonNode word : w) {
+      if (!word.isTextual() || word.asText().strip().isEmpty()
+          || word.asText().length() > limits.maxStopLength()) {
+        throw ApiException.badRequest("bad_words", "bad_words must hold non-blank strings of at"
+            + " most " + limits.maxStopLength() + " characters");
+      }
+      String text = PromptReader.text(word, "bad_words").stripLeading();
+      int[] plain = tokenizer.encodeTemplated(text);
+      out.add(plain);
+      int[] spaced = tokenizer.encodeTemplated(" " + text);
+      if (spaced.length == plain.length && spaced[0] != plain[0]) {
+        out.add(spaced);
+      }
+    }
+    return out;
   }
 
   /** {@code model} is required, as OpenAI requires it; another model is 404. */

@@ -5,6 +5,7 @@ import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.server.config.ReasoningParserSetting;
 import dev.radixserve.server.config.ToolCallParserSetting;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.kvtier.DiskWritePolicy;
@@ -123,7 +124,10 @@ enum ConfigKey {
           : c.quantizationHead().blockSize()),
   TOOL_CALL_PARSER("tool-call-parser",
       (b, v) -> b.toolCallParser = ConfigValues.choice(v, ToolCallParserSetting.class),
-      c -> ConfigValues.formatChoice(c.toolCallParser()));
+      c -> ConfigValues.formatChoice(c.toolCallParser())),
+  REASONING_PARSER("reasoning-parser",
+      (b, v) -> b.reasoningParser = ConfigValues.choice(v, ReasoningParserSetting.class),
+      c -> ConfigValues.formatChoice(c.reasoningParser()));
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

@@ -295,6 +295,12 @@ final class ServeCommand implements Callable<Integer> {
           + "RADIXSERVE_TOOL_CALL_PARSER.")
   String toolCallParser;
 
+  @Option(names = "--reasoning-parser", paramLabel = "auto|qwen3|deepseek_r1|none", order = 55,
+      description = "How chat replies split into reasoning_content and content (vLLM's names): "
+          + "auto (the chat template's family: deepseek_r1 for DeepSeek-R1 templates, qwen3 for "
+          + "other templates that write <think>; else none). Env RADIXSERVE_REASONING_PARSER.")
+  String reasoningParser;
+
   @Option(names = "--config", paramLabel = "FILE", order = 90,
       description = "YAML file setting any of the above by name (see config/radixserve.yaml). "
           + "Env RADIXSERVE_CONFIG.")

@@ -55,6 +55,8 @@ import java.time.Duration;
  * @param quantization how the linear layers' weights are stored ({@code --quantization} and its
  *     block size, zero points and LM-head keys; the accuracy level is the device's)
  * @param toolCallParser the tool-call syntax of chat replies ({@code auto}: the template's family)
+ * @param reasoningParser how chat replies split into reasoning and content ({@code auto}: the
+ *     template's family)
  */
 public record ServerConfig(
     String host,
@@ -93,7 +95,8 @@ public record ServerConfig(
     DiskWritePolicy kvOffloadDiskWrite,
     QuantSpec quantization,
     QuantSpec.HeadSetting quantizationHead,
-    ToolCallParserSetting toolCallParser) {
+    ToolCallParserSetting toolCallParser,
+    ReasoningParserSetting reasoningParser) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -213,6 +216,7 @@ public record ServerConfig(
     b.quantizationLmHead = quantizationHead.lmHead();
     b.quantizationHeadBlockSize = quantizationHead.blockSize();
     b.toolCallParser = toolCallParser;
+    b.reasoningParser = reasoningParser;
     return b;
   }
 
@@ -261,6 +265,7 @@ public record ServerConfig(
     /** null: auto ({@link QuantSpec#headBlockFor}: 128 for an int8 head where it divides). */
     public Integer quantizationHeadBlockSize;
     public ToolCallParserSetting toolCallParser = ToolCallParserSetting.AUTO;
+    public ReasoningParserSetting reasoningParser = ReasoningParserSetting.AUTO;
 
     public Device.Kind device = Device.Kind.CPU;
     /** null: float32 on the CPU, float16 on CUDA. */
@@ -300,7 +305,7 @@ public record ServerConfig(
           fairShare, maxSeqsPerRequest, clientIdHeader,
           kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes, kvOffloadDiskWrite,
           quantization(), new QuantSpec.HeadSetting(quantizationLmHead,
-              quantizationHeadBlockSize), toolCallParser);
+              quantizationHeadBlockSize), toolCallParser, reasoningParser);
     }
 
     /**

@@ -54,7 +54,11 @@ final class OutputProcessor {
 
   private Sequence newSequence(RequestState state, int choice) {
     EngineRequest r = state.request;
-    var sampler = samplers.create(seededFor(r.params(), choice));
+    SamplingParams params = seededFor(r.params(), choice);
+    if (params.rules().minTokens() > 0) {
+      params = params.withRules(params.rules().withHeldEnds(endTokens(r)));
+    }
+    var sampler = samplers.create(params);
     for (int t : r.promptTokens()) {
       sampler.accept(t, true);
     }
@@ -71,7 +75,7 @@ final class OutputProcessor {
     }
     return new SamplingParams(p.temperature(), p.topK(), p.topP(), p.minP(), p.seed() + choice,
         p.repetitionPenalty(), p.presencePenalty(), p.frequencyPenalty(), p.stopTokenIds(),
-        p.logprobs(), p.topLogprobs());
+        p.logprobs(), p.topLogprobs(), p.rules());
   }
 
   /** @param logits the runner's rows for {@code step.toBatch()}: one per chunk, or per token */

@@ -14,12 +14,20 @@ import java.util.List;
  */
 final class ChoiceState {
 
-  /** What one engine output added to the choice. */
-  record Delta(String text, ArrayNode logprobs, String finishReason, boolean stoppedByText) {}
+  /**
+   * What one engine output added to the choice: its content ({@code text}) and, with a reasoning
+   * parser, its reasoning ({@code ""} when none).
+   */
+  record Delta(String text, String reasoning, ArrayNode logprobs, String finishReason,
+      boolean stoppedByText) {}
 
   private final ChoiceText text;
   private final LogprobsJson logprobsJson;
   private final StringBuilder whole = new StringBuilder();
+  private final StringBuilder wholeReasoning = new StringBuilder();
+  private final ReasoningParser reasoning; // null: the text is all content
+  private int reasoningTokens;
+  private boolean reasoningClosed;
   private final ArrayNode logprobs = Responses.JSON.createArrayNode();
   private final String echo; // the prompt's text (echo): it opens the first delta
   private final int echoLength;
@@ -29,7 +37,17 @@ final class ChoiceState {
   private boolean roleSent;
 
   ChoiceState(Tokenizer tokenizer, StopStrings stops, LogprobsJson logprobsJson, String echo) {
-    this.text = new ChoiceText(tokenizer, stops);
+    this(tokenizer, stops, logprobsJson, echo, null, 0);
+  }
+
+  /**
+   * @param reasoning splits the chat reply into reasoning and content; null for none
+   * @param minTokens stop strings count only after this many tokens ({@code min_tokens})
+   */
+  ChoiceState(Tokenizer tokenizer, StopStrings stops, LogprobsJson logprobsJson, String echo,
+      ReasoningParser reasoning, int minTokens) {
+    this.reasoning = reasoning;
+    this.text = new ChoiceText(tokenizer, stops, minTokens);
     this.logprobsJson = logprobsJson;
     this.echo = echo;
     this.echoLength = echo.length();
@@ -45,6 +63,7 @@ final class ChoiceState {
    */
   Delta accept(ChoiceOutput o, boolean withLogprobs, ArrayNode promptEntries) {
     StringBuilder delta = new StringBuilder();
+    StringBuilder thought = new StringBuilder();
     ArrayNode lp = Responses.JSON.createArrayNode();
     if (!started) {
       started = true;
@@ -62,19 +81,23 @@ final class ChoiceState {
       int offset;
       if (last && o.finishReason() == FinishReason.STOP) {
         offset = text.length(); // EOS or a stop token id: its text is not output
-        delta.append(text.finish());
+        add(text.finish(), delta, thought);
         finishReason = FinishReason.STOP.wireName();
       } else {
         ChoiceText.Step step = text.add(t.tokenId());
         offset = step.tokenOffset();
-        delta.append(step.delta());
+        add(step.delta(), delta, thought);
         if (step.stopped()) {
           finishReason = FinishReason.STOP.wireName();
           stoppedByText = true;
         } else if (last && o.finishReason() != null) {
-          delta.append(text.finish());
+          add(text.finish(), delta, thought);
           finishReason = o.finishReason().wireName();
         }
+      }
+      if (reasoning != null && reasoning.reasoned() && !reasoningClosed) {
+        reasoningTokens = tokens; // the reasoning's tokens, its tags and the one that closed it
+        reasoningClosed = reasoning.closed();
       }
       if (withLogprobs) {
         // with echo, offsets count from the start of the prompt's text (OpenAI's legacy API)
@@ -82,12 +105,47 @@ final class ChoiceState {
       }
     }
     if (list.isEmpty() && o.finishReason() != null && finishReason == null) {
-      delta.append(text.finish()); // max_tokens 0: the choice is its prompt
+      add(text.finish(), delta, thought); // max_tokens 0: the choice is its prompt
       finishReason = o.finishReason().wireName();
     }
+    if (reasoning != null && finishReason != null) {
+      ReasoningParser.Split rest = reasoning.finish();
+      thought.append(rest.reasoning());
+      delta.append(rest.content());
+    }
     whole.append(delta);
+    wholeReasoning.append(thought);
     logprobs.addAll(lp);
-    return new Delta(delta.toString(), lp, finishReason, stoppedByText);
+    return new Delta(delta.toString(), thought.toString(), lp, finishReason, stoppedByText);
+  }
+
+  /** Text the client gets: content, or through the reasoning parser. */
+  private void add(String piece, StringBuilder content, StringBuilder thought) {
+    if (reasoning == null) {
+      content.append(piece);
+      return;
+    }
+    ReasoningParser.Split split = reasoning.feed(piece);
+    thought.append(split.reasoning());
+    content.append(split.content());
+  }
+
+  /**
+   * The reply's content: with a reasoning parser that found reasoning, null when nothing follows
+   * it (vLLM's {@code content or None}).
+   */
+  String content() {
+    return reasoning != null && reasoning.reasoned() && whole.isEmpty() ? null
+        : whole.toString();
+  }
+
+  /** The reply's reasoning; null without a reasoning part (or parser). */
+  String reasoning() {
+    return reasoning != null && reasoning.reasoned() ? wholeReasoning.toString() : null;
+  }
+
+  int reasoningTokens() {
+    return reasoningTokens;
   }
 
   /** True the first time only: a chat stream opens each choice with the assistant role. */

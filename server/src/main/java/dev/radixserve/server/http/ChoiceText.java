@@ -21,10 +21,21 @@ final class ChoiceText {
   private final StringBuilder unsent = new StringBuilder(); // text not yet returned as a delta
   private int length; // chars of text so far, sent or not
   private boolean stopped;
+  private final int minTokens;
+  private int tokens;
 
   ChoiceText(Tokenizer tokenizer, StopStrings stops) {
+    this(tokenizer, stops, 0);
+  }
+
+  /**
+   * @param minTokens vLLM's {@code min_tokens}: stop strings are looked for only in the text of
+   *     the tokens after the first {@code minTokens}
+   */
+  ChoiceText(Tokenizer tokenizer, StopStrings stops, int minTokens) {
     this.decoder = new StreamDecoder(tokenizer);
     this.stops = stops.matcher();
+    this.minTokens = minTokens;
   }
 
   /** The result of adding one token. */
@@ -41,6 +52,7 @@ final class ChoiceText {
       throw new IllegalStateException("token added after a stop string ended the text");
     }
     int offset = length;
+    tokens++;
     append(decoder.push(tokenId));
     return new Step(takeDelta(stopped ? 0 : stops.partial()), stopped, offset);
   }
@@ -57,7 +69,7 @@ final class ChoiceText {
     if (piece.isEmpty()) {
       return;
     }
-    int cut = stops.feed(piece, length);
+    int cut = tokens > minTokens ? stops.feed(piece, length) : -1;
     unsent.append(piece);
     length += piece.length();
     if (cut >= 0) {

@@ -67,7 +67,9 @@ final class GenerationCall {
     for (int p = 0; p < req.prompts().size(); p++) {
       String echo = req.echo() ? tokenizer.decode(req.prompts().get(p)) : "";
       for (int c = 0; c < req.n(); c++) {
-        choices[p * req.n() + c] = new ChoiceState(tokenizer, stops, logprobsJson, echo);
+        choices[p * req.n() + c] = new ChoiceState(tokenizer, stops, logprobsJson, echo,
+            req.reasoning() == null ? null : new ReasoningParser(req.reasoning()),
+            req.params().rules().minTokens());
       }
     }
     pending = req.prompts().size();
@@ -146,6 +148,12 @@ final class GenerationCall {
       if (req.chat() && choice.takeRole()) {
         sse(chunks.chunk(index, null, null, null, "assistant"));
       }
+      if (!d.reasoning().isEmpty() && req.includeReasoning()) {
+        ObjectNode root = chunks.chunk(index, null, null, null, null);
+        ((ObjectNode) root.get("choices").get(0).get("delta"))
+            .put("reasoning_content", d.reasoning());
+        sse(root);
+      }
       if (toolCalls[index] != null) {
         streamToolCalls(index, d);
       } else if (!d.text().isEmpty() || !d.logprobs().isEmpty() || d.finishReason() != null) {
@@ -194,8 +202,11 @@ final class GenerationCall {
     ObjectNode m = c.putObject("message");
     m.put("role", "assistant");
     ChoiceState choice = choices[i];
+    if (req.reasoning() != null && req.includeReasoning()) {
+      m.put("reasoning_content", choice.reasoning());
+    }
     if (req.tools() == null) {
-      m.put("content", choice.text());
+      m.put("content", choice.content());
       c.put("finish_reason", choice.finishReason());
       return;
     }
@@ -219,7 +230,7 @@ final class GenerationCall {
       }
     }
     if (calls.isEmpty()) {
-      m.put("content", content.toString());
+      m.put("content", choice.content() == null ? null : content.toString());
     } else {
       // text the model wrote before its calls is content, as vLLM's parsers keep it
       if (content.isEmpty()) {
@@ -285,6 +296,13 @@ final class GenerationCall {
     u.put("completion_tokens", completionTokens);
     u.put("total_tokens", promptTokens + completionTokens);
     u.putObject("prompt_tokens_details").put("cached_tokens", cachedTokens);
+    if (req.reasoning() != null) {
+      int reasoningTokens = 0;
+      for (ChoiceState c : choices) {
+        reasoningTokens += c.reasoningTokens();
+      }
+      u.putObject("completion_tokens_details").put("reasoning_tokens", reasoningTokens);
+    }
     return u;
   }
 

@@ -36,7 +36,7 @@ final class GenerationEndpoint {
     this.responses = responses;
     this.limits = c.limits();
     this.parser = new RequestParser(c.tokenizer(), c.chatTemplate(), c.modelName(), c.limits(),
-        c.toolCallSyntax());
+        c.toolCallSyntax(), c.reasoningSyntax());
     this.workers = workers;
   }
 

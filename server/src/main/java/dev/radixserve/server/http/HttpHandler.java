@@ -1,6 +1,7 @@
 package dev.radixserve.server.http;
 
 import dev.radixserve.model.Tokenizer;
+import dev.radixserve.server.api.ReasoningSyntax;
 import dev.radixserve.server.api.ToolCallSyntax;
 import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.server.api.ApiException;
@@ -51,7 +52,8 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
   public record Context(Engine engine, Tokenizer tokenizer, ChatTemplate chatTemplate,
       ServerMetrics metrics,
       String modelName, RequestLimits limits, String apiKey, BooleanSupplier ready,
-      String modelRoot, String clientIdHeader, ToolCallSyntax toolCallSyntax) {}
+      String modelRoot, String clientIdHeader, ToolCallSyntax toolCallSyntax,
+      ReasoningSyntax reasoningSyntax) {}
 
   private final Context c;
   private final Responses responses;

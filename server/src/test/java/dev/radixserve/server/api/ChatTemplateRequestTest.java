@@ -53,4 +53,53 @@ class ChatTemplateRequestTest {
     assertEquals("the model's chat template refused the messages: Conversation roles must"
         + " alternate user/assistant/user/assistant/...", e.getMessage());
   }
+
+  /** A template that prints the variables a request may set. */
+  private final RequestParser echoVars = new RequestParser(tokenizer, new JinjaChatTemplate(
+      "{% for m in messages %}{{ m['content'] }}{% endfor %}|{{ enable_thinking }}|"
+      + "{{ reasoning_effort }}|{{ custom['a'][1] }}|{{ bos_token }}", "<s>", "</s>",
+      Clock.systemUTC()), "m",
+      new RequestLimits(1024, 8, 8, 8, RequestLimits.OPENAI_MAX_STOPS, 64, 16, 256));
+
+  private String rendered(String extra) throws Exception {
+    GenerationRequest r = echoVars.parse(JSON.readTree("{\"model\":\"m\",\"max_tokens\":4,"
+        + "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]" + extra + "}"), true);
+    return tokenizer.decode(r.prompts().getFirst());
+  }
+
+  @Test
+  void chatTemplateKwargsAndReasoningEffortAreTemplateVariables() throws Exception {
+    assertEquals("Hi||||<s>", rendered(""));
+    assertEquals("Hi|false||x|<s>", rendered(
+        ",\"chat_template_kwargs\":{\"enable_thinking\":false,\"custom\":{\"a\":[0,\"x\"]}}"));
+    // vLLM's rule: reasoning_effort sets enable_thinking unless the kwargs do
+    assertEquals("Hi|false|none||<s>", rendered(",\"reasoning_effort\":\"none\""));
+    assertEquals("Hi|true|high||<s>", rendered(",\"reasoning_effort\":\"high\""));
+    assertEquals("Hi|false|high||<s>", rendered(",\"reasoning_effort\":\"high\","
+        + "\"chat_template_kwargs\":{\"enable_thinking\":false}"));
+    assertEquals("Hi|true|low||<s>", rendered(",\"reasoning_effort\":\"low\","
+        + "\"chat_template_kwargs\":{\"reasoning_effort\":\"low\"}"));
+  }
+
+  @Test
+  void kwargsTheServerSetsAndBadEffortsAre400() {
+    for (String key : new String[] {"messages", "tools", "add_generation_prompt", "bos_token",
+        "eos_token", "continue_final_message", "__radixserve_today"}) {
+      ApiException e = assertThrows(ApiException.class, () -> rendered(
+          ",\"chat_template_kwargs\":{\"" + key + "\":1}"));
+      assertEquals("chat_template_kwargs", e.param());
+      assertEquals(true, e.getMessage().contains(key), e.getMessage());
+    }
+    for (String bad : new String[] {"\"chat_template_kwargs\":[1]",
+        "\"chat_template_kwargs\":\"x\""}) {
+      assertEquals("chat_template_kwargs", assertThrows(ApiException.class,
+          () -> rendered("," + bad)).param());
+    }
+    for (String bad : new String[] {"\"reasoning_effort\":\"extreme\"",
+        "\"reasoning_effort\":1", "\"reasoning_effort\":\"low\","
+            + "\"chat_template_kwargs\":{\"reasoning_effort\":\"high\"}"}) {
+      assertEquals("reasoning_effort", assertThrows(ApiException.class,
+          () -> rendered("," + bad)).param());
+    }
+  }
 }

@@ -120,6 +120,7 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.QUANTIZATION_LM_HEAD, "true");
     values.put(ConfigKey.QUANTIZATION_HEAD_BLOCK_SIZE, "128");
     values.put(ConfigKey.TOOL_CALL_PARSER, "llama3_json");
+    values.put(ConfigKey.REASONING_PARSER, "deepseek_r1");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
@@ -136,7 +137,8 @@ class ConfigPrecedenceTest {
         // on CUDA: no accuracy_level
         new QuantSpec(QuantMode.INT4, 64, true, QuantMode.INT4, 128, 0),
         new QuantSpec.HeadSetting(true, 128),
-        dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON);
+        dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON,
+        dev.radixserve.server.config.ReasoningParserSetting.DEEPSEEK_R1);
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
@@ -237,7 +239,7 @@ class ConfigPrecedenceTest {
         + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size, kv-offload-disk-write, "
         + "quantization, "
         + "quantization-block-size, quantization-zero-points, quantization-lm-head, "
-        + "quantization-head-block-size, tool-call-parser)",
+        + "quantization-head-block-size, tool-call-parser, reasoning-parser)",
         e.getMessage());
   }
 

@@ -101,6 +101,7 @@ class ServeCommandTest {
         quantization-lm-head: auto
         quantization-head-block-size: auto
         tool-call-parser: auto
+        reasoning-parser: auto
         """, r.out());
   }
 

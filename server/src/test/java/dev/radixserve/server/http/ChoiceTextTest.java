@@ -55,4 +55,39 @@ class ChoiceTextTest {
     }
     assertEquals("日本", streamed + text.finish());
   }
+
+  /**
+   * min_tokens: a stop string counts only when it lies wholly in the text of the tokens after
+   * the first min_tokens.
+   */
+  @Test
+  void stopStringsCountOnlyAfterMinTokens() {
+    int[] ids = TOKENIZER.encode("a, END b, END c");
+    String[] expected = new String[ids.length + 1];
+    for (int min = 0; min <= ids.length; min++) {
+      ChoiceText text = new ChoiceText(TOKENIZER, new StopStrings(List.of(", END")), min);
+      StringBuilder streamed = new StringBuilder();
+      boolean stopped = false;
+      for (int id : ids) {
+        ChoiceText.Step step = text.add(id);
+        streamed.append(step.delta());
+        if (step.stopped()) {
+          stopped = true;
+          break;
+        }
+      }
+      if (!stopped) {
+        streamed.append(text.finish());
+      }
+      expected[min] = streamed.toString();
+    }
+    int first = TOKENIZER.encode("a").length; // tokens before the first ", END"
+    int second = TOKENIZER.encode("a, END b").length;
+    assertEquals("a", expected[0]);
+    assertEquals("a", expected[first]); // the first stop's tokens all come after the minimum
+    assertEquals("a, END b", expected[first + 1]); // it starts inside the minimum: ignored
+    assertEquals("a, END b", expected[second]);
+    assertEquals("a, END b, END c", expected[second + 1]);
+    assertEquals("a, END b, END c", expected[ids.length]);
+  }
 }
