@@ -2,6 +2,7 @@ package dev.radixserve.server.config;
 
 import dev.radixserve.model.Device;
 import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.KvDtype;
 import dev.radixserve.model.ort.CudaProvider;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
@@ -55,6 +56,9 @@ import java.time.Duration;
  * @param quantization how the linear layers' weights are stored ({@code --quantization} and its
  *     block size, zero points and LM-head keys; the accuracy level is the device's)
  * @param toolCallParser the tool-call syntax of chat replies ({@code auto}: the template's family)
+ * @param kvCacheDtype what the KV pool stores in ({@code --kv-cache-dtype}); null: auto, the
+ *     graph's dtype ({@link KvDtype#of}); checked against the device ({@link
+ *     Device#requireKvDtype})
  */
 public record ServerConfig(
     String host,
@@ -93,7 +97,8 @@ public record ServerConfig(
     DiskWritePolicy kvOffloadDiskWrite,
     QuantSpec quantization,
     QuantSpec.HeadSetting quantizationHead,
-    ToolCallParserSetting toolCallParser) {
+    ToolCallParserSetting toolCallParser,
+    KvDtype kvCacheDtype) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -137,6 +142,8 @@ public record ServerConfig(
     if (quantizationHead == null) {
       quantizationHead = QuantSpec.HeadSetting.AUTO;
     }
+    kvCacheDtype = device.requireKvDtype(
+        kvCacheDtype == null ? KvDtype.of(device.dtype()) : kvCacheDtype);
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -213,6 +220,7 @@ public record ServerConfig(
     b.quantizationLmHead = quantizationHead.lmHead();
     b.quantizationHeadBlockSize = quantizationHead.blockSize();
     b.toolCallParser = toolCallParser;
+    b.kvCacheDtype = kvCacheDtype;
     return b;
   }
 
@@ -261,6 +269,8 @@ public record ServerConfig(
     /** null: auto ({@link QuantSpec#headBlockFor}: 128 for an int8 head where it divides). */
     public Integer quantizationHeadBlockSize;
     public ToolCallParserSetting toolCallParser = ToolCallParserSetting.AUTO;
+    /** null: auto (the graph's dtype: float32 on the CPU). */
+    public KvDtype kvCacheDtype;
 
     public Device.Kind device = Device.Kind.CPU;
     /** null: float32 on the CPU, float16 on CUDA. */
@@ -300,7 +310,7 @@ public record ServerConfig(
           fairShare, maxSeqsPerRequest, clientIdHeader,
           kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes, kvOffloadDiskWrite,
           quantization(), new QuantSpec.HeadSetting(quantizationLmHead,
-              quantizationHeadBlockSize), toolCallParser);
+              quantizationHeadBlockSize), toolCallParser, kvCacheDtype);
     }
 
     /**

@@ -120,6 +120,7 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.QUANTIZATION_LM_HEAD, "true");
     values.put(ConfigKey.QUANTIZATION_HEAD_BLOCK_SIZE, "128");
     values.put(ConfigKey.TOOL_CALL_PARSER, "llama3_json");
+    values.put(ConfigKey.KV_CACHE_DTYPE, "bfloat16");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
@@ -136,7 +137,8 @@ class ConfigPrecedenceTest {
         // on CUDA: no accuracy_level
         new QuantSpec(QuantMode.INT4, 64, true, QuantMode.INT4, 128, 0),
         new QuantSpec.HeadSetting(true, 128),
-        dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON);
+        dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON,
+        dev.radixserve.model.graph.KvDtype.BFLOAT16);
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
