@@ -205,7 +205,7 @@ public final class RadixServer {
     }
     engine.start();
     cacheView = new CacheViewService(engine, cache, tokenizer::decode, config.blockSize(),
-        cacheRecorder);
+        cacheRecorder, cacheModelKey(config, quant), config.kvCacheDtype().settingName());
     cacheView.start();
     RequestLimits limits = new RequestLimits(maxModelLen, config.maxNumSeqs(),
         config.maxChoicesPerRequest(), config.maxQueuedRequests(), RequestLimits.OPENAI_MAX_STOPS,

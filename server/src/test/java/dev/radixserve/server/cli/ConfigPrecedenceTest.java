@@ -234,7 +234,7 @@ class ConfigPrecedenceTest {
         + "max-queued-requests, threads, max-request-body, shutdown-timeout, kv-events, "
         + "kv-events-endpoint, kv-events-replay-endpoint, kv-events-topic, kv-events-queue-size, "
         + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
-        + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, "
+        + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, kv-cache-dtype, "
         + "cuda-device-id, cuda-tf32, fair-share, max-seqs-per-request, client-id-header, "
         + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size, kv-offload-disk-write, "
         + "quantization, "
