@@ -161,6 +161,11 @@ class KvDtypeKernelTest {
   @EnumSource(KvDtype.class)
   void vectorLoadsGiveTheScalarDecodesBits(KvDtype kv) {
     assumeTrue(RowAttention.VectorSupport.AVAILABLE);
+    assertLoadsMatchDecodes(kv);
+  }
+
+  /** Throws unless every vector load of {@code kv} gives {@link KvDtype#decode}'s bits. */
+  static void assertLoadsMatchDecodes(KvDtype kv) {
     VectorRowAttention.Rows rows = VectorRowAttention.Rows.of(kv);
     try (Arena arena = Arena.ofConfined()) {
       int values = kv == KvDtype.FLOAT32 ? 4096 : kv.headRowBytes(1) == 2 ? 65536 : 256;
@@ -189,6 +194,35 @@ class KvDtypeKernelTest {
           }
         }
       }
+      // the pool's very last row: a narrow load must not read past it
+      MemorySegment last = row.asSlice(rowBytes - kv.headRowBytes(8), kv.headRowBytes(8));
+      rows.load(last, 0, 8 - rows.load(last, 0, 0).length());
+    }
+  }
+
+  /**
+   * The kernel's largest error against float64 attention on the values {@code kv} caches hold,
+   * over {@link PagedAttentionKernelTest#MIXED} with 4 query heads and a serial run.
+   */
+  static double errorOnHeldValues(KvDtype kv, RowAttention math, int kvHeads, int headSize,
+      ScoreRule rule, int window, double softcap) {
+    try (Arena arena = Arena.ofShared()) {
+      AttentionCase c = new AttentionCase(arena, 17L * headSize + kv.ordinal(), 4, kvHeads,
+          headSize, 16, 48, PagedAttentionKernelTest.MIXED);
+      int rows = c.numBlocks * 16 * kvHeads;
+      MemorySegment keyCache = encode(arena, c.keyCache, kv, rows, headSize);
+      MemorySegment valueCache = encode(arena, c.valueCache, kv, rows, headSize);
+      MemorySegment newKeys = copy(arena, c.key);
+      MemorySegment newValues = copy(arena, c.value);
+      roundRows(arena, c.key, kv, c.tokens * kvHeads, headSize);
+      roundRows(arena, c.value, kv, c.tokens * kvHeads, headSize);
+      double[][] expected = c.expected(decode(keyCache, kv, rows, headSize),
+          decode(valueCache, kv, rows, headSize), window, softcap);
+      MemorySegment.copy(newKeys, 0, c.key, 0, newKeys.byteSize());
+      MemorySegment.copy(newValues, 0, c.value, 0, newValues.byteSize());
+      new PagedAttentionKernel(4, kvHeads, headSize, 0f, rule, math, kv)
+          .run(step(c, keyCache, valueCache), PagedAttentionKernel.Parallel.SERIAL);
+      return c.maxError(expected);
     }
   }
 
