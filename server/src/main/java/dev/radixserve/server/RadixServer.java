@@ -226,8 +226,8 @@ public final class RadixServer {
         .childHandler(initializer)
         .bind(config.host(), config.port()).sync().channel();
     LOG.info(() -> String.format("model %s (%s): %d layers, %d kv heads of %d, %,d parameters;"
-        + " weights %s; EOS %s (%s); KV pool %d blocks of %d tokens in %s (%,d bytes); prefix caching"
-        + " %s; listening on http://%s:%d", config.servedModelName(),
+        + " weights %s; EOS %s (%s); KV pool %d blocks of %d tokens in %s (%,d bytes); prefix"
+        + " caching %s; listening on http://%s:%d", config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
         mc.kvHeads(), mc.headDim(), params, quant.quantized()
             ? "quantized " + quant.key() : "unquantized", eos.ids(), eos.source(),

@@ -92,7 +92,10 @@ public enum KvDtype {
     return scaleBytes;
   }
 
-  /** The setting's spelling: {@code float32}, {@code bfloat16}, {@code float16}, {@code int8}, {@code fp8}. */
+  /**
+   * The setting's spelling: {@code float32}, {@code bfloat16}, {@code float16}, {@code int8},
+   * {@code fp8}.
+   */
   public String settingName() {
     return name().toLowerCase(java.util.Locale.ROOT);
   }
