@@ -1,6 +1,7 @@
 package dev.radixserve.model;
 
 import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.KvDtype;
 import dev.radixserve.model.ort.CudaProvider;
 
 /**
@@ -41,5 +42,40 @@ public record Device(Kind kind, GraphDtype dtype, CudaProvider.Settings cuda) {
 
   public Device withDtype(GraphDtype dtype) {
     return new Device(kind, dtype, cuda);
+  }
+
+  /**
+   * Checks that this device's runner can keep its KV pool in {@code kv}; returns it.
+   *
+   * <p>The CPU's fp32 graph takes every {@link KvDtype} (radixserve's kernel converts on load).
+   * The CPU's fp16 graph is a stand-in for the CUDA one and stores fp16. On CUDA the node is ONNX
+   * Runtime's own PagedAttention, whose caches are float16 or bfloat16 (bound in the graph's
+   * dtype here), or int8/float8e4m3fn with static per-tensor or per-channel scales ({@code
+   * k_scale}/{@code v_scale}, {@code k_quant_type}) calibrated ahead of time; it has no fp32
+   * cache, and no scales written per row as radixserve's CPU kernel writes them.
+   *
+   * @throws IllegalArgumentException naming the setting and what this device takes
+   */
+  public KvDtype requireKvDtype(KvDtype kv) {
+    KvDtype own = KvDtype.of(dtype);
+    if (kind == Kind.CPU && dtype == GraphDtype.FLOAT32 || kv == own) {
+      return kv;
+    }
+    if (kind == Kind.CPU) {
+      throw new IllegalArgumentException("kv-cache-dtype " + kv.settingName() + " needs the fp32"
+          + " CPU graph (dtype float32); the " + dtype.settingName() + " CPU graph stores its KV"
+          + " cache in " + own.settingName());
+    }
+    String why = switch (kv) {
+      case FLOAT32 -> "ONNX Runtime's CUDA PagedAttention has no float32 cache";
+      case INT8, FP8 -> "ONNX Runtime's CUDA PagedAttention reads " + kv.settingName()
+          + " caches only with static per-tensor or per-channel scales calibrated ahead of"
+          + " time (k_scale/v_scale); the per-row scales of kv-cache-dtype " + kv.settingName()
+          + " are written by radixserve's CPU kernel only";
+      case FLOAT16, BFLOAT16 -> "on CUDA the cache is kept in the graph's dtype";
+    };
+    throw new IllegalArgumentException("kv-cache-dtype " + kv.settingName() + " is not available"
+        + " on cuda with dtype " + dtype.settingName() + ": " + why + " (use auto or "
+        + own.settingName() + ")");
   }
 }

@@ -1,23 +1,24 @@
 package dev.radixserve.model;
 
+import dev.radixserve.model.graph.KvDtype;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * The paged KV cache in host memory: per layer one key and one value tensor of
- * {@code [numBlocks, blockSize, kvHeads, headDim]} fp32, allocated once and owned here.
+ * {@code [numBlocks, blockSize, kvHeads, lastDim]} in the pool's {@link KvDtype} (fp32 by
+ * default; lastDim is headDim, or for int8/fp8 the bytes of a scale and headDim codes), allocated
+ * once and owned here.
  *
  * <pre>
  *   position p of a sequence lives in block blockTable[p / B], slot p % B:
- *   byte offset ((block * B + slot) * heads * headDim) * 4 in each layer's key and value tensor
+ *   byte offset (block * B + slot) * kvHeads * headRowBytes in each layer's key and value tensor
  * </pre>
  */
 public final class KvPool implements KvBlockIo, AutoCloseable {
 
-  private static final long FLOAT_BYTES = Float.BYTES;
-
   private final ModelShape config;
+  private final KvDtype dtype;
   private final int blockSize;
   private final int numBlocks;
   private final long rowBytes;
@@ -25,7 +26,7 @@ public final class KvPool implements KvBlockIo, AutoCloseable {
   private final MemorySegment[] keys;
   private final MemorySegment[] values;
 
-  private KvPool(ModelShape config, int blockSize, int numBlocks) {
+  private KvPool(ModelShape config, int blockSize, int numBlocks, KvDtype dtype) {
     if (blockSize <= 0) {
       throw new IllegalArgumentException("block size must be positive, got " + blockSize);
     }
@@ -33,9 +34,10 @@ public final class KvPool implements KvBlockIo, AutoCloseable {
       throw new IllegalArgumentException("a KV pool needs at least one block, got " + numBlocks);
     }
     this.config = config;
+    this.dtype = dtype;
     this.blockSize = blockSize;
     this.numBlocks = numBlocks;
-    this.rowBytes = (long) config.kvWidth() * FLOAT_BYTES;
+    this.rowBytes = rowBytes(config, dtype);
     this.arena = Arena.ofShared();
     this.keys = new MemorySegment[config.nLayer()];
     this.values = new MemorySegment[config.nLayer()];
@@ -47,19 +49,35 @@ public final class KvPool implements KvBlockIo, AutoCloseable {
     }
   }
 
-  /** A pool of exactly {@code numBlocks} blocks. */
+  /** A pool of exactly {@code numBlocks} fp32 blocks. */
   public static KvPool ofBlocks(ModelShape config, int blockSize, int numBlocks) {
-    return new KvPool(config, blockSize, numBlocks);
+    return ofBlocks(config, blockSize, numBlocks, KvDtype.FLOAT32);
   }
 
-  /** As many blocks as fit in {@code budgetBytes}. */
+  /** A pool of exactly {@code numBlocks} blocks holding {@code dtype}. */
+  public static KvPool ofBlocks(ModelShape config, int blockSize, int numBlocks, KvDtype dtype) {
+    return new KvPool(config, blockSize, numBlocks, dtype);
+  }
+
+  /** As many fp32 blocks as fit in {@code budgetBytes}. */
   public static KvPool forBudget(ModelShape config, int blockSize, long budgetBytes) {
-    return new KvPool(config, blockSize, blocksFor(config, blockSize, budgetBytes));
+    return forBudget(config, blockSize, budgetBytes, KvDtype.FLOAT32);
   }
 
-  /** Blocks that fit in a budget; at least one must fit. */
+  /** As many blocks of {@code dtype} as fit in {@code budgetBytes}. */
+  public static KvPool forBudget(ModelShape config, int blockSize, long budgetBytes,
+      KvDtype dtype) {
+    return new KvPool(config, blockSize, blocksFor(config, blockSize, budgetBytes, dtype), dtype);
+  }
+
+  /** fp32 blocks that fit in a budget; at least one must fit. */
   public static int blocksFor(ModelShape config, int blockSize, long budgetBytes) {
-    return blocksOf(bytesPerBlock(config, blockSize), budgetBytes);
+    return blocksFor(config, blockSize, budgetBytes, KvDtype.FLOAT32);
+  }
+
+  /** Blocks of {@code dtype} that fit in a budget; at least one must fit. */
+  public static int blocksFor(ModelShape config, int blockSize, long budgetBytes, KvDtype dtype) {
+    return blocksOf(bytesPerBlock(config, blockSize, dtype), budgetBytes);
   }
 
   /** Blocks of {@code per} bytes that fit in {@code budgetBytes}; at least one must fit. */
@@ -72,13 +90,28 @@ public final class KvPool implements KvBlockIo, AutoCloseable {
     return (int) Math.min(n, Integer.MAX_VALUE);
   }
 
-  /** Bytes one block takes over all layers, keys and values. */
+  /** Bytes one fp32 block takes over all layers, keys and values. */
   public static long bytesPerBlock(ModelShape config, int blockSize) {
-    return 2L * config.nLayer() * blockSize * config.kvWidth() * FLOAT_BYTES;
+    return bytesPerBlock(config, blockSize, KvDtype.FLOAT32);
+  }
+
+  /** Bytes one block of {@code dtype} takes over all layers, keys and values (scales included). */
+  public static long bytesPerBlock(ModelShape config, int blockSize, KvDtype dtype) {
+    return 2L * config.nLayer() * blockSize * rowBytes(config, dtype);
+  }
+
+  /** Bytes of one slot of one layer's key (or value) tensor. */
+  private static long rowBytes(ModelShape config, KvDtype dtype) {
+    return config.kvHeads() * dtype.headRowBytes(config.headDim());
   }
 
   public long bytesPerBlock() {
-    return bytesPerBlock(config, blockSize);
+    return bytesPerBlock(config, blockSize, dtype);
+  }
+
+  /** What the pool stores keys and values in. */
+  public KvDtype dtype() {
+    return dtype;
   }
 
   public ModelShape config() {
@@ -153,13 +186,25 @@ public final class KvPool implements KvBlockIo, AutoCloseable {
     }
   }
 
-  /** Reads one cached row (tests, debugging). */
+  /** Reads one cached row as floats, every kv head's values in turn (tests, debugging). */
   public float[] keyRow(int layer, int block, int slot) {
-    return keys[layer].asSlice(slotOffset(block, slot), rowBytes).toArray(ValueLayout.JAVA_FLOAT);
+    return row(keys[layer], block, slot);
   }
 
   public float[] valueRow(int layer, int block, int slot) {
-    return values[layer].asSlice(slotOffset(block, slot), rowBytes).toArray(ValueLayout.JAVA_FLOAT);
+    return row(values[layer], block, slot);
+  }
+
+  private float[] row(MemorySegment cache, int block, int slot) {
+    int d = config.headDim();
+    float[] row = new float[config.kvHeads() * d];
+    long at = slotOffset(block, slot);
+    for (int h = 0; h < config.kvHeads(); h++) {
+      for (int i = 0; i < d; i++) {
+        row[h * d + i] = dtype.decode(cache, at + h * dtype.headRowBytes(d), i);
+      }
+    }
+    return row;
   }
 
   private long slotOffset(int block, int slot) {

@@ -2,6 +2,7 @@ package dev.radixserve.model;
 
 import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.KvDtype;
 import dev.radixserve.model.graph.OnnxGraph;
 import dev.radixserve.model.graph.PagedGraph;
 import dev.radixserve.model.ort.ElementType;
@@ -52,7 +53,8 @@ public final class OnnxModelRunner implements ModelRunner {
     try {
       this.cpu = Resources.track(opened, MemoryInfo.cpu());
       this.env = Resources.track(opened, OrtEnv.create("radixserve"));
-      OnnxGraph graph = weights.graph().build(pool.blockSize(), GraphDtype.FLOAT32, quant);
+      OnnxGraph graph = weights.graph().build(pool.blockSize(), GraphDtype.FLOAT32, quant,
+          pool.dtype());
       try (SessionOptions options = SessionOptions.create();
           WeightTensors initializers = WeightTensors.of(weights.tensors(), graph.initializers(), cpu)) {
         options.intraOpThreads(intraOpThreads).interOpThreads(1).sequentialExecution()
@@ -64,13 +66,15 @@ public final class OnnxModelRunner implements ModelRunner {
       }
       this.call = Resources.track(opened, session.call(PagedGraph.inputNames(config),
           PagedGraph.outputNames(config)));
-      long[] cacheShape = {pool.numBlocks(), pool.blockSize(), config.kvHeads(), config.headDim()};
+      long[] cacheShape = {pool.numBlocks(), pool.blockSize(), config.kvHeads(),
+          pool.dtype().cacheLastDim(config.headDim())};
+      ElementType cacheType = pool.dtype().element();
       cacheValues = new OrtValue[2 * config.nLayer()];
       for (int i = 0; i < config.nLayer(); i++) {
         cacheValues[2 * i] = Resources.track(opened,
-            OrtValue.wrap(cpu, pool.keys(i), ElementType.FLOAT, cacheShape));
+            OrtValue.wrap(cpu, pool.keys(i), cacheType, cacheShape));
         cacheValues[2 * i + 1] = Resources.track(opened,
-            OrtValue.wrap(cpu, pool.values(i), ElementType.FLOAT, cacheShape));
+            OrtValue.wrap(cpu, pool.values(i), cacheType, cacheShape));
       }
     } catch (RuntimeException e) {
       Resources.closeAll(opened.reversed(), e);
@@ -114,9 +118,20 @@ public final class OnnxModelRunner implements ModelRunner {
    */
   public static OnnxModelRunner create(ModelWeights weights, int blockSize, int numBlocks,
       int intraOpThreads, Map<String, String> sessionConfig, QuantSpec quant) {
+    return create(weights, blockSize, numBlocks, intraOpThreads, sessionConfig, quant,
+        KvDtype.FLOAT32);
+  }
+
+  /**
+   * As {@link #create(ModelWeights, int, int, int, Map, QuantSpec)}, the KV pool holding
+   * {@code kv} ({@code --kv-cache-dtype}).
+   */
+  public static OnnxModelRunner create(ModelWeights weights, int blockSize, int numBlocks,
+      int intraOpThreads, Map<String, String> sessionConfig, QuantSpec quant, KvDtype kv) {
     check(weights, blockSize, quant);
-    return new OnnxModelRunner(weights, KvPool.ofBlocks(weights.config(), blockSize, numBlocks),
-        intraOpThreads, sessionConfig, quant);
+    return new OnnxModelRunner(weights,
+        KvPool.ofBlocks(weights.config(), blockSize, numBlocks, kv), intraOpThreads,
+        sessionConfig, quant);
   }
 
   /** A runner whose pool takes as many blocks as fit in {@code kvBudgetBytes}. */
@@ -128,10 +143,17 @@ public final class OnnxModelRunner implements ModelRunner {
   /** As {@link #createForBudget(ModelWeights, int, long, int)}, quantized as {@code quant} says. */
   public static OnnxModelRunner createForBudget(ModelWeights weights, int blockSize,
       long kvBudgetBytes, int intraOpThreads, QuantSpec quant) {
+    return createForBudget(weights, blockSize, kvBudgetBytes, intraOpThreads, quant,
+        KvDtype.FLOAT32);
+  }
+
+  /** As above, the KV pool holding {@code kv}: a budget holds more blocks of a narrower type. */
+  public static OnnxModelRunner createForBudget(ModelWeights weights, int blockSize,
+      long kvBudgetBytes, int intraOpThreads, QuantSpec quant, KvDtype kv) {
     check(weights, blockSize, quant);
     return new OnnxModelRunner(weights,
-        KvPool.forBudget(weights.config(), blockSize, kvBudgetBytes), intraOpThreads, Map.of(),
-        quant);
+        KvPool.forBudget(weights.config(), blockSize, kvBudgetBytes, kv), intraOpThreads,
+        Map.of(), quant);
   }
 
   /**

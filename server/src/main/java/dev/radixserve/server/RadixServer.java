@@ -16,6 +16,7 @@ import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.model.RunnerWarmup;
 import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.KvDtype;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.chat.ChatMlTemplate;
@@ -78,10 +79,11 @@ public final class RadixServer {
     if (device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32) {
       return config.numBlocks() != null
           ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(),
-              config.threads(), java.util.Map.of(), quant)
+              config.threads(), java.util.Map.of(), quant, config.kvCacheDtype())
           : OnnxModelRunner.createForBudget(weights, config.blockSize(),
-              config.kvCacheMemoryBytes(), config.threads(), quant);
+              config.kvCacheMemoryBytes(), config.threads(), quant, config.kvCacheDtype());
     }
+    // ServerConfig checked that the device's runner keeps the pool in its graph dtype here
     LOG.info("running on " + device.kind().settingName() + " in " + device.dtype().settingName());
     return config.numBlocks() != null
         ? BoundModelRunner.create(weights, device, config.blockSize(), config.numBlocks(),
@@ -204,7 +206,7 @@ public final class RadixServer {
     }
     engine.start();
     cacheView = new CacheViewService(engine, cache, tokenizer::decode, config.blockSize(),
-        cacheRecorder);
+        cacheRecorder, cacheModelKey(config, quant), config.kvCacheDtype().settingName());
     cacheView.start();
     RequestLimits limits = new RequestLimits(maxModelLen, config.maxNumSeqs(),
         config.maxChoicesPerRequest(), config.maxQueuedRequests(), RequestLimits.OPENAI_MAX_STOPS,
@@ -226,14 +228,14 @@ public final class RadixServer {
         .childHandler(initializer)
         .bind(config.host(), config.port()).sync().channel();
     LOG.info(() -> String.format("model %s (%s): %d layers, %d kv heads of %d, %,d parameters;"
-        + " weights %s; EOS %s (%s); KV pool %d blocks of %d tokens (%,d bytes); prefix caching"
-        + " %s; listening on http://%s:%d", config.servedModelName(),
+        + " weights %s; EOS %s (%s); KV pool %d blocks of %d tokens in %s (%,d bytes); prefix"
+        + " caching %s; listening on http://%s:%d", config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
         mc.kvHeads(), mc.headDim(), params, quant.quantized()
             ? "quantized " + quant.key() : "unquantized", eos.ids(), eos.source(),
-        runner.numBlocks(), config.blockSize(),
-        dev.radixserve.model.DeviceKvPool.bytesPerBlock(mc, config.blockSize(),
-            config.device().dtype()) * runner.numBlocks(),
+        runner.numBlocks(), config.blockSize(), config.kvCacheDtype().settingName(),
+        dev.radixserve.model.KvPool.bytesPerBlock(mc, config.blockSize(),
+            config.kvCacheDtype()) * runner.numBlocks(),
         config.prefixCaching() ? "on" : "off", config.host(), port()));
     ready = true;
   }
@@ -252,9 +254,10 @@ public final class RadixServer {
         "kv-offload-memory/kv-offload-dir: this model runner's KV pool cannot export blocks"));
     // what else a block's bytes depend on: the shape and the pool's dtype (any family: a cached
     // row is kv heads x head dim wide; the quantization is in the model key, as in the KV events)
-    String shape = String.format("layers=%d,kvheads=%d,headdim=%d,positions=%d,vocab=%d,dtype=%s",
-        mc.nLayer(), mc.kvHeads(), mc.headDim(), mc.nPositions(), mc.vocabSize(),
-        config.device().dtype());
+    String shape = String.format(
+        "layers=%d,kvheads=%d,headdim=%d,positions=%d,vocab=%d,dtype=%s,kv=%s", mc.nLayer(),
+        mc.kvHeads(), mc.headDim(), mc.nPositions(), mc.vocabSize(), config.device().dtype(),
+        config.kvCacheDtype().settingName());
     KvTiers t = KvTiers.create(config.kvOffloadMemoryBytes(), config.kvOffloadDir(),
         config.kvOffloadDiskBytes(), config.kvOffloadDiskWrite(), io, cacheModelKey(config, quant),
         shape, config.blockSize());
@@ -280,10 +283,12 @@ public final class RadixServer {
   }
 
   /**
-   * The model as the block hashes name it: the served name, then the dtype when it is not fp32
-   * and the quantization when there is one ({@code gpt2@int4/b32/asym/acc4/head-int8-b128},
-   * {@code gpt2@float16}), since an int4 or fp16 model's KV blocks are not the fp32 model's. For
-   * fp32 unquantized it is the plain name, so llm-d's own hash of a prefix still equals ours.
+   * The model as the block hashes name it: the served name, then the dtype when it is not fp32,
+   * the KV cache dtype when it is not the graph's ({@code gpt2@kv-int8}), and the quantization
+   * when there is one ({@code gpt2@int4/b32/asym/acc4/head-int8-b128}, {@code gpt2@float16}),
+   * since an int4, fp16 or int8-KV model's KV blocks are not the fp32 model's. For fp32
+   * unquantized with an fp32 pool it is the plain name, so llm-d's own hash of a prefix still
+   * equals ours.
    *
    * @param quant the config's quantization {@link QuantSpec#resolvedFor resolved} for the model
    */
@@ -291,6 +296,9 @@ public final class RadixServer {
     String key = config.servedModelName();
     if (config.device().dtype() != GraphDtype.FLOAT32) {
       key += "@" + config.device().dtype().settingName();
+    }
+    if (config.kvCacheDtype() != KvDtype.of(config.device().dtype())) {
+      key += "@kv-" + config.kvCacheDtype().settingName();
     }
     return quant.quantized() ? key + "@" + quant.key() : key;
   }

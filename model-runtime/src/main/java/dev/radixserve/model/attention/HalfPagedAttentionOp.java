@@ -1,6 +1,7 @@
 package dev.radixserve.model.attention;
 
 import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.KvDtype;
 import dev.radixserve.model.ort.CustomKernel;
 import dev.radixserve.model.ort.CustomOp;
 import dev.radixserve.model.ort.CustomOp.Port;
@@ -30,12 +31,12 @@ final class HalfPagedAttentionOp implements CustomOp.Definition {
 
   @Override
   public List<Port> inputs() {
-    return PagedAttentionOp.ports(ElementType.FLOAT16);
+    return PagedAttentionOp.ports(ElementType.FLOAT16, ElementType.FLOAT16);
   }
 
   @Override
   public List<Port> outputs() {
-    return PagedAttentionOp.outputPorts(ElementType.FLOAT16);
+    return PagedAttentionOp.outputPorts(ElementType.FLOAT16, ElementType.FLOAT16);
   }
 
   @Override
@@ -45,8 +46,9 @@ final class HalfPagedAttentionOp implements CustomOp.Definition {
     int kvHeads = (int) info.int64("kv_num_heads", 0);
     float scale = info.float32("scale", 0f);
     return context -> {
-      PagedAttentionStep step = PagedAttentionOp.step(context, heads, kvHeads);
-      new PagedAttentionKernel(heads, kvHeads, step.headSize(), scale, null).validate(step);
+      PagedAttentionStep step = PagedAttentionOp.step(context, heads, kvHeads, KvDtype.FLOAT16);
+      new PagedAttentionKernel(heads, kvHeads, step.headSize(), scale, rule, null,
+          KvDtype.FLOAT16).validate(step);
       run(step, heads, kvHeads, scale == 0 ? (float) (1.0 / Math.sqrt(step.headSize())) : scale,
           rule, context);
     };

@@ -1,19 +1,22 @@
 package dev.radixserve.model.attention;
 
+import dev.radixserve.model.graph.KvDtype;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 
 /**
- * The CPU paged attention (DESIGN.md's graph contract, fp32): each query attends only to its own
+ * The CPU paged attention (DESIGN.md's graph contract; fp32 activations, caches of any {@link
+ * KvDtype}): each query attends only to its own
  * sequence's blocks, read where they lie in the pool; the new keys and values are written into
  * their slots in place first, so a query sees its own sequence's new tokens through the pool too.
  *
  * <pre>
  *   1 validate   every id, length and shape; nothing is written if anything is wrong
  *   2 write      new K/V rows of token t (sequence s, position p = past[s] + t - cu[s]) to
- *                slot (table[s][p / B], p % B) of both caches
+ *                slot (table[s][p / B], p % B) of both caches, each kv head's row encoded in the
+ *                cache's dtype (int8/fp8 with its scale): the only write a slot ever gets
  *   3 attend     items (sequence, run of up to {@value #QUERY_RUN} queries, one head; or every
  *                head for a run of one query), longest first, over the thread pool: query at
  *                position p sees positions [0, p], or with a window W only (p - W, p]; scores
@@ -50,21 +53,29 @@ final class PagedAttentionKernel {
   private final float scale;
   private final ScoreRule rule;
   private final RowAttention math;
+  private final KvDtype kv;
   /** Slots (block * B + offset) and blocks written this step: reused across steps. */
   private final BitSet written = new BitSet();
   private final BitSet writtenBlocks = new BitSet();
 
-  /** Full causal attention, no soft cap. */
+  /** Full causal attention, no soft cap, fp32 caches. */
   PagedAttentionKernel(int numHeads, int kvHeads, int headSize, float scale, RowAttention math) {
-    this(numHeads, kvHeads, headSize, scale, ScoreRule.FULL, math);
+    this(numHeads, kvHeads, headSize, scale, ScoreRule.FULL, math, KvDtype.FLOAT32);
+  }
+
+  /** fp32 caches. */
+  PagedAttentionKernel(int numHeads, int kvHeads, int headSize, float scale, ScoreRule rule,
+      RowAttention math) {
+    this(numHeads, kvHeads, headSize, scale, rule, math, KvDtype.FLOAT32);
   }
 
   /**
    * @param scale score scale; 0 means {@code 1 / sqrt(headSize)} (the op's default)
    * @param rule the window and soft cap
+   * @param math the inner loops, made for caches of {@code kv}
    */
   PagedAttentionKernel(int numHeads, int kvHeads, int headSize, float scale, ScoreRule rule,
-      RowAttention math) {
+      RowAttention math, KvDtype kv) {
     if (numHeads <= 0 || kvHeads <= 0 || numHeads % kvHeads != 0) {
       throw new IllegalArgumentException("num_heads " + numHeads + " must be a positive multiple"
           + " of kv_num_heads " + kvHeads);
@@ -75,6 +86,7 @@ final class PagedAttentionKernel {
     this.scale = scale == 0 ? (float) (1.0 / Math.sqrt(headSize)) : scale;
     this.rule = rule;
     this.math = math;
+    this.kv = kv;
   }
 
   int headSize() {
@@ -172,13 +184,26 @@ final class PagedAttentionKernel {
   // ---- 2 write ----
 
   private void writeNewRows(PagedAttentionStep s) {
-    long rowBytes = (long) kvHeads * headSize * Float.BYTES;
+    long inRow = (long) kvHeads * headSize * Float.BYTES;
+    long headIn = (long) headSize * Float.BYTES;
+    long headOut = kv.headRowBytes(headSize);
+    long rowBytes = kvHeads * headOut;
     for (int q = 0; q < s.sequences(); q++) {
       int past = s.pastLens()[q];
       for (int t = s.cuSeqlens()[q]; t < s.cuSeqlens()[q + 1]; t++) {
         long dst = slot(s, q, past + t - s.cuSeqlens()[q]) * rowBytes;
-        MemorySegment.copy(s.key(), t * rowBytes, s.keyCache(), dst, rowBytes);
-        MemorySegment.copy(s.value(), t * rowBytes, s.valueCache(), dst, rowBytes);
+        if (kv == KvDtype.FLOAT32) {
+          MemorySegment.copy(s.key(), t * inRow, s.keyCache(), dst, rowBytes);
+          MemorySegment.copy(s.value(), t * inRow, s.valueCache(), dst,
+              rowBytes);
+          continue;
+        }
+        for (int h = 0; h < kvHeads; h++) {
+          kv.encodeRow(s.key(), t * inRow + h * headIn, s.keyCache(), dst + h * headOut,
+              headSize);
+          kv.encodeRow(s.value(), t * inRow + h * headIn, s.valueCache(), dst + h * headOut,
+              headSize);
+        }
       }
     }
   }
@@ -216,7 +241,8 @@ final class PagedAttentionKernel {
     RowAttention.QueryRun run = new RowAttention.QueryRun(
         first * queryRow + (long) h * headSize * Float.BYTES, queryRow, (int) (item[2] - first),
         s.pastLens()[q] + first - s.cuSeqlens()[q] + 1, s.blockTables(), q * s.maxBlocks(),
-        s.blockSize(), (long) kvHeads * headSize * Float.BYTES, h, (int) item[4],
+        s.blockSize(), kvHeads * kv.headRowBytes(headSize), kv.headRowBytes(headSize), h,
+        (int) item[4],
         numHeads / kvHeads, headSize, scale, rule);
     math.attend(run, s.query(), s.keyCache(), s.valueCache(), s.output());
   }
@@ -224,6 +250,7 @@ final class PagedAttentionKernel {
   @Override
   public String toString() {
     return "PagedAttentionKernel[heads " + numHeads + ", kv heads " + kvHeads + ", head size "
-        + headSize + ", scale " + scale + ", " + rule + ", " + math.getClass().getSimpleName() + "]";
+        + headSize + ", scale " + scale + ", " + rule + ", " + kv.settingName() + " cache, "
+        + math.getClass().getSimpleName() + "]";
   }
 }

@@ -1,5 +1,6 @@
 package dev.radixserve.model.attention;
 
+import dev.radixserve.model.graph.KvDtype;
 import dev.radixserve.model.ort.CustomKernel;
 import dev.radixserve.model.ort.CustomOp;
 import dev.radixserve.model.ort.CustomOp.Port;
@@ -14,11 +15,15 @@ import java.util.List;
 
 /**
  * radixserve's CPU kernel for ONNX Runtime's contrib op {@code com.microsoft.PagedAttention}
- * (ONNX Runtime ships it for CUDA only): the same inputs, outputs and attributes, fp32.
+ * (ONNX Runtime ships it for CUDA only): the same inputs, outputs and attributes; fp32
+ * activations, and caches of any {@link KvDtype} (one registered variant per cache type, which
+ * ONNX Runtime picks by the caches' element type: float, bfloat16, float16, int8, and uint8 for
+ * fp8 e4m3fn codes).
  *
  * <pre>
  *   inputs   0 query [T, H*D]  1 key [T, KVH*D]  2 value [T, KVH*D]
- *            3 key_cache  4 value_cache  [num_blocks, B, KVH, D]
+ *            3 key_cache  4 value_cache  [num_blocks, B, KVH, D] (int8/fp8: [.., KVH, 4 + D]
+ *              bytes, each head row its float32 scale then its codes: {@link KvDtype})
  *            5 cumulative_sequence_length int32 [S+1]  6 past_seqlens int32 [S]
  *            7 block_table int32 [S, max_blocks]      8 cos_cache, 9 sin_cache (rotary: refused)
  *   outputs  0 output [T, H*D]   1 key_cache_out  2 value_cache_out   (the caches, in place)
@@ -38,7 +43,11 @@ public final class PagedAttentionOp implements CustomOp.Definition {
   public static final String NAME = "PagedAttention";
 
   private static final CustomOpDomain PROCESS_DOMAIN = CustomOpDomain.create(DOMAIN, List.of(
-      CustomOp.of(new PagedAttentionOp(RowAttention.best())),
+      CustomOp.of(new PagedAttentionOp(KvDtype.FLOAT32)),
+      CustomOp.of(new PagedAttentionOp(KvDtype.BFLOAT16)),
+      CustomOp.of(new PagedAttentionOp(KvDtype.FLOAT16)),
+      CustomOp.of(new PagedAttentionOp(KvDtype.INT8)),
+      CustomOp.of(new PagedAttentionOp(KvDtype.FP8)),
       CustomOp.of(new HalfPagedAttentionOp())));
 
   /** Nanoseconds spent in the kernel, every node of every session (a diagnostic counter). */
@@ -46,9 +55,11 @@ public final class PagedAttentionOp implements CustomOp.Definition {
       new java.util.concurrent.atomic.LongAdder();
 
   private final RowAttention math;
+  private final KvDtype kv;
 
-  PagedAttentionOp(RowAttention math) {
-    this.math = math;
+  PagedAttentionOp(KvDtype kv) {
+    this.math = RowAttention.best(kv);
+    this.kv = kv;
   }
 
   /**
@@ -80,12 +91,12 @@ public final class PagedAttentionOp implements CustomOp.Definition {
 
   @Override
   public List<Port> inputs() {
-    return ports(ElementType.FLOAT);
+    return ports(ElementType.FLOAT, kv.element());
   }
 
   @Override
   public List<Port> outputs() {
-    return outputPorts(ElementType.FLOAT);
+    return outputPorts(ElementType.FLOAT, kv.element());
   }
 
   /**
@@ -94,18 +105,19 @@ public final class PagedAttentionOp implements CustomOp.Definition {
    * 14-15 k/v scales, 16 attention_metadata. Only 16 is used (and ignored: it only sizes CUDA
    * launches); the others are refused when present.
    */
-  static List<Port> ports(ElementType t) {
+  static List<Port> ports(ElementType t, ElementType cache) {
     Port f = Port.required(t);
+    Port c = Port.required(cache);
     Port i = Port.required(ElementType.INT32);
     Port of = Port.optional(t);
     Port oi = Port.optional(ElementType.INT32);
     Port scale = Port.optional(ElementType.FLOAT);
-    return List.of(f, f, f, f, f, i, i, i, of, of, oi, of, of, of, scale, scale, oi);
+    return List.of(f, f, f, c, c, i, i, i, of, of, oi, of, of, of, scale, scale, oi);
   }
 
-  static List<Port> outputPorts(ElementType t) {
-    Port f = Port.required(t);
-    return List.of(f, f, f);
+  static List<Port> outputPorts(ElementType t, ElementType cache) {
+    Port c = Port.required(cache);
+    return List.of(Port.required(t), c, c);
   }
 
   @Override
@@ -143,9 +155,9 @@ public final class PagedAttentionOp implements CustomOp.Definition {
 
     @Override
     public void compute(KernelContext context) {
-      PagedAttentionStep step = PagedAttentionOp.step(context, heads, kvHeads);
+      PagedAttentionStep step = PagedAttentionOp.step(context, heads, kvHeads, kv);
       if (kernel == null || kernel.headSize() != step.headSize()) {
-        kernel = new PagedAttentionKernel(heads, kvHeads, step.headSize(), scale, rule, math);
+        kernel = new PagedAttentionKernel(heads, kvHeads, step.headSize(), scale, rule, math, kv);
       }
       long t0 = System.nanoTime();
       try {
@@ -156,8 +168,11 @@ public final class PagedAttentionOp implements CustomOp.Definition {
     }
   }
 
-  /** Reads and checks the node's tensors; binds the output buffer. */
-  static PagedAttentionStep step(KernelContext ctx, int heads, int kvHeads) {
+  /**
+   * Reads and checks the node's tensors, the caches holding {@code kv}; binds the output buffer.
+   * The head size is the query's width over {@code heads}.
+   */
+  static PagedAttentionStep step(KernelContext ctx, int heads, int kvHeads, KvDtype kv) {
     TensorView query = ctx.input(0);
     TensorView keyCache = ctx.input(3);
     TensorView valueCache = ctx.input(4);
@@ -168,10 +183,15 @@ public final class PagedAttentionOp implements CustomOp.Definition {
           + valueCache + " differ");
     }
     int tokens = (int) query.dim(0);
-    int headSize = (int) keyCache.dim(3);
-    if (keyCache.dim(2) != kvHeads || query.dim(1) != (long) heads * headSize) {
+    if (heads <= 0 || query.dim(1) % heads != 0) {
+      throw new IllegalArgumentException("query " + query + " is not num_heads " + heads
+          + " rows wide");
+    }
+    int headSize = (int) (query.dim(1) / heads);
+    if (keyCache.dim(2) != kvHeads || keyCache.dim(3) != kv.cacheLastDim(headSize)) {
       throw new IllegalArgumentException("query " + query + " and key_cache " + keyCache
-          + " do not fit num_heads " + heads + ", kv_num_heads " + kvHeads);
+          + " do not fit num_heads " + heads + ", kv_num_heads " + kvHeads + " with a "
+          + kv.settingName() + " cache (last dimension " + kv.cacheLastDim(headSize) + ")");
     }
     TensorView key = requireShape("key", ctx.input(1), tokens, (long) kvHeads * headSize);
     TensorView value = requireShape("value", ctx.input(2), tokens, (long) kvHeads * headSize);

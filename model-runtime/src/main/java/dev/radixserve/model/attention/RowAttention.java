@@ -38,7 +38,9 @@ interface RowAttention {
    * @param queryOffset byte offset of the first query row's first head; row t of head i at
    *     {@code queryOffset + t * queryStride + i * headSize * 4}, and likewise in the output
    * @param firstLen positions the first row sees (its own included)
-   * @param rowBytes bytes per pool slot (kv heads × head size × 4)
+   * @param rowBytes bytes per pool slot (kv heads × {@code kvHeadBytes})
+   * @param kvHeadBytes bytes of one kv head's row in the cache ({@link
+   *     dev.radixserve.model.graph.KvDtype#headRowBytes}: head size × 4 for fp32)
    * @param firstHead the run's first query head
    * @param heads query heads in the run (a decode step's one row per head is a run of all or
    *     several heads, so that each block is read as whole rows, not one head's slice at a time)
@@ -46,7 +48,8 @@ interface RowAttention {
    * @param rule the window and the soft cap
    */
   record QueryRun(long queryOffset, long queryStride, int queries, int firstLen, int[] table,
-      int tableOffset, int blockSize, long rowBytes, int firstHead, int heads, int headsPerKv,
+      int tableOffset, int blockSize, long rowBytes, long kvHeadBytes, int firstHead, int heads,
+      int headsPerKv,
       int headSize, float scale, ScoreRule rule) {
 
     int lastLen() {
@@ -68,7 +71,7 @@ interface RowAttention {
       return lastLen() - lo();
     }
 
-    /** Bytes of one head's row of queries or keys. */
+    /** Bytes of one head's row of queries (and outputs). */
     long headBytes() {
       return (long) headSize * Float.BYTES;
     }
@@ -80,19 +83,27 @@ interface RowAttention {
 
     /** Byte offset, inside a slot, of the kv head that query head {@code i} of the run reads. */
     long kvOffset(int i) {
-      return (long) ((firstHead + i) / headsPerKv) * headBytes();
+      return (long) ((firstHead + i) / headsPerKv) * kvHeadBytes;
     }
 
     /** Head {@code i} of the run as a run of its own (same rows, same positions). */
     QueryRun head(int i) {
       return new QueryRun(queryOffset + i * headBytes(), queryStride, queries, firstLen, table,
-          tableOffset, blockSize, rowBytes, firstHead + i, 1, headsPerKv, headSize, scale, rule);
+          tableOffset, blockSize, rowBytes, kvHeadBytes, firstHead + i, 1, headsPerKv, headSize,
+          scale, rule);
     }
   }
 
-  /** The Vector API implementation when {@code jdk.incubator.vector} is present, else scalar. */
+  /**
+   * The Vector API implementation when {@code jdk.incubator.vector} is present, else scalar, for
+   * caches of {@code kv}.
+   */
   static RowAttention best() {
-    return VectorSupport.AVAILABLE ? VectorSupport.create() : new ScalarRowAttention();
+    return best(dev.radixserve.model.graph.KvDtype.FLOAT32);
+  }
+
+  static RowAttention best(dev.radixserve.model.graph.KvDtype kv) {
+    return VectorSupport.AVAILABLE ? VectorSupport.create(kv) : new ScalarRowAttention(kv);
   }
 
   /** Whether the JVM was started with {@code --add-modules jdk.incubator.vector}. */
@@ -104,9 +115,13 @@ interface RowAttention {
 
     /** Loads the Vector API class only here, so a JVM without the module never links it. */
     static RowAttention create() {
+      return create(dev.radixserve.model.graph.KvDtype.FLOAT32);
+    }
+
+    static RowAttention create(dev.radixserve.model.graph.KvDtype kv) {
       try {
         return (RowAttention) Class.forName("dev.radixserve.model.attention.VectorRowAttention")
-            .getDeclaredConstructor().newInstance();
+            .getDeclaredConstructor(dev.radixserve.model.graph.KvDtype.class).newInstance(kv);
       } catch (ReflectiveOperationException e) {
         throw new IllegalStateException("cannot load the Vector API attention", e);
       }

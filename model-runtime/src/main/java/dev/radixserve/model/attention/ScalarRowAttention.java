@@ -2,6 +2,7 @@ package dev.radixserve.model.attention;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import dev.radixserve.model.graph.KvDtype;
 import java.util.Arrays;
 
 /**
@@ -13,6 +14,16 @@ final class ScalarRowAttention implements RowAttention {
 
   private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
+  private final KvDtype kv;
+
+  ScalarRowAttention() {
+    this(KvDtype.FLOAT32);
+  }
+
+  ScalarRowAttention(KvDtype kv) {
+    this.kv = kv;
+  }
+
   @Override
   public void attend(QueryRun run, MemorySegment query, MemorySegment keyCache,
       MemorySegment valueCache, MemorySegment out) {
@@ -21,7 +32,7 @@ final class ScalarRowAttention implements RowAttention {
     }
   }
 
-  private static void attendHead(QueryRun run, MemorySegment query, MemorySegment keyCache,
+  private void attendHead(QueryRun run, MemorySegment query, MemorySegment keyCache,
       MemorySegment valueCache, MemorySegment out) {
     Scratch scratch = Scratch.get(run);
     float[] scores = scratch.scores;
@@ -42,15 +53,13 @@ final class ScalarRowAttention implements RowAttention {
         int d = 0;
         for (; d + 4 <= headSize; d += 4) {
           long qd = q + (long) d * Float.BYTES;
-          long kd = k + (long) d * Float.BYTES;
-          s0 += query.get(F, qd) * keyCache.get(F, kd);
-          s1 += query.get(F, qd + 4) * keyCache.get(F, kd + 4);
-          s2 += query.get(F, qd + 8) * keyCache.get(F, kd + 8);
-          s3 += query.get(F, qd + 12) * keyCache.get(F, kd + 12);
+          s0 += query.get(F, qd) * kv.decode(keyCache, k, d);
+          s1 += query.get(F, qd + 4) * kv.decode(keyCache, k, d + 1);
+          s2 += query.get(F, qd + 8) * kv.decode(keyCache, k, d + 2);
+          s3 += query.get(F, qd + 12) * kv.decode(keyCache, k, d + 3);
         }
         for (; d < headSize; d++) {
-          s0 += query.get(F, q + (long) d * Float.BYTES)
-              * keyCache.get(F, k + (long) d * Float.BYTES);
+          s0 += query.get(F, q + (long) d * Float.BYTES) * kv.decode(keyCache, k, d);
         }
         float s = run.rule().cap(((s0 + s1) + (s2 + s3)) * run.scale());
         scores[j - from] = s;
@@ -66,7 +75,7 @@ final class ScalarRowAttention implements RowAttention {
       for (int j = from; j < len; j++) {
         long v = slot(run, j);
         for (int d = 0; d < headSize; d++) {
-          acc[d] += scores[j - from] * valueCache.get(F, v + (long) d * Float.BYTES);
+          acc[d] += scores[j - from] * kv.decode(valueCache, v, d);
         }
       }
       float inv = 1f / sum;

@@ -3,13 +3,20 @@ package dev.radixserve.model.attention;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import dev.radixserve.model.graph.KvDtype;
 import java.util.Arrays;
+import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
  * {@link RowAttention} with the Vector API (AVX2/AVX-512/NEON as the CPU has). Loaded only when
- * the JVM has {@code jdk.incubator.vector} ({@link RowAttention#best()}).
+ * the JVM has {@code jdk.incubator.vector} ({@link RowAttention#best}).
  *
  * <pre>
  *   scores   for each block b of positions:  for each query row t that sees b:  q_t in registers,
@@ -37,6 +44,13 @@ import jdk.incubator.vector.VectorSpecies;
  * registers; other head sizes take a general loop with a scalar tail. Vectors are capped at 256
  * bits so that a 64-float head is 8 vectors on AVX-512 machines too. Sums across lanes and exp go
  * through {@link StableLanes}, so a step gives the same bits before and after the JIT compiles it.
+ *
+ * <p>The caches may hold another type than fp32 ({@link KvDtype}): every cache read goes through
+ * {@link Rows#load}, which converts L values of a head row to floats in registers (bf16: a shift;
+ * fp16 and fp8: exponent rebias, with subnormals through an exact integer conversion; int8: a
+ * conversion; int8 and fp8 then times the row's scale). The conversions are exact but for that
+ * one multiplication, and lane-wise, so the sums keep their order and their bits. A server runs
+ * one KV dtype, so each load site sees one {@link Rows} class and C2 inlines it.
  */
 final class VectorRowAttention implements RowAttention {
 
@@ -53,6 +67,12 @@ final class VectorRowAttention implements RowAttention {
   private static final ByteOrder BO = ByteOrder.nativeOrder();
   private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
+  private final Rows kv;
+
+  VectorRowAttention(KvDtype dtype) {
+    this.kv = Rows.of(dtype);
+  }
+
   @Override
   public void attend(QueryRun run, MemorySegment query, MemorySegment keyCache,
       MemorySegment valueCache, MemorySegment out) {
@@ -66,7 +86,7 @@ final class VectorRowAttention implements RowAttention {
   }
 
   /** One head's run of queries: the blocked loops. */
-  private static void attendHead(QueryRun run, MemorySegment query, MemorySegment keyCache,
+  private void attendHead(QueryRun run, MemorySegment query, MemorySegment keyCache,
       MemorySegment valueCache, MemorySegment out) {
     Scratch scratch = Scratch.get(run);
     int n = run.queries();
@@ -105,7 +125,7 @@ final class VectorRowAttention implements RowAttention {
    * method C2 ran out of inlining budget, left vector helpers as calls and boxed their vectors,
    * which made this path slower than the per-head one it replaces.
    */
-  private static void attendOneQuery(QueryRun run, MemorySegment query, MemorySegment keyCache,
+  private void attendOneQuery(QueryRun run, MemorySegment query, MemorySegment keyCache,
       MemorySegment valueCache, MemorySegment out) {
     Scratch scratch = Scratch.get(run);
     int heads = run.heads();
@@ -174,7 +194,7 @@ final class VectorRowAttention implements RowAttention {
 
   // ---- head = 8 vectors ----
 
-  private static void scores8(QueryRun run, MemorySegment query, MemorySegment keys,
+  private void scores8(QueryRun run, MemorySegment query, MemorySegment keys,
       float[] scores, float[] max) {
     int last = run.lastLen();
     int bs = run.blockSize();
@@ -203,14 +223,14 @@ final class VectorRowAttention implements RowAttention {
         float m = max[t];
         long k = start + (begin - j0) * rb;
         for (int j = begin; j < end; j++, k += rb) {
-          FloatVector a = q0.mul(load(keys, k));
-          FloatVector c = q1.mul(load(keys, k + VB));
-          a = q2.fma(load(keys, k + 2 * VB), a);
-          c = q3.fma(load(keys, k + 3 * VB), c);
-          a = q4.fma(load(keys, k + 4 * VB), a);
-          c = q5.fma(load(keys, k + 5 * VB), c);
-          a = q6.fma(load(keys, k + 6 * VB), a);
-          c = q7.fma(load(keys, k + 7 * VB), c);
+          FloatVector a = q0.mul(kv.load(keys, k, 0));
+          FloatVector c = q1.mul(kv.load(keys, k, L));
+          a = q2.fma(kv.load(keys, k, 2 * L), a);
+          c = q3.fma(kv.load(keys, k, 3 * L), c);
+          a = q4.fma(kv.load(keys, k, 4 * L), a);
+          c = q5.fma(kv.load(keys, k, 5 * L), c);
+          a = q6.fma(kv.load(keys, k, 6 * L), a);
+          c = q7.fma(kv.load(keys, k, 7 * L), c);
           float s = rule.cap(scale * StableLanes.sum(a.add(c)));
           scores[base + j] = s;
           m = Math.max(m, s);
@@ -220,7 +240,7 @@ final class VectorRowAttention implements RowAttention {
     }
   }
 
-  private static void values8(QueryRun run, MemorySegment values, float[] p, float[] acc) {
+  private void values8(QueryRun run, MemorySegment values, float[] p, float[] acc) {
     int last = run.lastLen();
     int bs = run.blockSize();
     int w = run.width();
@@ -233,7 +253,7 @@ final class VectorRowAttention implements RowAttention {
         }
         valueChunk8(acc, t * 8 * L, p, t * w - run.lo(), begin,
             Math.min(j0 + bs, run.firstLen() + t), values,
-            start + (begin - j0) * run.rowBytes(), run.rowBytes());
+            start + (begin - j0) * run.rowBytes(), 0, run.rowBytes());
       }
     }
   }
@@ -243,8 +263,8 @@ final class VectorRowAttention implements RowAttention {
    * accumulators in registers; v_j's 8 vectors at {@code v0 + (j - j0) * rowBytes}. Per element
    * the same fmas in the same order as {@link #valuesOneQuery8} and {@link #addWeighted}.
    */
-  private static void valueChunk8(float[] acc, int a, float[] p, int base, int j0, int end,
-      MemorySegment values, long v0, long rowBytes) {
+  private void valueChunk8(float[] acc, int a, float[] p, int base, int j0, int end,
+      MemorySegment values, long v0, int d0, long rowBytes) {
     FloatVector o0 = FloatVector.fromArray(SP, acc, a);
     FloatVector o1 = FloatVector.fromArray(SP, acc, a + L);
     FloatVector o2 = FloatVector.fromArray(SP, acc, a + 2 * L);
@@ -256,14 +276,14 @@ final class VectorRowAttention implements RowAttention {
     long v = v0;
     for (int j = j0; j < end; j++, v += rowBytes) {
       FloatVector w = FloatVector.broadcast(SP, p[base + j]);
-      o0 = w.fma(load(values, v), o0);
-      o1 = w.fma(load(values, v + VB), o1);
-      o2 = w.fma(load(values, v + 2 * VB), o2);
-      o3 = w.fma(load(values, v + 3 * VB), o3);
-      o4 = w.fma(load(values, v + 4 * VB), o4);
-      o5 = w.fma(load(values, v + 5 * VB), o5);
-      o6 = w.fma(load(values, v + 6 * VB), o6);
-      o7 = w.fma(load(values, v + 7 * VB), o7);
+      o0 = w.fma(kv.load(values, v, d0), o0);
+      o1 = w.fma(kv.load(values, v, d0 + L), o1);
+      o2 = w.fma(kv.load(values, v, d0 + 2 * L), o2);
+      o3 = w.fma(kv.load(values, v, d0 + 3 * L), o3);
+      o4 = w.fma(kv.load(values, v, d0 + 4 * L), o4);
+      o5 = w.fma(kv.load(values, v, d0 + 5 * L), o5);
+      o6 = w.fma(kv.load(values, v, d0 + 6 * L), o6);
+      o7 = w.fma(kv.load(values, v, d0 + 7 * L), o7);
     }
     o0.intoArray(acc, a);
     o1.intoArray(acc, a + L);
@@ -276,7 +296,7 @@ final class VectorRowAttention implements RowAttention {
   }
 
   /** One query per head, 8 vectors: the operations of {@link #scores8} per (head, slot). */
-  private static void scoresOneQuery8(QueryRun run, long[] slots, MemorySegment query,
+  private void scoresOneQuery8(QueryRun run, long[] slots, MemorySegment query,
       MemorySegment keys, float[] scores, float[] max) {
     float scale = run.scale();
     ScoreRule rule = run.rule();
@@ -286,14 +306,14 @@ final class VectorRowAttention implements RowAttention {
       for (int i = 0; i < run.heads(); i++) {
         long q = run.queryOffset() + i * run.headBytes();
         long k = slot + run.kvOffset(i);
-        FloatVector a = load(query, q).mul(load(keys, k));
-        FloatVector c = load(query, q + VB).mul(load(keys, k + VB));
-        a = load(query, q + 2 * VB).fma(load(keys, k + 2 * VB), a);
-        c = load(query, q + 3 * VB).fma(load(keys, k + 3 * VB), c);
-        a = load(query, q + 4 * VB).fma(load(keys, k + 4 * VB), a);
-        c = load(query, q + 5 * VB).fma(load(keys, k + 5 * VB), c);
-        a = load(query, q + 6 * VB).fma(load(keys, k + 6 * VB), a);
-        c = load(query, q + 7 * VB).fma(load(keys, k + 7 * VB), c);
+        FloatVector a = load(query, q).mul(kv.load(keys, k, 0));
+        FloatVector c = load(query, q + VB).mul(kv.load(keys, k, L));
+        a = load(query, q + 2 * VB).fma(kv.load(keys, k, 2 * L), a);
+        c = load(query, q + 3 * VB).fma(kv.load(keys, k, 3 * L), c);
+        a = load(query, q + 4 * VB).fma(kv.load(keys, k, 4 * L), a);
+        c = load(query, q + 5 * VB).fma(kv.load(keys, k, 5 * L), c);
+        a = load(query, q + 6 * VB).fma(kv.load(keys, k, 6 * L), a);
+        c = load(query, q + 7 * VB).fma(kv.load(keys, k, 7 * L), c);
         float s = rule.cap(scale * StableLanes.sum(a.add(c)));
         scores[i * len + j] = s;
         max[i] = Math.max(max[i], s);
@@ -302,7 +322,7 @@ final class VectorRowAttention implements RowAttention {
   }
 
   /** One query per head, 8 vectors: per element the fmas of {@link #valueChunk8}, in order. */
-  private static void valuesOneQuery8(QueryRun run, long[] slots, MemorySegment values,
+  private void valuesOneQuery8(QueryRun run, long[] slots, MemorySegment values,
       float[] p, float[] acc) {
     int len = run.width();
     for (int j = 0; j < len; j++) {
@@ -311,20 +331,20 @@ final class VectorRowAttention implements RowAttention {
         long v = slot + run.kvOffset(i);
         int a = i * 8 * L;
         FloatVector w = FloatVector.broadcast(SP, p[i * len + j]);
-        w.fma(load(values, v), FloatVector.fromArray(SP, acc, a)).intoArray(acc, a);
-        w.fma(load(values, v + VB), FloatVector.fromArray(SP, acc, a + L))
+        w.fma(kv.load(values, v, 0), FloatVector.fromArray(SP, acc, a)).intoArray(acc, a);
+        w.fma(kv.load(values, v, L), FloatVector.fromArray(SP, acc, a + L))
             .intoArray(acc, a + L);
-        w.fma(load(values, v + 2 * VB), FloatVector.fromArray(SP, acc, a + 2 * L))
+        w.fma(kv.load(values, v, 2 * L), FloatVector.fromArray(SP, acc, a + 2 * L))
             .intoArray(acc, a + 2 * L);
-        w.fma(load(values, v + 3 * VB), FloatVector.fromArray(SP, acc, a + 3 * L))
+        w.fma(kv.load(values, v, 3 * L), FloatVector.fromArray(SP, acc, a + 3 * L))
             .intoArray(acc, a + 3 * L);
-        w.fma(load(values, v + 4 * VB), FloatVector.fromArray(SP, acc, a + 4 * L))
+        w.fma(kv.load(values, v, 4 * L), FloatVector.fromArray(SP, acc, a + 4 * L))
             .intoArray(acc, a + 4 * L);
-        w.fma(load(values, v + 5 * VB), FloatVector.fromArray(SP, acc, a + 5 * L))
+        w.fma(kv.load(values, v, 5 * L), FloatVector.fromArray(SP, acc, a + 5 * L))
             .intoArray(acc, a + 5 * L);
-        w.fma(load(values, v + 6 * VB), FloatVector.fromArray(SP, acc, a + 6 * L))
+        w.fma(kv.load(values, v, 6 * L), FloatVector.fromArray(SP, acc, a + 6 * L))
             .intoArray(acc, a + 6 * L);
-        w.fma(load(values, v + 7 * VB), FloatVector.fromArray(SP, acc, a + 7 * L))
+        w.fma(kv.load(values, v, 7 * L), FloatVector.fromArray(SP, acc, a + 7 * L))
             .intoArray(acc, a + 7 * L);
       }
     }
@@ -333,7 +353,7 @@ final class VectorRowAttention implements RowAttention {
   // ---- any head size ----
 
   /** One query per head, any head size: {@link #dot} per (head, slot). */
-  private static void scoresOneQuery(QueryRun run, long[] slots, MemorySegment query,
+  private void scoresOneQuery(QueryRun run, long[] slots, MemorySegment query,
       MemorySegment keys, float[] scores, float[] max) {
     int len = run.width();
     for (int j = 0; j < len; j++) {
@@ -348,7 +368,7 @@ final class VectorRowAttention implements RowAttention {
   }
 
   /** One query per head, any head size: {@link #addWeighted} per (head, slot). */
-  private static void valuesOneQuery(QueryRun run, long[] slots, MemorySegment values,
+  private void valuesOneQuery(QueryRun run, long[] slots, MemorySegment values,
       float[] p, float[] acc) {
     int len = run.width();
     for (int j = 0; j < len; j++) {
@@ -361,7 +381,7 @@ final class VectorRowAttention implements RowAttention {
   }
 
   /** q · k, any head size: the operations of {@link #scores}, in its order. */
-  private static float dot(MemorySegment query, long q, MemorySegment keys, long k,
+  private float dot(MemorySegment query, long q, MemorySegment keys, long k,
       int headSize) {
     int vecEnd = headSize - headSize % L;
     // two accumulators, even and odd vectors, as scores8: two FMA chains of half the length
@@ -370,37 +390,37 @@ final class VectorRowAttention implements RowAttention {
     int d = 0;
     for (; d + 2 * L <= vecEnd; d += 2 * L) {
       long off = (long) d * Float.BYTES;
-      a = load(query, q + off).fma(load(keys, k + off), a);
-      c = load(query, q + off + VB).fma(load(keys, k + off + VB), c);
+      a = load(query, q + off).fma(kv.load(keys, k, d), a);
+      c = load(query, q + off + VB).fma(kv.load(keys, k, d + L), c);
     }
     if (d < vecEnd) {
       long off = (long) d * Float.BYTES;
-      a = load(query, q + off).fma(load(keys, k + off), a);
+      a = load(query, q + off).fma(kv.load(keys, k, d), a);
       d += L;
     }
     float s = StableLanes.sum(a.add(c));
     for (; d < headSize; d++) {
-      s += query.get(F, q + (long) d * Float.BYTES) * keys.get(F, k + (long) d * Float.BYTES);
+      s += query.get(F, q + (long) d * Float.BYTES) * kv.get(keys, k, d);
     }
     return s;
   }
 
   /** acc[a + d] += w * v[d] for d in [from, headSize): the per-slot fmas of {@link #values}. */
-  private static void addWeighted(float[] acc, int a, float w, MemorySegment values, long v,
+  private void addWeighted(float[] acc, int a, float w, MemorySegment values, long v,
       int from, int headSize) {
     int vecEnd = headSize - headSize % L;
     FloatVector vw = FloatVector.broadcast(SP, w);
     int d = from;
     for (; d < vecEnd; d += L) {
-      vw.fma(load(values, v + (long) d * Float.BYTES), FloatVector.fromArray(SP, acc, a + d))
+      vw.fma(kv.load(values, v, d), FloatVector.fromArray(SP, acc, a + d))
           .intoArray(acc, a + d);
     }
     for (; d < headSize; d++) {
-      acc[a + d] += w * values.get(F, v + (long) d * Float.BYTES);
+      acc[a + d] += w * kv.get(values, v, d);
     }
   }
 
-  private static void scores(QueryRun run, MemorySegment query, MemorySegment keys,
+  private void scores(QueryRun run, MemorySegment query, MemorySegment keys,
       float[] scores, float[] max) {
     int last = run.lastLen();
     int bs = run.blockSize();
@@ -430,7 +450,7 @@ final class VectorRowAttention implements RowAttention {
     }
   }
 
-  private static void values(QueryRun run, MemorySegment values, float[] p, float[] acc) {
+  private void values(QueryRun run, MemorySegment values, float[] p, float[] acc) {
     int last = run.lastLen();
     int bs = run.blockSize();
     long rb = run.rowBytes();
@@ -449,8 +469,7 @@ final class VectorRowAttention implements RowAttention {
         int base = t * w - run.lo();
         long first = start + (begin - j0) * rb;
         for (int d = 0; d < chunked; d += 8 * L) {
-          valueChunk8(acc, t * headSize + d, p, base, begin, end, values,
-              first + (long) d * Float.BYTES, rb);
+          valueChunk8(acc, t * headSize + d, p, base, begin, end, values, first, d, rb);
         }
         if (chunked < headSize) {
           long v = first;
@@ -482,5 +501,135 @@ final class VectorRowAttention implements RowAttention {
       sum += e;
     }
     return sum;
+  }
+
+  // ---- cache rows ----
+
+  /**
+   * Reads a cache head row as floats: {@link #load} L values from value {@code d} on, {@link
+   * #get} one (loop tails); both give the same bits for the same value.
+   */
+  abstract static class Rows {
+    private static final VectorSpecies<Integer> IS = VectorSpecies.of(int.class, SP.vectorShape());
+    private static final VectorSpecies<Short> SS =
+        VectorSpecies.of(short.class, VectorShape.forBitSize(L * Short.SIZE));
+    /** 8 bytes (the narrowest byte vector); with 4 float lanes only the first 4 are read. */
+    private static final VectorSpecies<Byte> BS = ByteVector.SPECIES_64;
+    private static final VectorMask<Byte> FIRST_L = BS.indexInRange(0, L);
+
+    final KvDtype dtype;
+
+    Rows(KvDtype dtype) {
+      this.dtype = dtype;
+    }
+
+    abstract FloatVector load(MemorySegment m, long row, int d);
+
+    final float get(MemorySegment m, long row, int d) {
+      return dtype.decode(m, row, d);
+    }
+
+    static Rows of(KvDtype dtype) {
+      return switch (dtype) {
+        case FLOAT32 -> new F32();
+        case BFLOAT16 -> new Bf16();
+        case FLOAT16 -> new F16();
+        case INT8 -> new I8();
+        case FP8 -> new Fp8();
+      };
+    }
+
+    static IntVector shorts(MemorySegment m, long offset) {
+      return (IntVector) ShortVector.fromMemorySegment(SS, m, offset, BO)
+          .convertShape(VectorOperators.S2I, IS, 0);
+    }
+
+    static ByteVector bytes(MemorySegment m, long offset) {
+      // 8 lanes when L == 8; else masked, so that the last row of a pool is not overread
+      return L == 8 ? ByteVector.fromMemorySegment(BS, m, offset, BO)
+          : ByteVector.fromMemorySegment(BS, m, offset, BO, FIRST_L);
+    }
+
+    static FloatVector floats(IntVector bits) {
+      return bits.reinterpretAsFloats();
+    }
+
+    static final class F32 extends Rows {
+      F32() {
+        super(KvDtype.FLOAT32);
+      }
+
+      @Override
+      FloatVector load(MemorySegment m, long row, int d) {
+        return FloatVector.fromMemorySegment(SP, m, row + (long) d * Float.BYTES, BO);
+      }
+    }
+
+    static final class Bf16 extends Rows {
+      Bf16() {
+        super(KvDtype.BFLOAT16);
+      }
+
+      @Override
+      FloatVector load(MemorySegment m, long row, int d) {
+        return floats(shorts(m, row + 2L * d).lanewise(VectorOperators.LSHL, 16));
+      }
+    }
+
+    static final class F16 extends Rows {
+      F16() {
+        super(KvDtype.FLOAT16);
+      }
+
+      /**
+       * Normal: exponent rebiased by 127 - 15; subnormal: its 10 bits as an integer times 2^-24
+       * (exact, and no float subnormal on the way); infinity and NaN: exponent all ones.
+       */
+      @Override
+      FloatVector load(MemorySegment m, long row, int d) {
+        IntVector h = shorts(m, row + 2L * d);
+        IntVector exp = h.and(0x7C00);
+        IntVector shifted = h.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+        IntVector bits = shifted.add(112 << 23)
+            .blend(shifted.or(0x7F800000), exp.compare(VectorOperators.EQ, 0x7C00));
+        FloatVector sub = ((FloatVector) h.and(0x3FF).convert(VectorOperators.I2F, 0))
+            .mul(0x1p-24f);
+        bits = bits.blend(sub.reinterpretAsInts(), exp.compare(VectorOperators.EQ, 0));
+        return floats(bits.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16)));
+      }
+    }
+
+    static final class I8 extends Rows {
+      I8() {
+        super(KvDtype.INT8);
+      }
+
+      @Override
+      FloatVector load(MemorySegment m, long row, int d) {
+        return ((FloatVector) bytes(m, row + Float.BYTES + d)
+            .convertShape(VectorOperators.B2F, SP, 0)).mul(m.get(F, row));
+      }
+    }
+
+    static final class Fp8 extends Rows {
+      Fp8() {
+        super(KvDtype.FP8);
+      }
+
+      /** As {@link F16}: exponent rebiased by 127 - 7, subnormals times 2^-9, 0x7F NaN. */
+      @Override
+      FloatVector load(MemorySegment m, long row, int d) {
+        IntVector b = ((IntVector) bytes(m, row + Float.BYTES + d)
+            .convertShape(VectorOperators.B2I, IS, 0)).and(0xFF);
+        IntVector mag = b.and(0x7F);
+        IntVector bits = mag.lanewise(VectorOperators.LSHL, 20).add(120 << 23)
+            .blend(Float.floatToRawIntBits(Float.NaN), mag.compare(VectorOperators.EQ, 0x7F));
+        FloatVector sub = ((FloatVector) b.and(7).convert(VectorOperators.I2F, 0)).mul(0x1p-9f);
+        bits = bits.blend(sub.reinterpretAsInts(),
+            b.and(0x78).compare(VectorOperators.EQ, 0));
+        return floats(bits.or(b.and(0x80).lanewise(VectorOperators.LSHL, 24)))
+            .mul(m.get(F, row));
+      }
+    }
   }
 }

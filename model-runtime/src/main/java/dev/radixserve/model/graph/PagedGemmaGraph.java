@@ -61,9 +61,9 @@ public final class PagedGemmaGraph implements PagedGraph {
   }
 
   @Override
-  public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant) {
+  public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant, KvDtype kv) {
     g = new GraphBuilder(c.modelType() + "_paged");
-    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, ActOrder.NONE);
+    io = new PagedIo(g, c, blockSize, dtype, kv, initializers(), quant, ActOrder.NONE);
     rotary = new Rotary(g, io, c.headDim(), c.nPositions());
     String x = g.op("Mul", "embed_scaled", io.gather(GemmaWeights.EMBED, io.ids),
         g.scalar((float) Math.sqrt(c.hiddenSize()), dtype));

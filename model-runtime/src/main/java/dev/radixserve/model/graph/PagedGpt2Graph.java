@@ -52,9 +52,9 @@ public final class PagedGpt2Graph implements PagedGraph {
   }
 
   @Override
-  public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant) {
+  public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant, KvDtype kv) {
     g = new GraphBuilder("gpt2_paged");
-    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, actOrder);
+    io = new PagedIo(g, c, blockSize, dtype, kv, initializers(), quant, actOrder);
     String x = g.op("Add", "embed",
         io.gather("wte.weight", io.ids), io.gather("wpe.weight", io.positions));
     if (dtype == GraphDtype.FLOAT32) {

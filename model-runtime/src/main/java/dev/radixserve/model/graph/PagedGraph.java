@@ -51,14 +51,23 @@ public interface PagedGraph {
   Map<String, long[]> initializers();
 
   /**
-   * The graph for this block size computing in {@code dtype} (weights, activations and KV caches
-   * of that type, logits cast to fp32 at the end), its linear layers quantized as {@code quant}
-   * says (through {@link Linear}), with the external initializers the runner must supply.
+   * The graph for this block size computing in {@code dtype} (weights and activations of that
+   * type, logits cast to fp32 at the end), its KV caches holding {@code kv}, its linear layers
+   * quantized as {@code quant} says (through {@link Linear}), with the external initializers the
+   * runner must supply.
    *
    * @throws dev.radixserve.model.quant.QuantizationException if {@code quant} cannot quantize a
    *     layer (a block size that does not divide its input width)
    */
-  OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant);
+  OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant, KvDtype kv);
+
+  /**
+   * As {@link #build(int, GraphDtype, QuantSpec, KvDtype)} with the KV caches in {@code dtype}
+   * too ({@link KvDtype#of}).
+   */
+  default OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant) {
+    return build(blockSize, dtype, quant, KvDtype.of(dtype));
+  }
 
   /** The unquantized graph computing in {@code dtype}. */
   default OnnxGraph build(int blockSize, GraphDtype dtype) {

@@ -27,6 +27,8 @@ final class PagedIo {
   final String logitsIndex;
   final String bounds;
   final GraphDtype dt;
+  /** What the caches hold: their element type and last dimension. */
+  private final KvDtype kv;
   private final GraphBuilder g;
   private final ModelShape shape;
   private final int blockSize;
@@ -41,7 +43,7 @@ final class PagedIo {
    *
    * @param actOrder GPTQ act-order: how the products get their inputs in order ({@link Linear})
    */
-  PagedIo(GraphBuilder g, ModelShape shape, int blockSize, GraphDtype dtype,
+  PagedIo(GraphBuilder g, ModelShape shape, int blockSize, GraphDtype dtype, KvDtype kv,
       Map<String, long[]> weights, QuantSpec quant, ActOrder actOrder) {
     if (blockSize <= 0) {
       throw new IllegalArgumentException("block size must be positive, got " + blockSize);
@@ -50,6 +52,7 @@ final class PagedIo {
     this.shape = shape;
     this.blockSize = blockSize;
     this.dt = dtype;
+    this.kv = kv;
     ids = g.input(PagedGraph.INPUT_IDS, INT64, "T");
     positions = g.input(PagedGraph.POSITIONS, INT64, "T");
     tables = g.input(PagedGraph.BLOCK_TABLES, INT32, "S", "M");
@@ -58,8 +61,8 @@ final class PagedIo {
     logitsIndex = g.input(PagedGraph.LOGITS_INDEX, INT64, "R");
     bounds = g.input(PagedGraph.ATTENTION_METADATA, INT32, 2);
     for (int i = 0; i < shape.nLayer(); i++) {
-      g.input(PagedGraph.keyCache(i), dt.onnxType(), cacheDims());
-      g.input(PagedGraph.valueCache(i), dt.onnxType(), cacheDims());
+      g.input(PagedGraph.keyCache(i), kv.onnxType(), cacheDims());
+      g.input(PagedGraph.valueCache(i), kv.onnxType(), cacheDims());
     }
     // only the weights a node reads become initializers: a quantized layer reads its own
     g.offer(weights, dt.onnxType());
@@ -88,7 +91,8 @@ final class PagedIo {
   }
 
   private Object[] cacheDims() {
-    return new Object[] {"num_blocks", blockSize, shape.kvHeads(), shape.headDim()};
+    return new Object[] {"num_blocks", blockSize, shape.kvHeads(),
+        kv.cacheLastDim(shape.headDim())};
   }
 
   /**
@@ -173,8 +177,8 @@ final class PagedIo {
   private void declareOutputs() {
     g.declareOutput(PagedGraph.LOGITS, FLOAT, "R", shape.vocabSize());
     for (int i = 0; i < shape.nLayer(); i++) {
-      g.declareOutput(PagedGraph.keyCacheOut(i), dt.onnxType(), cacheDims());
-      g.declareOutput(PagedGraph.valueCacheOut(i), dt.onnxType(), cacheDims());
+      g.declareOutput(PagedGraph.keyCacheOut(i), kv.onnxType(), cacheDims());
+      g.declareOutput(PagedGraph.valueCacheOut(i), kv.onnxType(), cacheDims());
     }
   }
 

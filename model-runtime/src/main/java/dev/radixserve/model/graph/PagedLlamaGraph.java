@@ -67,9 +67,9 @@ public final class PagedLlamaGraph implements PagedGraph {
   }
 
   @Override
-  public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant) {
+  public OnnxGraph build(int blockSize, GraphDtype dtype, QuantSpec quant, KvDtype kv) {
     g = new GraphBuilder(c.modelType() + "_paged");
-    io = new PagedIo(g, c, blockSize, dtype, initializers(), quant, actOrder);
+    io = new PagedIo(g, c, blockSize, dtype, kv, initializers(), quant, actOrder);
     rotary = new Rotary(g, io, c.headDim(), c.nPositions());
     String x = io.gather(LlamaWeights.EMBED, io.ids);
     if (dtype == GraphDtype.FLOAT32) {

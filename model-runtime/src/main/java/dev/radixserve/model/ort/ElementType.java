@@ -4,6 +4,7 @@ package dev.radixserve.model.ort;
 public enum ElementType {
   FLOAT(1, 4),
   UINT8(2, 1),
+  INT8(3, 1),
   INT32(6, 4),
   INT64(7, 8),
   FLOAT16(10, 2),

@@ -1,5 +1,6 @@
 package dev.radixserve.model.attention;
 
+import dev.radixserve.model.graph.KvDtype;
 import java.lang.foreign.Arena;
 import java.util.Arrays;
 import java.util.concurrent.ForkJoinPool;
@@ -17,7 +18,9 @@ import java.util.stream.IntStream;
  * run of ids instead, as the server's {@code BlockPool} hands out a prompt. {@code
  * -Dbench.layers=N} (default 4) cycles over N pools: enough of them (e.g. 96 at 1 × 512) and
  * every layer's K/V comes from memory, as in a model whose weights stream through the caches
- * between two attention nodes.
+ * between two attention nodes. {@code -Dbench.kv=int8} (float32, bfloat16, float16, int8, fp8)
+ * keeps the pools in that {@link dev.radixserve.model.graph.KvDtype}; the read rate is then of
+ * the bytes the pool holds.
  */
 public final class KernelBench {
   public static void main(String[] args) {
@@ -40,26 +43,37 @@ public final class KernelBench {
       layers[l] = new AttentionCase(arena, 7 + l, heads, heads, headSize, block, blocks, shapes,
           !"contiguous".equals(System.getProperty("bench.layout"))); // as DecodeStepBench
     }
-    PagedAttentionKernel kernel =
-        new PagedAttentionKernel(heads, heads, headSize, 0, RowAttention.best());
+    KvDtype kv = KvDtype.ofSetting(System.getProperty("bench.kv", "float32"));
+    PagedAttentionStep[] steps = new PagedAttentionStep[layers.length];
+    for (int l = 0; l < layers.length; l++) {
+      AttentionCase c = layers[l];
+      int rows = c.numBlocks * block * heads;
+      steps[l] = kv == KvDtype.FLOAT32 ? c.step() : new PagedAttentionStep(c.query, c.key,
+          c.value, KvDtypeKernelTest.encode(arena, c.keyCache, kv, rows, headSize),
+          KvDtypeKernelTest.encode(arena, c.valueCache, kv, rows, headSize), c.output, c.tokens,
+          c.numBlocks, block, headSize, c.cu, c.past, c.tables, c.maxBlocks);
+    }
+    PagedAttentionKernel kernel = new PagedAttentionKernel(heads, heads, headSize, 0,
+        ScoreRule.FULL, RowAttention.best(kv), kv);
     ForkJoinPool pool = new ForkJoinPool(threads);
     PagedAttentionKernel.Parallel parallel = threads == 1 ? PagedAttentionKernel.Parallel.SERIAL
         : (items, item) -> pool.submit(() -> IntStream.range(0, items).parallel().forEach(item))
             .join();
-    double kvMb = (double) seqs * (context + fresh) * 2 * heads * headSize * 4 / 1e6;
+    double kvMb = (double) seqs * (context + fresh) * 2 * heads * kv.headRowBytes(headSize) / 1e6;
     for (int round = 0; round < 3; round++) {
       double[] ms = new double[reps];
       for (int r = 0; r < reps; r++) {
         long t0 = System.nanoTime();
-        for (AttentionCase c : layers) {
-          kernel.run(c.step(), parallel);
+        for (PagedAttentionStep step : steps) {
+          kernel.run(step, parallel);
         }
         ms[r] = (System.nanoTime() - t0) / 1e6 / layers.length;
       }
       Arrays.sort(ms);
       double p50 = ms[reps / 2];
-      System.out.printf("threads %d, %d x %d (+%d), heads %d x %d: %.2f ms per layer, %.1f GB/s%n",
-          threads, seqs, context, fresh, heads, headSize, p50, kvMb / p50);
+      System.out.printf("%s: threads %d, %d x %d (+%d), heads %d x %d: %.2f ms per layer,"
+          + " %.1f GB/s%n", kv.settingName(), threads, seqs, context, fresh, heads, headSize, p50,
+          kvMb / p50);
     }
     pool.shutdown();
   }

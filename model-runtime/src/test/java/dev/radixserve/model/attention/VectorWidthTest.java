@@ -3,6 +3,7 @@ package dev.radixserve.model.attention;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.radixserve.model.graph.KvDtype;
 import java.lang.foreign.Arena;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -11,7 +12,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The Vector API kernel at both vector widths it takes (256 bits on AVX2 and AVX-512, 128 on
  * NEON and SSE), whatever this CPU is: the width is fixed per JVM (a static final species, so
  * that C2 folds it), so each width runs in a child JVM with
- * {@code -Dradixserve.attention.vectorBits}. The 128-bit path had no test on x86 before.
+ * {@code -Dradixserve.attention.vectorBits}. The 128-bit path had no test on x86 before. Each
+ * narrow KV cache type too: its vector loads (4 lanes read 4 bytes of an int8 row, not 8) and
+ * the kernel over it.
  */
 class VectorWidthTest {
 
@@ -38,6 +41,17 @@ class VectorWidthTest {
               RowAttention.VectorSupport.create())
               .run(c.step(), PagedAttentionKernel.Parallel.SERIAL);
           worst = Math.max(worst, c.maxError(expected));
+        }
+      }
+    }
+    // every narrow cache type: its loads (and the last row of a pool) and the kernel on them
+    for (KvDtype kv : KvDtypeKernelTest.NARROW) {
+      KvDtypeKernelTest.assertLoadsMatchDecodes(kv);
+      for (int headSize : HEAD_SIZES) {
+        for (float[] r : new float[][] {{0, 0}, {20, 5}}) {
+          worst = Math.max(worst, KvDtypeKernelTest.errorOnHeldValues(kv,
+              RowAttention.VectorSupport.create(kv), 2, headSize,
+              PagedAttentionKernelTest.rule(r), (int) r[0], r[1]));
         }
       }
     }

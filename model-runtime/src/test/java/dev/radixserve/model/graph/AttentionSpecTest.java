@@ -66,8 +66,8 @@ class AttentionSpecTest {
   @Test
   void pagedIoWritesTheSpecAsTheNodesAttributes() {
     GraphBuilder g = new GraphBuilder("attention");
-    PagedIo io = new PagedIo(g, SHAPE, 16, GraphDtype.FLOAT32, Map.of(), QuantSpec.none(),
-        ActOrder.NONE);
+    PagedIo io = new PagedIo(g, SHAPE, 16, GraphDtype.FLOAT32, KvDtype.FLOAT32, Map.of(),
+        QuantSpec.none(), ActOrder.NONE);
     io.attention(0, "q0", "k0", "v0", 4);
     io.attention(1, "q1", "k1", "v1", 4, new AttentionSpec(0.0625f, 4096, 50f));
     io.attention(2, "q2", "k2", "v2", 4, new AttentionSpec(0.5f, 0, 30f));

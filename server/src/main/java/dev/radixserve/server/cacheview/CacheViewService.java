@@ -64,6 +64,9 @@ public final class CacheViewService implements AutoCloseable {
   private final boolean prefixCaching;
   private final Function<int[], String> decoder;
   private final CacheRecorder recorder;
+  /** Whose blocks these are: the KV events' and the tiers' model key, and the pool's KV dtype. */
+  private final String modelKey;
+  private final String kvCacheDtype;
   private final EdgeTexts texts;
   private final RequestPaths requests = new RequestPaths();
   private final List<Viewer> viewers = new ArrayList<>();
@@ -83,10 +86,16 @@ public final class CacheViewService implements AutoCloseable {
    *     touched only on the engine thread
    * @param decoder token ids to text (thread-safe; called on the view's thread only)
    * @param recorder registered with the cache and the engine by the caller
+   * @param modelKey the model as the block hashes name it (dtype, KV dtype and quantization
+   *     inside), shown with the pool so that a viewer knows which blocks it looks at
+   * @param kvCacheDtype what the pool stores keys and values in
    */
   public CacheViewService(Engine engine, Optional<PrefixCache> cache,
-      Function<int[], String> decoder, int blockSize, CacheRecorder recorder) {
+      Function<int[], String> decoder, int blockSize, CacheRecorder recorder, String modelKey,
+      String kvCacheDtype) {
     this.engine = engine;
+    this.modelKey = modelKey;
+    this.kvCacheDtype = kvCacheDtype;
     this.cache = cache;
     this.prefixCaching = cache.isPresent();
     this.decoder = decoder;
@@ -284,6 +293,8 @@ public final class CacheViewService implements AutoCloseable {
     pool.put("cached", g.cachedBlocks());
     pool.put("running_requests", g.runningRequests());
     pool.put("waiting_requests", g.waitingRequests());
+    pool.put("kv_cache_dtype", kvCacheDtype);
+    pool.put("model_key", modelKey);
     return o;
   }
 

@@ -2,6 +2,7 @@ package dev.radixserve.server.cli;
 
 import dev.radixserve.model.Device;
 import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.KvDtype;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.server.config.KvEventEncoding;
 import dev.radixserve.server.config.SchedulePolicy;
@@ -84,6 +85,8 @@ enum ConfigKey {
       c -> ConfigValues.formatChoice(c.device().kind())),
   DTYPE("dtype", (b, v) -> b.dtype = v.strip().equalsIgnoreCase("auto") ? null
       : ConfigValues.choice(v, GraphDtype.class), c -> c.device().dtype().settingName()),
+  KV_CACHE_DTYPE("kv-cache-dtype", (b, v) -> b.kvCacheDtype = v.strip().equalsIgnoreCase("auto")
+      ? null : ConfigValues.choice(v, KvDtype.class), c -> c.kvCacheDtype().settingName()),
   CUDA_DEVICE_ID("cuda-device-id", (b, v) -> b.cudaDeviceId = ConfigValues.integer(v),
       c -> c.device().cuda().deviceId()),
   CUDA_TF32("cuda-tf32", (b, v) -> b.cudaTf32 = ConfigValues.bool(v),

@@ -2,6 +2,7 @@ package dev.radixserve.server.config;
 
 import dev.radixserve.model.Device;
 import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.KvDtype;
 import dev.radixserve.model.ort.CudaProvider;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
@@ -57,6 +58,9 @@ import java.time.Duration;
  * @param toolCallParser the tool-call syntax of chat replies ({@code auto}: the template's family)
  * @param reasoningParser how chat replies split into reasoning and content ({@code auto}: the
  *     template's family)
+ * @param kvCacheDtype what the KV pool stores in ({@code --kv-cache-dtype}); null: auto, the
+ *     graph's dtype ({@link KvDtype#of}); checked against the device ({@link
+ *     Device#requireKvDtype})
  */
 public record ServerConfig(
     String host,
@@ -96,7 +100,8 @@ public record ServerConfig(
     QuantSpec quantization,
     QuantSpec.HeadSetting quantizationHead,
     ToolCallParserSetting toolCallParser,
-    ReasoningParserSetting reasoningParser) {
+    ReasoningParserSetting reasoningParser,
+    KvDtype kvCacheDtype) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -140,6 +145,8 @@ public record ServerConfig(
     if (quantizationHead == null) {
       quantizationHead = QuantSpec.HeadSetting.AUTO;
     }
+    kvCacheDtype = device.requireKvDtype(
+        kvCacheDtype == null ? KvDtype.of(device.dtype()) : kvCacheDtype);
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -217,6 +224,7 @@ public record ServerConfig(
     b.quantizationHeadBlockSize = quantizationHead.blockSize();
     b.toolCallParser = toolCallParser;
     b.reasoningParser = reasoningParser;
+    b.kvCacheDtype = kvCacheDtype;
     return b;
   }
 
@@ -266,6 +274,8 @@ public record ServerConfig(
     public Integer quantizationHeadBlockSize;
     public ToolCallParserSetting toolCallParser = ToolCallParserSetting.AUTO;
     public ReasoningParserSetting reasoningParser = ReasoningParserSetting.AUTO;
+    /** null: auto (the graph's dtype: float32 on the CPU). */
+    public KvDtype kvCacheDtype;
 
     public Device.Kind device = Device.Kind.CPU;
     /** null: float32 on the CPU, float16 on CUDA. */
@@ -305,7 +315,8 @@ public record ServerConfig(
           fairShare, maxSeqsPerRequest, clientIdHeader,
           kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes, kvOffloadDiskWrite,
           quantization(), new QuantSpec.HeadSetting(quantizationLmHead,
-              quantizationHeadBlockSize), toolCallParser, reasoningParser);
+              quantizationHeadBlockSize), toolCallParser, reasoningParser,
+              kvCacheDtype);
     }
 
     /**

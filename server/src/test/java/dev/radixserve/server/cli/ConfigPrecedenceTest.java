@@ -121,6 +121,7 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.QUANTIZATION_HEAD_BLOCK_SIZE, "128");
     values.put(ConfigKey.TOOL_CALL_PARSER, "llama3_json");
     values.put(ConfigKey.REASONING_PARSER, "deepseek_r1");
+    values.put(ConfigKey.KV_CACHE_DTYPE, "bfloat16");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
@@ -138,7 +139,8 @@ class ConfigPrecedenceTest {
         new QuantSpec(QuantMode.INT4, 64, true, QuantMode.INT4, 128, 0),
         new QuantSpec.HeadSetting(true, 128),
         dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON,
-        dev.radixserve.server.config.ReasoningParserSetting.DEEPSEEK_R1);
+        dev.radixserve.server.config.ReasoningParserSetting.DEEPSEEK_R1,
+        dev.radixserve.model.graph.KvDtype.BFLOAT16);
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
@@ -235,6 +237,7 @@ class ConfigPrecedenceTest {
         + "kv-events-endpoint, kv-events-replay-endpoint, kv-events-topic, kv-events-queue-size, "
         + "kv-events-encoding, max-choices-per-request, max-stop-length, prefill-chunk-size, "
         + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, "
+        + "kv-cache-dtype, "
         + "cuda-device-id, cuda-tf32, fair-share, max-seqs-per-request, client-id-header, "
         + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size, kv-offload-disk-write, "
         + "quantization, "

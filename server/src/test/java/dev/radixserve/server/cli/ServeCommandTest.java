@@ -86,6 +86,7 @@ class ServeCommandTest {
         warmup: true
         device: cpu
         dtype: float32
+        kv-cache-dtype: float32
         cuda-device-id: 0
         cuda-tf32: false
         fair-share: true
