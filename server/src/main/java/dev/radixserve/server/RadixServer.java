@@ -148,6 +148,10 @@ public final class RadixServer {
       params = weights.tensors().values().stream()
           .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
     }
+    // The load's garbage (each worker's last quantized tensor, the graph's protobuf) is dead now;
+    // one full collection lets the heap give back what it grew to while loading instead of
+    // holding it, unused, for the server's life.
+    System.gc();
     if (config.warmup()) {
       // before any block is handed out: the warm-up scribbles on the first few
       RunnerWarmup.Result warm = RunnerWarmup.run(runner, WARMUP_BUDGET, WARMUP_STEPS);
