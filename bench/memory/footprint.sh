@@ -1,7 +1,9 @@
 #!/bin/bash
 # One radixserve start on a checkpoint: seconds until /health is 200, then VmHWM (peak while
 # loading), and VmRSS split into anonymous and file-backed pages, at ready and after 4 greedy
-# requests of 16 tokens; the Java heap's committed size too. One Markdown table row.
+# requests of 16 tokens; the Java heap's committed size; batch-1 decode rate of one 64-token
+# greedy completion (a sanity figure, not a speed benchmark). One Markdown table row:
+# | mode | ready | VmHWM | VmRSS at ready | VmRSS | RssAnon | RssFile | heap committed | decode | load |
 # (BENCHMARKS.md "A model costs its bytes").
 #
 #   bench/memory/footprint.sh JAR MODEL_DIR none|int8|int4 [extra serve flags...]
@@ -36,10 +38,14 @@ for i in 1 2 3 4; do
     -d "{\"prompt\":\"Request $i: hello there, tell me\",\"max_tokens\":16,\"temperature\":0}" \
     > /dev/null
 done
+d0=$(date +%s.%N)
+curl -s "127.0.0.1:$port/v1/completions" -H 'Content-Type: application/json' \
+  -d '{"prompt":"Decode timing","max_tokens":64,"temperature":0,"ignore_eos":true}' > /dev/null
+d1=$(date +%s.%N)
 rss=$(kib VmRSS); anon=$(kib RssAnon); file=$(kib RssFile); hwm=$(kib VmHWM)
 heap=$(jcmd "$pid" GC.heap_info 2>/dev/null | sed -n 's/.*heap.*committed \([0-9]*\)K.*/\1/p' | head -1)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 -c "
 m = lambda k: int(k) / 1024
-print('| $mode | %.1f s | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | $load |' % (
-    $t1 - $t0, m($hwm), m($ready_rss), m($rss), m($anon), m($file), m(${heap:-0})))"
+print('| $mode | %.1f s | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | %.1f tok/s | $load |' % (
+    $t1 - $t0, m($hwm), m($ready_rss), m($rss), m($anon), m($file), m(${heap:-0}), 64 / ($d1 - $d0)))"

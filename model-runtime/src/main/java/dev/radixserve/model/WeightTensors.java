@@ -174,7 +174,9 @@ final class WeightTensors implements AutoCloseable {
       GraphDtype scaleType, Arena arena) {
     return switch (part) {
       case WEIGHT -> arena.allocateFrom(ValueLayout.JAVA_BYTE, w.packed());
-      case ZERO_POINTS -> arena.allocateFrom(ValueLayout.JAVA_BYTE, w.zeroPoints());
+      case ZERO_POINTS -> w.zeroPoints() != null
+          ? arena.allocateFrom(ValueLayout.JAVA_BYTE, w.zeroPoints())
+          : defaultZeroPoints(w, arena);
       case SCALES -> {
         float[] scales = w.scales();
         MemorySegment out = arena.allocate((long) scales.length * scaleType.bytes(), 64);
@@ -185,6 +187,18 @@ final class WeightTensors implements AutoCloseable {
       }
       case INPUT_ORDER -> throw new IllegalStateException("an input order is no part of " + w);
     };
+  }
+
+  /**
+   * A symmetric weight's zero points written out (2^(bits−1) in every block, packed as
+   * MatMulNBits packs them): for an operator that is given them explicitly.
+   */
+  private static MemorySegment defaultZeroPoints(QuantizedWeight w, Arena arena) {
+    long[] shape = w.zeroPointsShape();
+    MemorySegment out = arena.allocate(shape[0] * shape[1], 64);
+    byte fill = (byte) (w.bits() == 8 ? 0x80 : 0x88);
+    out.fill(fill);
+    return out;
   }
 
   /** The float type of ONNX code {@code elemType}; fp32 for the quantized bytes (unused). */
