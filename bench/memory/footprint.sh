@@ -13,6 +13,7 @@ jar=$1
 model=$2
 mode=$3
 shift 3
+name=$(basename "$model")
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../.ci/java-home.sh"
 java=java
@@ -35,12 +36,13 @@ kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }
 ready_rss=$(kib VmRSS)
 for i in 1 2 3 4; do
   curl -s "127.0.0.1:$port/v1/completions" -H 'Content-Type: application/json' \
-    -d "{\"prompt\":\"Request $i: hello there, tell me\",\"max_tokens\":16,\"temperature\":0}" \
+    -d "{\"model\":\"$name\",\"prompt\":\"Request $i: hello there, tell me\",\"max_tokens\":16,\"temperature\":0}" \
     > /dev/null
 done
 d0=$(date +%s.%N)
 curl -s "127.0.0.1:$port/v1/completions" -H 'Content-Type: application/json' \
-  -d '{"prompt":"Decode timing","max_tokens":64,"temperature":0,"ignore_eos":true}' > /dev/null
+  -d "{\"model\":\"$name\",\"prompt\":\"Decode timing\",\"max_tokens\":64,\"temperature\":0,\"ignore_eos\":true}" \
+  | grep -q '"completion_tokens":64' || { echo "the timed completion failed" >&2; exit 1; }
 d1=$(date +%s.%N)
 rss=$(kib VmRSS); anon=$(kib RssAnon); file=$(kib RssFile); hwm=$(kib VmHWM)
 heap=$(jcmd "$pid" GC.heap_info 2>/dev/null | sed -n 's/.*heap.*committed \([0-9]*\)K.*/\1/p' | head -1)
