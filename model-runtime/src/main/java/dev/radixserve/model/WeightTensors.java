@@ -42,10 +42,12 @@ final class WeightTensors implements AutoCloseable {
 
   private final Arena converted;
   private final OrtValue[] values;
+  private final long bytes;
 
-  private WeightTensors(Arena converted, OrtValue[] values) {
+  private WeightTensors(Arena converted, OrtValue[] values, long bytes) {
     this.converted = converted;
     this.values = values;
+    this.bytes = bytes;
   }
 
   /**
@@ -55,8 +57,12 @@ final class WeightTensors implements AutoCloseable {
       MemoryInfo info) {
     Arena arena = Arena.ofShared();
     OrtValue[] values = new OrtValue[initializers.size()];
+    long bytes = 0;
     try {
       MemorySegment[] data = materialize(tensors, initializers, arena);
+      for (MemorySegment d : data) {
+        bytes += d.byteSize();
+      }
       for (int i = 0; i < values.length; i++) {
         ExternalInitializer init = initializers.get(i);
         values[i] = OrtValue.wrap(info, data[i], ElementType.ofCode(init.elemType()), init.dims());
@@ -70,7 +76,7 @@ final class WeightTensors implements AutoCloseable {
       arena.close();
       throw ex;
     }
-    return new WeightTensors(arena, values);
+    return new WeightTensors(arena, values, bytes);
   }
 
   /**
@@ -213,6 +219,11 @@ final class WeightTensors implements AutoCloseable {
 
   OrtValue[] values() {
     return values;
+  }
+
+  /** Bytes of data handed to ONNX Runtime (made here or wrapped in place). */
+  long bytes() {
+    return bytes;
   }
 
   @Override

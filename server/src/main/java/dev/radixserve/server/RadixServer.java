@@ -13,6 +13,7 @@ import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.ModelRunner;
 import dev.radixserve.model.MemoryPlan;
+import dev.radixserve.model.NativeHeap;
 import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.server.memory.AvailableMemory;
 import dev.radixserve.server.memory.InsufficientMemoryException;
@@ -113,7 +114,7 @@ public final class RadixServer {
     LOG.info("memory plan: " + plan.describe());
     AvailableMemory.read().ifPresent(free -> {
       // the runtime is already here: what is still to be taken is the rest of the peak
-      if (plan.peakBytes() - plan.runtimeBytes() > free.bytes()) {
+      if (plan.peakAnonymousBytes() - plan.runtimeBytes() > free.bytes()) {
         throw new InsufficientMemoryException(plan, free);
       }
     });
@@ -193,6 +194,7 @@ public final class RadixServer {
     // one full collection lets the heap give back what it grew to while loading instead of
     // holding it, unused, for the server's life.
     System.gc();
+    NativeHeap.trim(); // and the checkpoint's (an embedded model's arena) freed C heap
     if (config.warmup()) {
       // before any block is handed out: the warm-up scribbles on the first few
       RunnerWarmup.Result warm = RunnerWarmup.run(runner, WARMUP_BUDGET, WARMUP_STEPS);

@@ -12,7 +12,7 @@ public final class InsufficientMemoryException extends RuntimeException {
     super(String.format("not enough memory to load this model: it needs ~%s more while loading"
         + " (%s), but %s is free (%s). Choose a smaller --kv-cache-memory, a quantization"
         + " (--quantization int8 or int4), or a machine or container with more memory.",
-        MemoryPlan.mib(plan.peakBytes() - plan.runtimeBytes()), plan.describe(),
+        MemoryPlan.mib(plan.peakAnonymousBytes() - plan.runtimeBytes()), plan.describe(),
         MemoryPlan.mib(free.bytes()), free.source()));
   }
 }
