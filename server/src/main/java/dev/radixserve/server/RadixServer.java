@@ -112,12 +112,7 @@ public final class RadixServer {
         ? MemoryPlan.of(weights, config.blockSize(), config.numBlocks(), quant)
         : MemoryPlan.forBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(), quant);
     LOG.info("memory plan: " + plan.describe());
-    AvailableMemory.read().ifPresent(free -> {
-      // the runtime is already here: what is still to be taken is the rest of the peak
-      if (plan.peakAnonymousBytes() - plan.runtimeBytes() > free.bytes()) {
-        throw new InsufficientMemoryException(plan, free);
-      }
-    });
+    InsufficientMemoryException.refuseIfShort(plan, AvailableMemory.read());
   }
 
   private static final Logger LOG = Logger.getLogger(RadixServer.class.getName());

@@ -1,6 +1,7 @@
 package dev.radixserve.server.memory;
 
 import dev.radixserve.model.MemoryPlan;
+import java.util.Optional;
 
 /**
  * The model's planned footprint does not fit in the memory this process may take: serve refuses
@@ -14,5 +15,18 @@ public final class InsufficientMemoryException extends RuntimeException {
         + " (--quantization int8 or int4), or a machine or container with more memory.",
         MemoryPlan.mib(plan.peakAnonymousBytes() - plan.runtimeBytes()), plan.describe(),
         MemoryPlan.mib(free.bytes()), free.source()));
+  }
+
+  /**
+   * Throws when the plan's peak, less what the process already holds (its runtime) and less the
+   * checkpoint's file pages (which the kernel reclaims rather than kill), exceeds {@code free};
+   * nothing when the free memory is unknown.
+   */
+  public static void refuseIfShort(MemoryPlan plan, Optional<AvailableMemory> free) {
+    free.ifPresent(f -> {
+      if (plan.peakAnonymousBytes() - plan.runtimeBytes() > f.bytes()) {
+        throw new InsufficientMemoryException(plan, f);
+      }
+    });
   }
 }
