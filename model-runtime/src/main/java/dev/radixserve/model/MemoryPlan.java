@@ -22,13 +22,14 @@ import java.util.Set;
  * </pre>
  *
  * Serving: ONNX Runtime keeps its copy of the weights; MatMulNBits' pre-packed form of its B
- * stays beside it (measured: an int4 or int8 layer holds about its B twice; Gemm's packed fp32
- * replaces the original). Peak, while the session is created: the weights exist twice ({@link
+ * is counted beside it (an int8 layer held about its B twice on an 80 M-parameter model; Gemm's
+ * packed fp32 replaces the original). Peak, while the session is created: the weights exist twice ({@link
  * WeightTensors}' native copy and ONNX Runtime's, {@code AddExternalInitializers}), pre-packing
  * makes its forms of every packed matrix before originals go, and the checkpoint's mapped pages
  * are resident (file pages: the kernel can drop them, so the check against free memory leaves
- * them out, see {@link #peakAnonymousBytes}). Measured against this on the 1B shape: within
- * 25 % (BENCHMARKS.md "A model costs its bytes").
+ * them out, see {@link #peakAnonymousBytes}). Measured against this on the 1B shape: serving
+ * 0.69–1.17× the plan, peak 0.75–0.97× (BENCHMARKS.md "A model costs its bytes"): the
+ * MatMulNBits term over-counts there, while {@code MemoryPlanTest}'s smaller model shows it.
  *
  * @param weightBytes the initializers handed to ONNX Runtime: the weights as served (quantized
  *     blocks, scales and zero points, fp32 otherwise)
