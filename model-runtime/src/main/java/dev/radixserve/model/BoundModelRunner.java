@@ -74,6 +74,7 @@ public final class BoundModelRunner implements ModelRunner {
             List.of(initializers.values()));
         session = Resources.track(opened, OrtSession.create(env, decoder.model(), options));
       }
+      NativeHeap.trim(); // the weights made for the session and its transient copies are freed
       MemoryInfo poolMemory = Resources.track(opened, device.kind() == Device.Kind.CUDA
           ? MemoryInfo.device("Cuda", device.cuda().deviceId()) : MemoryInfo.cpu());
       allocator = Resources.track(opened, Allocator.of(session, poolMemory));

@@ -64,6 +64,7 @@ public final class OnnxModelRunner implements ModelRunner {
         sessionConfig.forEach(options::config);
         this.session = Resources.track(opened, OrtSession.create(env, graph.model(), options));
       }
+      NativeHeap.trim(); // the weights made for the session and its transient copies are freed
       this.call = Resources.track(opened, session.call(PagedGraph.inputNames(config),
           PagedGraph.outputNames(config)));
       long[] cacheShape = {pool.numBlocks(), pool.blockSize(), config.kvHeads(),

@@ -15,10 +15,10 @@ import dev.radixserve.model.weights.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One {@link OrtValue} per external initializer the graph declares, in its order: the data the
@@ -27,9 +27,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * 4-byte aligned, is wrapped as it is; others (F16, BF16, heap or misaligned data, another
  * type) are converted into memory owned here. A quantized weight is quantized here, once for its three parts
  * ({@link BlockQuantizer}), from whatever dtype the checkpoint has, or, from a GPTQ or AWQ
- * checkpoint, repacked from its own blocks ({@link CheckpointRepacker}). ONNX Runtime copies the data
- * while it creates the session, so these values (and the memory made here) are closed right
- * after.
+ * checkpoint, repacked from its own blocks ({@link CheckpointRepacker}). Everything is made in
+ * native memory one checkpoint tensor at a time (no whole-model float or quantized copy on the
+ * heap). ONNX Runtime copies the data while it creates the session, so these values (and the
+ * memory made here) are closed right after.
  *
  * <p>Why this route: {@code AddInitializer} only replaces an initializer whose data the model
  * already holds (embedding every weight in the protobuf would copy it twice), and ONNX Runtime
@@ -41,10 +42,12 @@ final class WeightTensors implements AutoCloseable {
 
   private final Arena converted;
   private final OrtValue[] values;
+  private final long bytes;
 
-  private WeightTensors(Arena converted, OrtValue[] values) {
+  private WeightTensors(Arena converted, OrtValue[] values, long bytes) {
     this.converted = converted;
     this.values = values;
+    this.bytes = bytes;
   }
 
   /**
@@ -54,20 +57,15 @@ final class WeightTensors implements AutoCloseable {
       MemoryInfo info) {
     Arena arena = Arena.ofShared();
     OrtValue[] values = new OrtValue[initializers.size()];
-    int i = 0;
+    long bytes = 0;
     try {
-      Map<String, QuantizedWeight> quantized = quantizeAll(tensors, initializers);
-      for (ExternalInitializer init : initializers) {
-        GraphDtype type = floatType(init.elemType());
-        MemorySegment data = switch (init.source()) {
-          case WeightSource.Dense d -> type == GraphDtype.FLOAT32
-              ? fp32(tensor(tensors, d.tensor()), arena)
-              : convert(tensor(tensors, d.tensor()), type, arena);
-          case WeightSource.Quantized q when q.part() == WeightSource.Part.INPUT_ORDER ->
-              inputOrder(tensors, q, arena);
-          case WeightSource.Quantized q -> part(quantized.get(q.tensor()), q.part(), type, arena);
-        };
-        values[i++] = OrtValue.wrap(info, data, ElementType.ofCode(init.elemType()), init.dims());
+      MemorySegment[] data = materialize(tensors, initializers, arena);
+      for (MemorySegment d : data) {
+        bytes += d.byteSize();
+      }
+      for (int i = 0; i < values.length; i++) {
+        ExternalInitializer init = initializers.get(i);
+        values[i] = OrtValue.wrap(info, data[i], ElementType.ofCode(init.elemType()), init.dims());
       }
     } catch (RuntimeException ex) {
       for (OrtValue v : values) {
@@ -78,24 +76,48 @@ final class WeightTensors implements AutoCloseable {
       arena.close();
       throw ex;
     }
-    return new WeightTensors(arena, values);
+    return new WeightTensors(arena, values, bytes);
   }
 
   /**
-   * Every weight some initializer wants quantized, quantized once (its three parts share it), the
-   * layers in parallel over the common pool: at load this is most of the start's extra time.
+   * The data of every initializer, made straight into native memory one checkpoint tensor at a
+   * time: a quantized weight's parts are written out right after it is quantized, so the heap
+   * holds at most one tensor's blocks per worker, never the model's. Tensors run in parallel
+   * over the common pool (at load the quantization is most of the start's extra time).
    */
-  private static Map<String, QuantizedWeight> quantizeAll(Map<String, Tensor> tensors,
-      List<ExternalInitializer> initializers) {
-    Map<String, WeightSource.Quantized> wanted = new LinkedHashMap<>();
-    for (ExternalInitializer init : initializers) {
-      if (init.source() instanceof WeightSource.Quantized q) {
-        wanted.putIfAbsent(q.tensor(), q);
+  private static MemorySegment[] materialize(Map<String, Tensor> tensors,
+      List<ExternalInitializer> initializers, Arena arena) {
+    MemorySegment[] data = new MemorySegment[initializers.size()];
+    Map<String, List<Integer>> partsOf = new LinkedHashMap<>();
+    List<Runnable> tasks = new ArrayList<>();
+    for (int i = 0; i < initializers.size(); i++) {
+      ExternalInitializer init = initializers.get(i);
+      int at = i;
+      switch (init.source()) {
+        case WeightSource.Dense d -> tasks.add(() -> data[at] = dense(tensor(tensors, d.tensor()),
+            floatType(init.elemType()), arena));
+        case WeightSource.Quantized q when q.part() == WeightSource.Part.INPUT_ORDER ->
+            tasks.add(() -> data[at] = inputOrder(tensors, q, arena));
+        case WeightSource.Quantized q ->
+            partsOf.computeIfAbsent(q.tensor(), k -> new ArrayList<>()).add(i);
       }
     }
-    Map<String, QuantizedWeight> out = new ConcurrentHashMap<>();
-    wanted.values().parallelStream().forEach(q -> out.put(q.tensor(), quantize(tensors, q)));
-    return out;
+    partsOf.values().forEach(indices -> tasks.add(() -> {
+      WeightSource.Quantized q = (WeightSource.Quantized) initializers.get(indices.getFirst())
+          .source();
+      QuantizedWeight w = quantize(tensors, q);
+      for (int i : indices) {
+        ExternalInitializer init = initializers.get(i);
+        data[i] = part(w, ((WeightSource.Quantized) init.source()).part(),
+            floatType(init.elemType()), arena);
+      }
+    }));
+    tasks.parallelStream().forEach(Runnable::run);
+    return data;
+  }
+
+  private static MemorySegment dense(Tensor t, GraphDtype type, Arena arena) {
+    return type == GraphDtype.FLOAT32 ? fp32(t, arena) : convert(t, type, arena);
   }
 
   /** From the float weight ({@link BlockQuantizer}), or the checkpoint's own blocks repacked. */
@@ -158,7 +180,9 @@ final class WeightTensors implements AutoCloseable {
       GraphDtype scaleType, Arena arena) {
     return switch (part) {
       case WEIGHT -> arena.allocateFrom(ValueLayout.JAVA_BYTE, w.packed());
-      case ZERO_POINTS -> arena.allocateFrom(ValueLayout.JAVA_BYTE, w.zeroPoints());
+      case ZERO_POINTS -> w.zeroPoints() != null
+          ? arena.allocateFrom(ValueLayout.JAVA_BYTE, w.zeroPoints())
+          : defaultZeroPoints(w, arena);
       case SCALES -> {
         float[] scales = w.scales();
         MemorySegment out = arena.allocate((long) scales.length * scaleType.bytes(), 64);
@@ -169,6 +193,18 @@ final class WeightTensors implements AutoCloseable {
       }
       case INPUT_ORDER -> throw new IllegalStateException("an input order is no part of " + w);
     };
+  }
+
+  /**
+   * A symmetric weight's zero points written out (2^(bits−1) in every block, packed as
+   * MatMulNBits packs them): for an operator that is given them explicitly.
+   */
+  private static MemorySegment defaultZeroPoints(QuantizedWeight w, Arena arena) {
+    long[] shape = w.zeroPointsShape();
+    MemorySegment out = arena.allocate(shape[0] * shape[1], 64);
+    byte fill = (byte) (w.bits() == 8 ? 0x80 : 0x88);
+    out.fill(fill);
+    return out;
   }
 
   /** The float type of ONNX code {@code elemType}; fp32 for the quantized bytes (unused). */
@@ -183,6 +219,11 @@ final class WeightTensors implements AutoCloseable {
 
   OrtValue[] values() {
     return values;
+  }
+
+  /** Bytes of data handed to ONNX Runtime (made here or wrapped in place). */
+  long bytes() {
+    return bytes;
   }
 
   @Override

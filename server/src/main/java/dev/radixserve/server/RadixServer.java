@@ -12,7 +12,11 @@ import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.ModelRunner;
+import dev.radixserve.model.MemoryPlan;
+import dev.radixserve.model.NativeHeap;
 import dev.radixserve.model.OnnxModelRunner;
+import dev.radixserve.server.memory.AvailableMemory;
+import dev.radixserve.server.memory.InsufficientMemoryException;
 import dev.radixserve.model.RunnerWarmup;
 import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.graph.GraphDtype;
@@ -25,6 +29,7 @@ import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
 import dev.radixserve.model.weights.EosTokens;
 import dev.radixserve.model.weights.HfModelLoader;
+import dev.radixserve.model.weights.WeightsDigest;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.RandomGpt2;
 import dev.radixserve.model.weights.Tensor;
@@ -55,6 +60,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -92,6 +98,26 @@ public final class RadixServer {
             config.kvCacheMemoryBytes(), config.threads(), quant);
   }
 
+  /**
+   * The CPU runner's planned footprint ({@link MemoryPlan}), logged, and refused with its numbers
+   * when the peak while loading would not fit in the memory this process may still take
+   * ({@link AvailableMemory}: the machine's, or the container's cgroup limit). The plan covers
+   * the fp32 CPU runner; other devices load unchecked.
+   *
+   * @throws InsufficientMemoryException before any weight is read
+   */
+  private static void checkMemory(ModelWeights weights, ServerConfig config, QuantSpec quant) {
+    Device device = config.device();
+    if (device.kind() != Device.Kind.CPU || device.dtype() != GraphDtype.FLOAT32) {
+      return;
+    }
+    MemoryPlan plan = config.numBlocks() != null
+        ? MemoryPlan.of(weights, config.blockSize(), config.numBlocks(), quant)
+        : MemoryPlan.forBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(), quant);
+    LOG.info("memory plan: " + plan.describe());
+    InsufficientMemoryException.refuseIfShort(plan, AvailableMemory.read());
+  }
+
   private static final Logger LOG = Logger.getLogger(RadixServer.class.getName());
   /** Enough steps for the JIT to compile the attention kernel's loops; time-capped for big models. */
   private static final int WARMUP_STEPS = 40;
@@ -105,6 +131,8 @@ public final class RadixServer {
   private final RadixCache radixCache;
   /** The configured quantization, resolved for the loaded model. */
   private final QuantSpec quant;
+  /** {@link WeightsDigest} of the checkpoint's files. */
+  private final String weightsDigest;
   private final KvEventPublisher kvEvents;
   private final KvTiers tiers;
   private final HttpHandler handler;
@@ -119,6 +147,7 @@ public final class RadixServer {
     EosTokens eos;
     ModelWeights weights;
     ChatTemplate chatTemplate;
+    List<java.nio.file.Path> weightFiles = List.of();
     if (config.model() == null) {
       weights = RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
       tokenizer = TokenizerLoader.standard();
@@ -130,8 +159,15 @@ public final class RadixServer {
       tokenizer = loaded.tokenizer();
       eos = loaded.eos();
       chatTemplate = loaded.chatTemplate();
+      weightFiles = loaded.weightFiles();
     }
     ModelShape mc = weights.config();
+    // which weights these are (not only their shape and name): in the disk tier's fingerprint and
+    // /v1/models, so new weights under an old name never load the old weights' KV blocks
+    long digestStart = System.nanoTime();
+    weightsDigest = config.model() == null ? "embedded-seed-0" : WeightsDigest.of(weightFiles);
+    LOG.info(String.format("weights digest %s (%d ms)", weightsDigest,
+        (System.nanoTime() - digestStart) / 1_000_000));
     // a GPTQ/AWQ checkpoint brings its own blocks; the LM head's auto block size depends on the
     // model's width: resolved once, here
     quant = QuantSpec.forModel(config.quantization(), weights.checkpointQuantization(),
@@ -147,10 +183,16 @@ public final class RadixServer {
     // session holds the weights: a quantized model then costs its quantized size, not both
     long params;
     try (weights) {
+      checkMemory(weights, config, quant);
       runner = createRunner(weights, config, quant);
       params = weights.tensors().values().stream()
           .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
     }
+    // The load's garbage (each worker's last quantized tensor, the graph's protobuf) is dead now;
+    // one full collection lets the heap give back what it grew to while loading instead of
+    // holding it, unused, for the server's life.
+    System.gc();
+    NativeHeap.trim(); // and the checkpoint's (an embedded model's arena) freed C heap
     if (config.warmup()) {
       // before any block is handed out: the warm-up scribbles on the first few
       RunnerWarmup.Result warm = RunnerWarmup.run(runner, WARMUP_BUDGET, WARMUP_STEPS);
@@ -214,7 +256,8 @@ public final class RadixServer {
     handler = new HttpHandler(new HttpHandler.Context(engine, tokenizer, chatTemplate, metrics,
         config.servedModelName(), limits, config.apiKey(), () -> ready,
         config.model() == null ? config.servedModelName() : config.model().toString(),
-        config.clientIdHeader(), ToolCallSyntax.of(config.toolCallParser(), chatTemplate),
+        weightsDigest, config.clientIdHeader(),
+        ToolCallSyntax.of(config.toolCallParser(), chatTemplate),
         ReasoningSyntax.of(config.reasoningParser(), chatTemplate)));
     group = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
     ServerInitializer initializer = new ServerInitializer(handler,
@@ -255,9 +298,9 @@ public final class RadixServer {
     // what else a block's bytes depend on: the shape and the pool's dtype (any family: a cached
     // row is kv heads x head dim wide; the quantization is in the model key, as in the KV events)
     String shape = String.format(
-        "layers=%d,kvheads=%d,headdim=%d,positions=%d,vocab=%d,dtype=%s,kv=%s", mc.nLayer(),
-        mc.kvHeads(), mc.headDim(), mc.nPositions(), mc.vocabSize(), config.device().dtype(),
-        config.kvCacheDtype().settingName());
+        "layers=%d,kvheads=%d,headdim=%d,positions=%d,vocab=%d,dtype=%s,kv=%s,weights=%s",
+        mc.nLayer(), mc.kvHeads(), mc.headDim(), mc.nPositions(), mc.vocabSize(),
+        config.device().dtype(), config.kvCacheDtype().settingName(), weightsDigest);
     KvTiers t = KvTiers.create(config.kvOffloadMemoryBytes(), config.kvOffloadDir(),
         config.kvOffloadDiskBytes(), config.kvOffloadDiskWrite(), io, cacheModelKey(config, quant),
         shape, config.blockSize());

@@ -39,6 +39,9 @@ final class Linear {
   static final String SCALES = ".scales";
   static final String ZERO_POINTS = ".zero_points";
   static final String INPUT_ORDER = ".input_order";
+  static final String GATHER_WEIGHT = ".gather_q";
+  static final String GATHER_SCALES = ".gather_scales";
+  static final String GATHER_ZERO_POINTS = ".gather_zero_points";
 
   private final GraphBuilder g;
   private final QuantSpec spec;
@@ -154,6 +157,37 @@ final class Linear {
         attr("K", k), attr("N", n), attr("bits", (long) bits),
         attr("block_size", (long) spec.blockSize()),
         attr("accuracy_level", (long) spec.accuracyLevel()));
+  }
+
+  /**
+   * Rows {@code ids} of {@code table} ([rows, k], a row per token as an embedding or a tied head
+   * stores it) quantized in this spec's blocks along k, as ONNX Runtime's
+   * {@code com.microsoft.GatherBlockQuantized}: each row is dequantized, {@code (code − zero
+   * point) · scale}, as MatMulNBits reads the same blocks. The blocks are the table quantized
+   * once (a tied head's, when the head takes this spec), declared 2-D as the gather wants them;
+   * zero points are always given (the symmetric default, 2^(bits−1), written out) so the gather
+   * never relies on a default of its own. The caller makes sure the block divides k.
+   */
+  String gatherRows(String table, long[] shape, String ids) {
+    long rows = shape[0];
+    long k = shape[1];
+    // not checked here that the block divides k: the head, which reads the same k in the same
+    // spec, is checked when it is emitted, after the layers (whose refusal names them first)
+    int bits = spec.mode().bits();
+    long blocks = k / spec.blockSize();
+    List<String> inputs = List.of(
+        quantized(table, WeightLayout.OUT_IN, Part.WEIGHT, GATHER_WEIGHT, UINT8, rows,
+            k * bits / 8),
+        ids,
+        quantized(table, WeightLayout.OUT_IN, Part.SCALES, GATHER_SCALES, floatType, rows,
+            blocks),
+        quantized(table, WeightLayout.OUT_IN, Part.ZERO_POINTS, GATHER_ZERO_POINTS, UINT8, rows,
+            (blocks * bits + 7) / 8));
+    String out = g.fresh("embedded");
+    g.node("GatherBlockQuantized", "com.microsoft", out + "/GatherBlockQuantized", inputs,
+        List.of(out), attr("gather_axis", 0L), attr("quantize_axis", 1L),
+        attr("block_size", (long) spec.blockSize()), attr("bits", (long) bits));
+    return out;
   }
 
   /** {@code weight}'s input order (int64 [k]), declared once however many gathers read it. */

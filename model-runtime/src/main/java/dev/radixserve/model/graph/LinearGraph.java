@@ -13,6 +13,7 @@ public final class LinearGraph {
 
   public static final String X = "x";
   public static final String Y = "y";
+  public static final String IDS = "ids";
 
   private LinearGraph() {}
 
@@ -27,6 +28,20 @@ public final class LinearGraph {
     g.input(X, FLOAT, "T", kn[0]);
     new Linear(g, quant, FLOAT).emitInto(Y, X, weight, layout, shape, bias, true);
     g.declareOutput(Y, FLOAT, "T", kn[1]);
+    return g.finish(PagedGpt2Graph.OPSET, "radixserve");
+  }
+
+  /**
+   * A graph of one quantized embedding lookup, {@code ids} int64 [T] → {@code y} float [T, K]:
+   * rows of {@code table} ([rows, K]) as {@link Linear#gatherRows} emits them for a model.
+   */
+  public static OnnxGraph gatherRows(String table, long[] shape, QuantSpec quant) {
+    quant.requireDivides(table, shape[1]);
+    GraphBuilder g = new GraphBuilder("embedding");
+    g.input(IDS, GraphBuilder.INT64, "T");
+    String rows = new Linear(g, quant, FLOAT).gatherRows(table, shape, IDS);
+    g.node("Identity", "", Y + "/Identity", java.util.List.of(rows), java.util.List.of(Y));
+    g.declareOutput(Y, FLOAT, "T", shape[1]);
     return g.finish(PagedGpt2Graph.OPSET, "radixserve");
   }
 }

@@ -32,7 +32,8 @@ public record OnnxGraph(byte[] model, List<ExternalInitializer> initializers) {
   /** How many checkpoint tensors this graph reads quantized (as MatMulNBits' weight input). */
   public long quantizedWeights() {
     return initializers.stream().filter(i -> i.source() instanceof WeightSource.Quantized q
-        && q.part() == WeightSource.Part.WEIGHT).count();
+        && q.part() == WeightSource.Part.WEIGHT && !i.name().endsWith(Linear.GATHER_WEIGHT))
+        .count();
   }
 
   /** The initializers' names, in the order of {@link #initializers}. */

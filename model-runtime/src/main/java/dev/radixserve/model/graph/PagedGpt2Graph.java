@@ -56,7 +56,7 @@ public final class PagedGpt2Graph implements PagedGraph {
     g = new GraphBuilder("gpt2_paged");
     io = new PagedIo(g, c, blockSize, dtype, kv, initializers(), quant, actOrder);
     String x = g.op("Add", "embed",
-        io.gather("wte.weight", io.ids), io.gather("wpe.weight", io.positions));
+        io.embed("wte.weight", io.ids), io.gather("wpe.weight", io.positions));
     if (dtype == GraphDtype.FLOAT32) {
       fusedLayers(x);
     } else {

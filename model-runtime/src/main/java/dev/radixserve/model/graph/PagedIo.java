@@ -182,6 +182,19 @@ final class PagedIo {
     }
   }
 
+  /**
+   * The embedding rows of {@code ids} from {@code table} ([vocab, hidden]). When the LM head is
+   * quantized the table is too, in the head's mode and blocks ({@link Linear#gatherRows}): a
+   * tied table is then quantized once for both, and an embedding costs its quantized bytes
+   * instead of 4 (or 2) per weight. Otherwise a plain Gather.
+   */
+  String embed(String table, String ids) {
+    if (!quantizeHead) {
+      return gather(table, ids);
+    }
+    return headLinear.gatherRows(table, weights.get(table), ids);
+  }
+
   /** Rows {@code indices} of {@code data} (axis 0). */
   String gather(String data, String indices) {
     return g.op("Gather", "gather", List.of(data, indices), attr("axis", 0L));

@@ -71,7 +71,7 @@ public final class PagedLlamaGraph implements PagedGraph {
     g = new GraphBuilder(c.modelType() + "_paged");
     io = new PagedIo(g, c, blockSize, dtype, kv, initializers(), quant, actOrder);
     rotary = new Rotary(g, io, c.headDim(), c.nPositions());
-    String x = io.gather(LlamaWeights.EMBED, io.ids);
+    String x = io.embed(LlamaWeights.EMBED, io.ids);
     if (dtype == GraphDtype.FLOAT32) {
       fusedLayers(x);
     } else {

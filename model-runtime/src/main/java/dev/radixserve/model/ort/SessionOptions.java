@@ -32,6 +32,13 @@ public final class SessionOptions extends NativeHandle {
    */
   public static final String PROFILE_PROPERTY = "radixserve.ortProfile";
 
+  /**
+   * System property of extra session configuration entries, {@code key=value} separated by
+   * {@code ;} (e.g. {@code session.disable_prepacking=1}): a diagnostic for benchmarks that
+   * measure what an ONNX Runtime setting costs or saves, unset by default.
+   */
+  public static final String CONFIG_PROPERTY = "radixserve.ortSessionConfig";
+
   public static SessionOptions create() {
     SessionOptions options;
     try (Arena arena = Arena.ofConfined()) {
@@ -40,6 +47,13 @@ public final class SessionOptions extends NativeHandle {
     String profile = System.getProperty(PROFILE_PROPERTY);
     if (profile != null && !profile.isBlank()) {
       options.profileTo(profile);
+    }
+    String extra = System.getProperty(CONFIG_PROPERTY, "");
+    for (String entry : extra.split(";")) {
+      int eq = entry.indexOf('=');
+      if (eq > 0) {
+        options.config(entry.substring(0, eq).strip(), entry.substring(eq + 1).strip());
+      }
     }
     return options;
   }

@@ -41,12 +41,15 @@ class QuantizedGraphTest {
             weight + ".zero_points", "h." + i + "." + w + ".bias")), weight);
       }
     }
-    assertTrue(names.contains("wte.weight"), "the embedding stays fp32");
-    assertFalse(names(QuantSpec.of(QuantMode.INT4).withLmHead(false)).contains("wte.weight.q"),
-        "the LM head only with lmHead");
+    Set<String> plainHead = names(QuantSpec.of(QuantMode.INT4).withLmHead(false));
+    assertFalse(plainHead.contains("wte.weight.q"), "the LM head only with lmHead");
+    assertTrue(plainHead.contains("wte.weight") && !plainHead.contains("wte.weight.gather_q"),
+        "an unquantized head keeps the embedding as the checkpoint has it");
     Set<String> withHead = names(QuantSpec.of(QuantMode.INT8).withLmHead(true));
-    assertTrue(withHead.containsAll(List.of("wte.weight", "wte.weight.q")),
-        "tied: the gather reads fp32 rows, the head its quantized copy");
+    assertTrue(withHead.containsAll(List.of("wte.weight.q", "wte.weight.gather_q",
+        "wte.weight.gather_scales", "wte.weight.gather_zero_points")),
+        "tied: the head and the gather read the same blocks, each in its operator's shape");
+    assertFalse(withHead.contains("wte.weight"), "no float copy of the embedding");
     assertFalse(withHead.contains("h.0.attn.c_attn.weight.zero_points"), "symmetric");
   }
 

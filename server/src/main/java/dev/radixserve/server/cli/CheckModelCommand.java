@@ -2,7 +2,9 @@ package dev.radixserve.server.cli;
 
 import dev.radixserve.model.ForwardBatch;
 import dev.radixserve.model.ModelShape;
+import dev.radixserve.model.MemoryPlan;
 import dev.radixserve.model.OnnxModelRunner;
+import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.OnnxGraph;
 import dev.radixserve.model.quant.CheckpointQuantization;
@@ -83,6 +85,10 @@ final class CheckModelCommand implements Callable<Integer> {
       description = "As serve's (default: auto).")
   String quantizationHeadBlockSize;
 
+  @Option(names = "--kv-cache-memory", paramLabel = "SIZE",
+      description = "The KV pool budget the planned footprint assumes, as serve's (default: 512m).")
+  String kvCacheMemory;
+
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
@@ -98,6 +104,7 @@ final class CheckModelCommand implements Callable<Integer> {
             QuantSpec.accuracyLevelFor(false), flags.quantizationHead())
             .resolvedFor(m.weights().config().hiddenSize());
         describeQuantization(m, quant, out);
+        describeMemory(m, quant, flags, out);
       } catch (QuantizationException e) {
         out.flush();
         err.println("radixserve: check-model: " + e.getMessage());
@@ -149,6 +156,7 @@ final class CheckModelCommand implements Callable<Integer> {
     putIfGiven(flags, ConfigKey.QUANTIZATION_ZERO_POINTS, quantizationZeroPoints);
     putIfGiven(flags, ConfigKey.QUANTIZATION_LM_HEAD, quantizationLmHead);
     putIfGiven(flags, ConfigKey.QUANTIZATION_HEAD_BLOCK_SIZE, quantizationHeadBlockSize);
+    putIfGiven(flags, ConfigKey.KV_CACHE_MEMORY, kvCacheMemory);
     return ConfigResolver.resolve(flags, Map.of(), null);
   }
 
@@ -178,23 +186,45 @@ final class CheckModelCommand implements Callable<Integer> {
         plain.initializerBytes());
   }
 
+  /**
+   * The planned footprint on the CPU ({@link MemoryPlan}): the weights as served under each
+   * quantization mode this checkpoint takes (the chosen one marked), then the chosen mode's KV
+   * pool, serving total and peak while loading: what serve checks against the free memory.
+   */
+  private static void describeMemory(LoadedModel m, QuantSpec quant, ServerConfig flags,
+      PrintWriter out) {
+    int blockSize = flags.blockSize();
+    long budget = flags.kvCacheMemoryBytes();
+    for (QuantMode mode : QuantMode.values()) {
+      boolean chosen = mode == quant.mode();
+      try {
+        QuantSpec spec = chosen ? quant : QuantSpec.forModel(QuantSpec.of(mode),
+                m.weights().checkpointQuantization(), QuantSpec.accuracyLevelFor(false),
+                flags.quantizationHead())
+            .resolvedFor(m.weights().config().hiddenSize());
+        MemoryPlan p = MemoryPlan.forBudget(m.weights(), blockSize, budget, spec);
+        out.printf("memory      %-4s weights as served %s (%.2f bytes/parameter), serving ~%s,"
+            + " peak while loading ~%s%s%n", mode.label(), MemoryPlan.mib(p.weightBytes()),
+            (double) p.weightBytes() / parameters(m), MemoryPlan.mib(p.servingBytes()),
+            MemoryPlan.mib(p.peakBytes()), chosen ? "  (chosen)" : "");
+      } catch (IllegalArgumentException e) {
+        out.printf("memory      %-4s not possible for this checkpoint (%s)%n", mode.label(),
+            e.getMessage());
+      }
+    }
+    MemoryPlan chosen = MemoryPlan.forBudget(m.weights(), blockSize, budget, quant);
+    out.println("plan        " + chosen.describe());
+  }
+
   private void describe(LoadedModel m, PrintWriter out) {
     ModelShape c = m.weights().config();
     out.println("model       " + dir.toAbsolutePath().normalize());
     out.println("config      " + m.weights().describe());
     var dtypes = new TreeMap<String, Integer>();
-    long params = 0;
-    CheckpointQuantization packed = m.weights().checkpointQuantization();
     for (Tensor t : m.weights().tensors().values()) {
       dtypes.merge(t.dtype().name(), 1, Integer::sum);
-      if (packed == null) {
-        params += t.elementCount();
-      } else if (t.name().endsWith(".qweight")) {
-        params += t.elementCount() * packed.packFactor(); // the codes of a GPTQ/AWQ layer
-      } else if (t.dtype().isFloat() && !t.name().endsWith(".scales")) {
-        params += t.elementCount(); // not its scales, zero points or group indices
-      }
     }
+    long params = parameters(m);
     boolean sharded = Files.isRegularFile(dir.resolve(HfModelLoader.SAFETENSORS_INDEX))
         && !Files.isRegularFile(dir.resolve(HfModelLoader.SAFETENSORS));
     out.printf("weights     %s%s: %d tensors (%s), %,d parameters%n",
@@ -207,6 +237,22 @@ final class CheckModelCommand implements Callable<Integer> {
         m.tokenizer().vocabSize(), padding > 0
             ? " (vocab_size pads " + padding + " more ids, never sampled)" : "");
     out.println("eos         " + m.eos().ids() + " from " + m.eos().source());
+  }
+
+  /** The checkpoint's parameters (a GPTQ/AWQ layer's codes, not its scales or group indices). */
+  private static long parameters(LoadedModel m) {
+    long params = 0;
+    CheckpointQuantization packed = m.weights().checkpointQuantization();
+    for (Tensor t : m.weights().tensors().values()) {
+      if (packed == null) {
+        params += t.elementCount();
+      } else if (t.name().endsWith(".qweight")) {
+        params += t.elementCount() * packed.packFactor(); // the codes of a GPTQ/AWQ layer
+      } else if (t.dtype().isFloat() && !t.name().endsWith(".scales")) {
+        params += t.elementCount(); // not its scales, zero points or group indices
+      }
+    }
+    return params;
   }
 
   static String quoted(String s) {

@@ -3,6 +3,7 @@ package dev.radixserve.server.cli;
 import dev.radixserve.bench.BenchCommand;
 import dev.radixserve.model.quant.QuantizationException;
 import dev.radixserve.model.weights.ModelLoadException;
+import dev.radixserve.server.memory.InsufficientMemoryException;
 import dev.radixserve.server.config.ServerConfig;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -65,6 +66,11 @@ public final class Main implements Runnable {
             cmd.getErr().println("radixserve: " + e.getMessage());
             cmd.getErr().flush();
             return CommandLine.ExitCode.USAGE;
+          }
+          if (e instanceof InsufficientMemoryException) {
+            cmd.getErr().println("radixserve: " + e.getMessage());
+            cmd.getErr().flush();
+            return CommandLine.ExitCode.SOFTWARE;
           }
           if (e instanceof ModelLoadException) {
             cmd.getErr().println("radixserve: " + e.getMessage());

@@ -47,13 +47,15 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
    * What the handler serves with.
    *
    * @param modelRoot where the model came from (its directory), {@code root} in /v1/models
+   * @param weightsDigest which weights these are ({@code WeightsDigest}), {@code
+   *     weights_digest} in /v1/models
    * @param toolCallSyntax how the model writes tool calls ({@code --tool-call-parser})
    */
   public record Context(Engine engine, Tokenizer tokenizer, ChatTemplate chatTemplate,
       ServerMetrics metrics,
       String modelName, RequestLimits limits, String apiKey, BooleanSupplier ready,
-      String modelRoot, String clientIdHeader, ToolCallSyntax toolCallSyntax,
-      ReasoningSyntax reasoningSyntax) {}
+      String modelRoot, String weightsDigest, String clientIdHeader,
+      ToolCallSyntax toolCallSyntax, ReasoningSyntax reasoningSyntax) {}
 
   private final Context c;
   private final Responses responses;
@@ -72,7 +74,8 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     this.generation = new GenerationEndpoint(c, responses, workers);
     this.tokenize = new TokenizeEndpoints(c.tokenizer(), c.limits().maxModelLen(), responses);
     this.clientId = new ClientId(c.clientIdHeader());
-    this.models = new ModelCards(c.modelName(), c.modelRoot(), c.limits().maxModelLen(),
+    this.models = new ModelCards(c.modelName(), c.modelRoot(), c.weightsDigest(),
+        c.limits().maxModelLen(),
         System.currentTimeMillis() / 1000);
   }
 

@@ -10,12 +10,14 @@ import java.util.UUID;
  *
  * <pre>
  *   {"id", "object": "model", "created", "owned_by": "radixserve", "root": model directory,
- *    "parent": null, "max_model_len", "permission": [{"object": "model_permission", ...}]}
+ *    "parent": null, "weights_digest", "max_model_len",
+ *    "permission": [{"object": "model_permission", ...}]}
  * </pre>
  *
  * {@code id} is the served model name; {@code root} where the weights came from (the model
  * directory as given, or the served name for the embedded model), as vLLM reports its
- * {@code --model} path there.
+ * {@code --model} path there. {@code weights_digest} (radixserve's own) tells which weights
+ * those are ({@code WeightsDigest}): the same name and directory may hold new weights.
  */
 final class ModelCards {
 
@@ -23,13 +25,15 @@ final class ModelCards {
 
   private final String id;
   private final String root;
+  private final String weightsDigest;
   private final int maxModelLen;
   private final long created;
   private final String permissionId = "modelperm-" + UUID.randomUUID().toString().replace("-", "");
 
-  ModelCards(String id, String root, int maxModelLen, long created) {
+  ModelCards(String id, String root, String weightsDigest, int maxModelLen, long created) {
     this.id = id;
     this.root = root;
+    this.weightsDigest = weightsDigest;
     this.maxModelLen = maxModelLen;
     this.created = created;
   }
@@ -58,6 +62,7 @@ final class ModelCards {
     m.put("owned_by", "radixserve");
     m.put("root", root);
     m.putNull("parent");
+    m.put("weights_digest", weightsDigest);
     m.put("max_model_len", maxModelLen);
     ObjectNode p = m.putArray("permission").addObject();
     p.put("id", permissionId);

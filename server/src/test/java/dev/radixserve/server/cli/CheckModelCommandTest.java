@@ -161,9 +161,14 @@ class CheckModelCommandTest {
       for (long[] kn : layers) {
         saved += 2 * (kn[0] * kn[1] * 4 - quantizedBytes(kn[0], kn[1], spec));
       }
-      // the tied head: quantized (int8 by default, int4 layers too), it is a second copy beside
-      // the fp32 embedding the Gather reads
-      long head = spec.lmHead() ? quantizedBytes(64, 260, spec.forHead(64)) : 0;
+      // the tied head: quantized (int8 by default, int4 layers too) for MatMulNBits, and the
+      // embedding in the same blocks for GatherBlockQuantized (zero points always given) in
+      // place of the fp32 table
+      QuantSpec head64 = spec.forHead(64);
+      long gather = 260 * 64 * head64.mode().bits() / 8 + 260 * (64 / head64.blockSize()) * 4
+          + 260 * ((64 / head64.blockSize() * head64.mode().bits() + 7) / 8);
+      long head = spec.lmHead()
+          ? quantizedBytes(64, 260, head64) + gather - 260 * 64 * 4 : 0;
       int weights = 8 + (spec.lmHead() ? 1 : 0);
       String prefix = "quantization " + spec.key() + ": " + weights + " linear weights as"
           + " MatMulNBits, ";

@@ -1,0 +1,53 @@
+#!/bin/bash
+# One radixserve start on a checkpoint: seconds until /health is 200, then VmHWM (peak while
+# loading), and VmRSS split into anonymous and file-backed pages, at ready and after 4 greedy
+# requests of 16 tokens; the Java heap's committed size; batch-1 decode rate of one 64-token
+# greedy completion (a sanity figure, not a speed benchmark). One Markdown table row:
+# | mode | ready | VmHWM | VmRSS at ready | VmRSS | RssAnon | RssFile | heap committed | decode | load |
+# (BENCHMARKS.md "A model costs its bytes").
+#
+#   bench/memory/footprint.sh JAR MODEL_DIR none|int8|int4 [extra serve flags...]
+#   JAVA_OPTS (default: none beyond the launcher's) is passed to java.
+set -u
+jar=$1
+model=$2
+mode=$3
+shift 3
+name=$(basename "$model")
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../.ci/java-home.sh"
+java=java
+[ -z "${JAVA_HOME:-}" ] || java="$JAVA_HOME/bin/java"
+port=$((20000 + RANDOM % 20000))
+log=/tmp/footprint-$mode-$$.log
+t0=$(date +%s.%N)
+# shellcheck disable=SC2086
+"$java" --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector ${JAVA_OPTS:-} \
+  -jar "$jar" serve --model "$model" --host 127.0.0.1 --port "$port" --threads 2 \
+  --kv-cache-memory 256m --quantization "$mode" "$@" > "$log" 2>&1 &
+pid=$!
+trap 'kill "$pid" 2>/dev/null' EXIT
+until curl -sf "127.0.0.1:$port/health" > /dev/null; do
+  kill -0 "$pid" 2>/dev/null || { echo "server exited, see $log" >&2; tail -5 "$log" >&2; exit 1; }
+  sleep 0.2
+done
+t1=$(date +%s.%N)
+kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }
+ready_rss=$(kib VmRSS)
+for i in 1 2 3 4; do
+  curl -s "127.0.0.1:$port/v1/completions" -H 'Content-Type: application/json' \
+    -d "{\"model\":\"$name\",\"prompt\":\"Request $i: hello there, tell me\",\"max_tokens\":16,\"temperature\":0}" \
+    > /dev/null
+done
+d0=$(date +%s.%N)
+curl -s "127.0.0.1:$port/v1/completions" -H 'Content-Type: application/json' \
+  -d "{\"model\":\"$name\",\"prompt\":\"Decode timing\",\"max_tokens\":64,\"temperature\":0,\"ignore_eos\":true}" \
+  | grep -q '"completion_tokens":64' || { echo "the timed completion failed" >&2; exit 1; }
+d1=$(date +%s.%N)
+rss=$(kib VmRSS); anon=$(kib RssAnon); file=$(kib RssFile); hwm=$(kib VmHWM)
+heap=$(jcmd "$pid" GC.heap_info 2>/dev/null | sed -n 's/.*heap.*committed \([0-9]*\)K.*/\1/p' | head -1)
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 -c "
+m = lambda k: int(k) / 1024
+print('| $mode | %.1f s | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | %.1f tok/s | $load |' % (
+    $t1 - $t0, m($hwm), m($ready_rss), m($rss), m($anon), m($file), m(${heap:-0}), 64 / ($d1 - $d0)))"

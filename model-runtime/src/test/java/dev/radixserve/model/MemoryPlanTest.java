@@ -1,0 +1,145 @@
+package dev.radixserve.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.radixserve.model.graph.GraphDtype;
+import dev.radixserve.model.graph.OnnxGraph;
+import dev.radixserve.model.ort.MemoryInfo;
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.weights.LlamaWeights;
+import dev.radixserve.model.weights.RandomLlama;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * {@link MemoryPlan}'s accounting against what a runner really takes: the weights it counts are
+ * exactly the bytes handed to ONNX Runtime and the pool exactly the runner's; and on a small model
+ * (80 M parameters) the resident memory a runner adds, and the peak while it is made, are the
+ * plan's within {@value #TOLERANCE} (the process's own, from {@code /proc/self/status}, less the
+ * Java heap's committed bytes: the plan counts the native memory).
+ */
+class MemoryPlanTest {
+
+  /** How far measured may be from planned, as a fraction of planned. */
+  private static final double TOLERANCE = 0.20;
+  private static final LlamaConfig C = LlamaConfig.llama(4, 1024, 8, 4, 4096, 256, 16384);
+  private static final int BLOCK = 16;
+  private static final int BLOCKS = 64;
+
+  private static QuantSpec spec(QuantMode mode, ModelShape shape) {
+    return mode == QuantMode.NONE ? QuantSpec.none()
+        : QuantSpec.of(mode).resolvedFor(shape.hiddenSize());
+  }
+
+  @ParameterizedTest
+  @EnumSource(QuantMode.class)
+  void weightsAndPoolAreExactlyWhatTheRunnerTakes(QuantMode mode) {
+    try (LlamaWeights w = RandomLlama.create(LlamaConfig.llama(2, 64, 4, 2, 128, 64, 260), 1);
+        MemoryInfo cpu = MemoryInfo.cpu()) {
+      QuantSpec spec = spec(mode, w.config());
+      MemoryPlan plan = MemoryPlan.of(w, BLOCK, BLOCKS, spec);
+      OnnxGraph graph = w.graph().build(BLOCK, GraphDtype.FLOAT32, spec);
+      try (WeightTensors made = WeightTensors.of(w.tensors(), graph.initializers(), cpu)) {
+        assertEquals(made.bytes(), plan.weightBytes());
+      }
+      try (OnnxModelRunner r = OnnxModelRunner.create(w, BLOCK, BLOCKS, 1, Map.of(), spec)) {
+        assertEquals(r.kvPool().numBlocks() * r.kvPool().bytesPerBlock(), plan.kvPoolBytes());
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = QuantMode.class, names = {"NONE", "INT8"})
+  @EnabledOnOs(OS.LINUX)
+  void aRunnerTakesWhatThePlanSays(QuantMode mode) throws Exception {
+    // in a JVM of its own: in the suite's, other tests' freed native memory moves the RSS
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Process p = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xss16m",
+        "-Xmx1g", "-cp", System.getProperty("java.class.path"), MemoryPlanTest.class.getName(),
+        mode.name()).redirectErrorStream(true).start();
+    CompletableFuture.delayedExecutor(5, TimeUnit.MINUTES).execute(p::destroyForcibly);
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, p.waitFor(), out);
+    Matcher m = Pattern.compile(
+        "serving (\\d+) planned (\\d+) peak (\\d+) planned (\\d+)").matcher(out);
+    assertTrue(m.find(), out);
+    assertWithin(Long.parseLong(m.group(2)), Long.parseLong(m.group(1)), mode + " serving");
+    if (mode != QuantMode.NONE) {
+      // an fp32 checkpoint wanted in fp32 is wrapped, not copied: the plan's second copy
+      // exists only when the weights are made (quantized, converted)
+      assertWithin(Long.parseLong(m.group(4)), Long.parseLong(m.group(3)),
+          mode + " peak above the checkpoint");
+    }
+  }
+
+  /**
+   * The child of {@link #aRunnerTakesWhatThePlanSays}: makes a runner under the mode {@code
+   * args[0]} and prints the native memory it took against the plan, serving and peak.
+   */
+  public static void main(String[] args) throws IOException {
+    QuantMode mode = QuantMode.valueOf(args[0]);
+    // ONNX Runtime's library, threads and first allocations: part of the runtime, not the model
+    try (LlamaWeights tiny = RandomLlama.create(LlamaConfig.llama(1, 64, 4, 2, 128, 64, 260), 1);
+        OnnxModelRunner r = OnnxModelRunner.create(tiny, BLOCK, 4, 1, Map.of(),
+            spec(mode, tiny.config()))) {
+      r.numBlocks();
+    }
+    MemoryPlan plan;
+    long before;
+    long weightBytes;
+    long peak;
+    OnnxModelRunner runner;
+    try (LlamaWeights w = RandomLlama.create(C, 7)) {
+      plan = MemoryPlan.of(w, BLOCK, BLOCKS, spec(mode, C));
+      weightBytes = plan.checkpointBytes(); // fp32 in native memory, freed below
+      System.gc();
+      NativeHeap.trim();
+      before = status("VmRSS:") - heapCommitted();
+      Files.writeString(Path.of("/proc/self/clear_refs"), "5"); // VmHWM := VmRSS
+      runner = OnnxModelRunner.create(w, BLOCK, BLOCKS, 1, Map.of(), spec(mode, C));
+      // the heap the load grew (each worker's quantized tensor) is the JVM's, not the model's
+      peak = status("VmHWM:") - heapCommitted() - before;
+    }
+    try (runner) {
+      System.gc();
+      NativeHeap.trim(); // as the server does once the checkpoint is closed
+      long serving = status("VmRSS:") - heapCommitted() - (before - weightBytes);
+      System.out.printf("serving %d planned %d peak %d planned %d%n", serving,
+          plan.servingBytes() - plan.runtimeBytes(), peak,
+          plan.peakAnonymousBytes() - plan.runtimeBytes() - plan.weightBytes());
+    }
+  }
+
+  private static void assertWithin(long planned, long measured, String what) {
+    assertTrue(Math.abs(measured - planned) <= TOLERANCE * planned, String.format(
+        "%s: measured %,d bytes, planned %,d (tolerance %.0f %%)", what, measured, planned,
+        TOLERANCE * 100));
+  }
+
+  private static long heapCommitted() {
+    return java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage()
+        .getCommitted();
+  }
+
+  private static long status(String key) throws IOException {
+    for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+      if (line.startsWith(key)) {
+        return Long.parseLong(line.substring(key.length()).replace("kB", "").strip()) * 1024;
+      }
+    }
+    throw new IllegalStateException(key + " not in /proc/self/status");
+  }
+}
