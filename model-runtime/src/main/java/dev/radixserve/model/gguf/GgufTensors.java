@@ -1,0 +1,145 @@
+package dev.radixserve.model.gguf;
+
+import dev.radixserve.model.LlamaConfig;
+import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.CheckpointRepacker;
+import dev.radixserve.model.weights.DType;
+import dev.radixserve.model.weights.ModelLoadException;
+import dev.radixserve.model.weights.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * A GGUF file's tensors as the Llama graph takes them ({@link
+ * dev.radixserve.model.weights.LlamaWeights}' names and shapes):
+ *
+ * <ul>
+ *   <li>F32, F16 and BF16 tensors are slices of the mapping, as a safetensors checkpoint's;
+ *   <li>Q8_0 and Q4_0 projections are served in their own blocks ({@link GgufBlocks#asGptq}, then
+ *       MatMulNBits through the GPTQ repacker): every projection of the file must then be in the
+ *       same one of the two;
+ *   <li>everything else that {@link GgufBlocks#dequantizable} reads (the embedding and LM head in
+ *       Q8_0/Q4_0, Q4_1/Q5_0/Q5_1 anywhere) is dequantized to fp32 exactly as ggml does;
+ *   <li>K-quants, IQ and ternary types are refused by tensor and type;
+ *   <li>Llama's q/k rows (and biases), which llama.cpp's converter permutes for its interleaved
+ *       rope, are read back in transformers' order ({@link GgufBlocks#unpermute}).
+ * </ul>
+ *
+ * @param types how many tensors of the file hold each ggml type (for check-model)
+ */
+record GgufTensors(LlamaConfig config, Map<String, Tensor> tensors,
+    CheckpointQuantization quantization, GgmlType projectionType, Map<GgmlType, Integer> types) {
+
+  private static final Set<GgmlType> FLOATS = Set.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16);
+
+  static GgufTensors read(GgufFile f, String arch, Arena arena) {
+    Map<String, GgufFile.TensorInfo> names = GgufTensorNames.canonical(f);
+    Map<GgmlType, Integer> types = new TreeMap<>();
+    for (GgufFile.TensorInfo t : f.tensors()) {
+      types.merge(t.type(), 1, Integer::sum);
+      if (!GgufBlocks.dequantizable(t.type())) {
+        throw new ModelLoadException(t.file(), "tensor " + t.name() + " is " + t.type()
+            + ", which radixserve does not serve (F32, F16, BF16, Q8_0 and Q4_0 in their own"
+            + " blocks; Q4_1, Q5_0, Q5_1 dequantized at load). Convert the checkpoint with"
+            + " llama.cpp's convert_hf_to_gguf.py --outtype q8_0, or llama-quantize it to Q8_0"
+            + " or Q4_0");
+      }
+    }
+    GgufFile.TensorInfo freqs = names.remove(GgufTensorNames.ROPE_FREQS);
+    float[] ropeFactors = null;
+    if (freqs != null) {
+      ropeFactors = new float[(int) freqs.ne()[0]];
+      GgufBlocks.dequantizeRow(freqs, 0, ropeFactors);
+    }
+    LlamaConfig config = GgufConfig.read(f, arch, names, ropeFactors);
+    GgmlType projectionType = projectionType(f, names);
+    CheckpointQuantization q = GgufBlocks.repackable(projectionType)
+        ? GgufBlocks.quantization(projectionType) : null;
+    Map<String, Tensor> out = new LinkedHashMap<>();
+    for (Map.Entry<String, GgufFile.TensorInfo> e : names.entrySet()) {
+      String name = e.getKey();
+      GgufFile.TensorInfo t = e.getValue();
+      GgufBlocks.RowMap rows = rows(arch, config, name, t);
+      long[] shape = t.shape();
+      if (q != null && isProjection(name)) {
+        out.putAll(GgufBlocks.asGptq(t, CheckpointRepacker.moduleOf(name), rows, arena));
+      } else if (FLOATS.contains(t.type()) && rows == GgufBlocks.IN_PLACE) {
+        DType dtype = DType.valueOf(t.type().name());
+        out.put(name, new Tensor(name, dtype, shape, t.data()));
+      } else if (t.ne().length == 1 && rows != GgufBlocks.IN_PLACE) {
+        float[] v = new float[(int) t.ne()[0]];
+        GgufBlocks.dequantizeRow(t, 0, v);
+        MemorySegment data = arena.allocate(4L * v.length, 64);
+        for (int i = 0; i < v.length; i++) {
+          data.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, v[rows.sourceRow(i)]);
+        }
+        out.put(name, new Tensor(name, DType.F32, shape, data));
+      } else {
+        MemorySegment data = GgufBlocks.dequantize(t, rows, arena);
+        out.put(name, new Tensor(name, DType.F32, shape, data));
+      }
+    }
+    return new GgufTensors(config, out, q, projectionType, types);
+  }
+
+  static boolean isProjection(String canonical) {
+    return canonical.startsWith("layers.") && canonical.endsWith("_proj.weight");
+  }
+
+  /**
+   * The one type every projection is in; F32 standing for any mix of float types, and for
+   * projections dequantized at load.
+   */
+  private static GgmlType projectionType(GgufFile f, Map<String, GgufFile.TensorInfo> names) {
+    Map<GgmlType, Set<String>> byType = new TreeMap<>();
+    for (Map.Entry<String, GgufFile.TensorInfo> e : names.entrySet()) {
+      if (isProjection(e.getKey())) {
+        byType.computeIfAbsent(e.getValue().type(), k -> new TreeSet<>())
+            .add(e.getValue().name());
+      }
+    }
+    boolean repacked = byType.keySet().stream().anyMatch(GgufBlocks::repackable);
+    if (repacked && byType.size() > 1) {
+      StringBuilder b = new StringBuilder();
+      byType.forEach((type, tensors) -> b.append(b.isEmpty() ? "" : "; ").append(type)
+          .append(": ").append(tensors.size()).append(" (").append(tensors.iterator().next())
+          .append(tensors.size() > 1 ? ", …" : "").append(")"));
+      throw new ModelLoadException(f.primary(), "its projections mix " + byType.keySet() + " ("
+          + b + "); Q8_0 and Q4_0 layers are served in their own blocks only when every"
+          + " projection is in the same one");
+    }
+    return repacked ? byType.keySet().iterator().next() : GgmlType.F32;
+  }
+
+  /** Llama's q/k rows (weights and biases) are stored permuted; every other tensor in place. */
+  private static GgufBlocks.RowMap rows(String arch, LlamaConfig c, String name,
+      GgufFile.TensorInfo t) {
+    if (!arch.equals("llama")) {
+      return GgufBlocks.IN_PLACE;
+    }
+    int heads;
+    if (name.endsWith("self_attn.q_proj.weight") || name.endsWith("self_attn.q_proj.bias")) {
+      heads = c.nHeads();
+    } else if (name.endsWith("self_attn.k_proj.weight")
+        || name.endsWith("self_attn.k_proj.bias")) {
+      heads = c.kvHeads();
+    } else {
+      return GgufBlocks.IN_PLACE;
+    }
+    // a bias's elements are permuted as the weight's rows are
+    return GgufBlocks.unpermute((int) t.ne()[t.ne().length - 1], heads);
+  }
+
+  /** e.g. {@code F32 ×5, Q8_0 ×14}. */
+  String describeTypes() {
+    StringBuilder b = new StringBuilder();
+    types.forEach((type, n) -> b.append(b.isEmpty() ? "" : ", ").append(type).append(" ×")
+        .append(n));
+    return b.toString();
+  }
+}
