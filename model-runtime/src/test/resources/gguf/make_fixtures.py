@@ -26,7 +26,8 @@ Per case NAME:
   Also: llama3-split-0000N-of-00003.gguf (the converter's --split-max-tensors 8 of the F32 file);
   value-types.gguf / .json (gguf-py's GGUFWriter: every value type, alignment 64, an F32 and a Q8_0
   tensor; the values as GGUFReader reads them); gguf-py-tables.json (gguf-py's ggml types with
-  block sizes, metadata key names, and the served architectures' tensor names).
+  block sizes, metadata key names (and llama-arch.cpp's LLM_KV_NAMES), and the served
+  architectures' tensor names).
   5. NAME-TYPE-dequantized.json: for each quantized file, gguf-py's dequantize of two of its
      tensors (KEPT) (llama.cpp's layout [rows, K], as stored: q/k rows still permuted), float32 values
      as hex bits; and NAME-TYPE-expected.json: transformers on the checkpoint with every weight
@@ -230,10 +231,17 @@ def tables():
     for arch in ("llama", "qwen2", "qwen3"):
         a = next(m for m, n in gguf.MODEL_ARCH_NAMES.items() if n == arch)
         archs[arch] = sorted(gguf.TENSOR_NAMES[t] for t in gguf.MODEL_TENSORS[a])
+    # llama.cpp's own LLM_KV_NAMES (llama-arch.cpp), which still names keys gguf-py dropped
+    import re
+    with open(os.path.join(LLAMACPP, "src", "llama-arch.cpp")) as f:
+        arch_cpp = f.read()
+    kv_names = sorted(set(k.replace("%s", "{arch}") for k in
+                          re.findall(r'\{\s*LLM_KV_[A-Z0-9_]+\s*,\s*"([^"]+)"\s*\}', arch_cpp)))
     with open(os.path.join(HERE, "gguf-py-tables.json"), "w") as f:
         json.dump({"ggml_types": {t.name: [t.value, *gguf.GGML_QUANT_SIZES[t]]
                                   for t in gguf.GGMLQuantizationType},
-                   "keys": sorted(set(keys)), "tensor_names": archs}, f, indent=1)
+                   "keys": sorted(set(keys)), "llama_arch_keys": kv_names,
+                   "tensor_names": archs}, f, indent=1)
 
 
 def main():
