@@ -23,6 +23,7 @@ import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
 import dev.radixserve.model.weights.EosTokens;
+import dev.radixserve.model.gguf.GgufModelLoader;
 import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.RandomGpt2;
@@ -122,7 +123,8 @@ public final class RadixServer {
       eos = EosTokens.of(tokenizer);
       chatTemplate = new ChatMlTemplate();
     } else {
-      LoadedModel loaded = HfModelLoader.load(config.model());
+      LoadedModel loaded = GgufModelLoader.isGguf(config.model())
+          ? GgufModelLoader.load(config.model()) : HfModelLoader.load(config.model());
       weights = loaded.weights();
       tokenizer = loaded.tokenizer();
       eos = loaded.eos();
@@ -281,12 +283,17 @@ public final class RadixServer {
    * The model as the block hashes name it: the served name, then the dtype when it is not fp32
    * and the quantization when there is one ({@code gpt2@int4/b32/asym/acc4/head-int8-b128},
    * {@code gpt2@float16}), since an int4 or fp16 model's KV blocks are not the fp32 model's. For
-   * fp32 unquantized it is the plain name, so llm-d's own hash of a prefix still equals ours.
+   * fp32 unquantized it is the plain name, so llm-d's own hash of a prefix still equals ours. A
+   * GGUF file adds its identity ({@code #size@mtime;headerhash}, {@link GgufModelLoader#identity}).
    *
    * @param quant the config's quantization {@link QuantSpec#resolvedFor resolved} for the model
    */
   static String cacheModelKey(ServerConfig config, QuantSpec quant) {
     String key = config.servedModelName();
+    if (GgufModelLoader.isGguf(config.model())) {
+      // another file under the same name must never reuse these blocks
+      key += "#" + GgufModelLoader.identity(config.model());
+    }
     if (config.device().dtype() != GraphDtype.FLOAT32) {
       key += "@" + config.device().dtype().settingName();
     }

@@ -31,9 +31,11 @@ import java.util.TreeSet;
  * </ul>
  *
  * @param types how many tensors of the file hold each ggml type (for check-model)
+ * @param ropeFactors {@code rope_freqs.weight}, or null
  */
 record GgufTensors(LlamaConfig config, Map<String, Tensor> tensors,
-    CheckpointQuantization quantization, GgmlType projectionType, Map<GgmlType, Integer> types) {
+    CheckpointQuantization quantization, GgmlType projectionType, Map<GgmlType, Integer> types,
+    float[] ropeFactors) {
 
   private static final Set<GgmlType> FLOATS = Set.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16);
 
@@ -84,7 +86,7 @@ record GgufTensors(LlamaConfig config, Map<String, Tensor> tensors,
         out.put(name, new Tensor(name, DType.F32, shape, data));
       }
     }
-    return new GgufTensors(config, out, q, projectionType, types);
+    return new GgufTensors(config, out, q, projectionType, types, ropeFactors);
   }
 
   static boolean isProjection(String canonical) {

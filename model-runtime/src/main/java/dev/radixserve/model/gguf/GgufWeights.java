@@ -35,7 +35,10 @@ public final class GgufWeights implements ModelWeights {
         f.get(GgufKeys.FILE_TYPE), tensors.describeTypes(), bytes,
         q != null ? tensors.projectionType() + " blocks as MatMulNBits " + q.bits()
             + "-bit, block 32 (repacked, not requantized)"
-            : "as floats (F32/F16/BF16 as stored; other types dequantized at load)", tokenizerSource);
+            : "as floats (F32/F16/BF16 as stored; other types dequantized at load)", tokenizerSource)
+        + (tensors.ropeFactors() == null ? "" : String.format("%nrope        llama.cpp's"
+            + " rope_freqs.weight: each of the %d frequencies divided by its factor (Llama 3's"
+            + " scaling as the converter wrote it)", tensors.ropeFactors().length));
   }
 
   /** size@mtime of each file and the header's hash: what tells this file from another. */

@@ -41,8 +41,14 @@ public final class GgufTestFiles {
   /** {@code fixture} (a file name under /gguf) with its metadata and tensor list edited. */
   public static Path rewrite(String fixture, Path out, Consumer<Map<String, Object>> metadata,
       Consumer<List<Entry>> tensors) throws IOException {
+    return rewrite(fixtures().resolve(fixture), out, metadata, tensors);
+  }
+
+  /** {@code source} with its metadata and tensor list edited, written to {@code out}. */
+  public static Path rewrite(Path source, Path out, Consumer<Map<String, Object>> metadata,
+      Consumer<List<Entry>> tensors) throws IOException {
     try (Arena arena = Arena.ofConfined()) {
-      GgufFile f = GgufFile.map(fixtures().resolve(fixture), arena);
+      GgufFile f = GgufFile.map(source, arena);
       Map<String, Object> kv = new LinkedHashMap<>(f.metadata());
       List<Entry> entries = new ArrayList<>();
       for (GgufFile.TensorInfo t : f.tensors()) {
