@@ -68,7 +68,14 @@ CASES = {
         high_freq_factor=4.0, original_max_position_embeddings=16)), True, "llama-bpe", 400),
     "qwen2": ("qwen2", dict(rope_parameters=dict(rope_type="default", rope_theta=1000000.0)),
               False, "qwen2", 401),
+    # head_dim 16 with hidden 64 / 4 heads: key_length in the metadata; q/k norms as tensors
+    "qwen3": ("qwen3", dict(head_dim=16, rope_parameters=dict(rope_type="default",
+                                                             rope_theta=1000000.0)),
+              True, "qwen2", 402),
 }
+# the files written per case (qwen3 only F32 and Q8_0: the rest is the code paths above)
+OUTTYPES = {"llama3": ("f32", "f16", "q8_0", "q4_0"), "qwen2": ("f32", "f16", "q8_0", "q4_0"),
+            "qwen3": ("f32", "q8_0")}
 
 
 def convert(hf_dir, out, outtype, pre, *extra):
@@ -119,7 +126,8 @@ def unpermute(w, n_head):
 LAYER = {"attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
          "attn_output": "self_attn.o_proj", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
          "ffn_down": "mlp.down_proj", "attn_norm": "input_layernorm",
-         "ffn_norm": "post_attention_layernorm"}
+         "ffn_norm": "post_attention_layernorm", "attn_q_norm": "self_attn.q_norm",
+         "attn_k_norm": "self_attn.k_norm"}
 
 
 def hf_name(name):
@@ -258,14 +266,17 @@ def main():
             with open(os.path.join(hf_dir, "config.json")) as f:
                 config = json.load(f)
             for outtype in ("f32", "f16", "q8_0"):
-                convert(hf_dir, os.path.join(HERE, f"{name}-{outtype}.gguf"), outtype, pre)
+                if outtype in OUTTYPES[name]:
+                    convert(hf_dir, os.path.join(HERE, f"{name}-{outtype}.gguf"), outtype, pre)
             if name == "llama3":
                 # the converter's own sharding: NAME-split-0000N-of-00003.gguf
                 convert(hf_dir, os.path.join(HERE, f"{name}-split.gguf"), "f32", pre,
                         "--split-max-tensors", "8")
-            requantize(os.path.join(HERE, f"{name}-f32.gguf"), os.path.join(HERE, f"{name}-q4_0.gguf"),
-                       gguf.GGMLQuantizationType.Q4_0, gguf.LlamaFileType.MOSTLY_Q4_0)
-            for qtype in ("q8_0", "q4_0"):
+            if "q4_0" in OUTTYPES[name]:
+                requantize(os.path.join(HERE, f"{name}-f32.gguf"),
+                           os.path.join(HERE, f"{name}-q4_0.gguf"),
+                           gguf.GGMLQuantizationType.Q4_0, gguf.LlamaFileType.MOSTLY_Q4_0)
+            for qtype in (t for t in OUTTYPES[name] if t.startswith("q")):
                 values = dequantized(os.path.join(HERE, f"{name}-{qtype}.gguf"), model_type, config)
                 write_dequantized(values, os.path.join(HERE, f"{name}-{qtype}-dequantized.json"))
                 expected_with(hf_dir, values, model_type, config,

@@ -54,7 +54,7 @@ class GgufCheckpointTest {
 
   @ParameterizedTest(name = "{0}-{1}")
   @CsvSource({"llama3, f32", "llama3, f16", "llama3, q8_0", "llama3, q4_0",
-      "qwen2, f32", "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0"})
+      "qwen2, f32", "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0", "qwen3, f32", "qwen3, q8_0"})
   void tokenizesAsTheConvertersSource(String model, String type) throws IOException {
     JsonNode expected = expected(model + "-expected.json");
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"))) {
@@ -69,7 +69,8 @@ class GgufCheckpointTest {
   @CsvSource({"llama3, f32, llama3-expected.json", "llama3, f16, llama3-expected.json",
       "llama3, q8_0, llama3-q8_0-expected.json", "llama3, q4_0, llama3-q4_0-expected.json",
       "qwen2, f32, qwen2-expected.json", "qwen2, f16, qwen2-expected.json",
-      "qwen2, q8_0, qwen2-q8_0-expected.json", "qwen2, q4_0, qwen2-q4_0-expected.json"})
+      "qwen2, q8_0, qwen2-q8_0-expected.json", "qwen2, q4_0, qwen2-q4_0-expected.json",
+      "qwen3, f32, qwen3-expected.json", "qwen3, q8_0, qwen3-q8_0-expected.json"})
   void greedyStepsMatchTheReference(String model, String type, String reference)
       throws IOException {
     JsonNode expected = expected(reference);
@@ -104,7 +105,7 @@ class GgufCheckpointTest {
   }
 
   @ParameterizedTest(name = "{0}")
-  @CsvSource({"llama3", "qwen2"})
+  @CsvSource({"llama3", "qwen2", "qwen3"})
   void chatTemplateFromTheFileCountsAsTransformers(String model) throws IOException {
     JsonNode expected = expected(model + "-expected.json");
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-q8_0.gguf"),
