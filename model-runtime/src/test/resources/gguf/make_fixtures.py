@@ -25,7 +25,8 @@ Per case NAME:
      numbers (bfloat16 widened exactly), so these are the F32 file's references.
   Also: llama3-split-0000N-of-00003.gguf (the converter's --split-max-tensors 8 of the F32 file);
   value-types.gguf / .json (gguf-py's GGUFWriter: every value type, alignment 64, an F32 and a Q8_0
-  tensor; the values as GGUFReader reads them); gguf-py-tables.json (gguf-py's ggml types with
+  tensor; the values as GGUFReader reads them); blocks.gguf / .json (tensors of every type
+  dequantized at load, and gguf-py's dequantization of each); gguf-py-tables.json (gguf-py's ggml types with
   block sizes, metadata key names (and llama-arch.cpp's LLM_KV_NAMES), and the served
   architectures' tensor names).
   5. NAME-TYPE-dequantized.json: for each quantized file, gguf-py's dequantize of two of its
@@ -228,6 +229,39 @@ def value_types(path):
         json.dump({"fields": fields, "tensors": tensors}, f, indent=1)
 
 
+def blocks(path):
+    """Tensors of the types dequantized at load, written by gguf-py: Q4_1/Q5_0/Q5_1 quantized by
+    gguf-py from random floats; Q4_K/Q5_K/Q6_K (which gguf-py cannot quantize) as random block
+    bytes with sane fp16 super-block scales. What gguf-py's dequantize makes of each, as float32
+    bits, in blocks.json."""
+    Q = gguf.GGMLQuantizationType
+    rng = np.random.default_rng(11)
+    writer = gguf.GGUFWriter(path, "test")
+    for qtype in (Q.Q4_1, Q.Q5_0, Q.Q5_1):
+        x = rng.standard_normal((3, 64)).astype(np.float32)
+        q = gguf.quants.quantize(x, qtype)
+        writer.add_tensor(qtype.name, q, raw_shape=q.shape, raw_dtype=qtype)
+    for qtype, scale_at in ((Q.Q4_K, (0, 2)), (Q.Q5_K, (0, 2)), (Q.Q6_K, (208,))):
+        block, size = gguf.GGML_QUANT_SIZES[qtype]
+        raw = rng.integers(0, 256, size=(2, 2 * size), dtype=np.uint8)  # 2 rows of 2 blocks
+        for row in raw:
+            for b in range(2):
+                for at in scale_at:
+                    d = np.float16(rng.standard_normal() * 0.01)
+                    row[b * size + at:b * size + at + 2] = np.frombuffer(d.tobytes(), np.uint8)
+        writer.add_tensor(qtype.name, raw, raw_shape=raw.shape, raw_dtype=qtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    out = {}
+    for t in gguf.GGUFReader(path).tensors:
+        v = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
+        out[t.name] = {"shape": list(v.shape), "f32_bits": v.reshape(-1).view(np.uint32).tolist()}
+    with open(os.path.join(HERE, "blocks.json"), "w") as f:
+        json.dump(out, f)
+
+
 def tables():
     """gguf-py's own tables the Java ones are held against: ggml types and their block sizes, the
     metadata key names, and the tensor names of the served architectures."""
@@ -254,6 +288,7 @@ def tables():
 
 def main():
     value_types(os.path.join(HERE, "value-types.gguf"))
+    blocks(os.path.join(HERE, "blocks.gguf"))
     tables()
     hf.SHAPE = SHAPE
     for name, (model_type, extra, tie, pre, seed) in CASES.items():

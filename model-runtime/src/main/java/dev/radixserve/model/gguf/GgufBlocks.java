@@ -28,7 +28,8 @@ import java.util.Map;
  * so a projection stored in them is rewritten, code for code and scale for scale, into the GPTQ
  * (v2) layout {@link CheckpointRepacker} already turns into MatMulNBits' bit for bit: the same
  * route as a GPTQ checkpoint, nothing dequantized. Everything else here is dequantized to fp32,
- * exactly as ggml does it (fp16 widened, one product, and for Q4_1/Q5_1 one sum, in float).
+ * exactly as ggml's {@code dequantize_row_*} and gguf-py compute it (fp16 widened, products and
+ * sums in float, unfused), including the K-quants' super-blocks of 256 (Q4_K, Q5_K, Q6_K).
  */
 final class GgufBlocks {
 
@@ -121,7 +122,7 @@ final class GgufBlocks {
   /** Whether {@link #dequantize} reads {@code type}. */
   static boolean dequantizable(GgmlType type) {
     return switch (type) {
-      case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 -> true;
+      case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K -> true;
       default -> false;
     };
   }
@@ -164,11 +165,99 @@ final class GgufBlocks {
           out[i] = Float.intBitsToFloat((s.get(U16, rowAt + 2L * i) & 0xffff) << 16);
         }
       }
+      case Q4_K, Q5_K -> {
+        for (int b = 0; b < k / type.blockSize(); b++) {
+          kBlock45(type, s, rowAt + (long) b * type.typeSize(), out, b * type.blockSize());
+        }
+      }
+      case Q6_K -> {
+        for (int b = 0; b < k / type.blockSize(); b++) {
+          q6K(s, rowAt + (long) b * type.typeSize(), out, b * type.blockSize());
+        }
+      }
       default -> {
         for (int b = 0; b < k / BLOCK; b++) {
           block(type, s, rowAt + (long) b * type.typeSize(), out, b * BLOCK);
         }
       }
+    }
+  }
+
+  /**
+   * Q4_K / Q5_K super-blocks of 256: fp16 d, fp16 dmin, 12 bytes of 6-bit scales and mins
+   * ({@code get_scale_min_k4}), (Q5_K: 32 bytes of high bits), 128 bytes of low nibbles; eight
+   * sub-blocks of 32, w = d·sc·q − dmin·m.
+   */
+  private static void kBlock45(GgmlType type, MemorySegment s, long at, float[] out, int o) {
+    float d = Float.float16ToFloat(s.get(U16, at));
+    float min = Float.float16ToFloat(s.get(U16, at + 2));
+    long scales = at + 4;
+    boolean five = type == GgmlType.Q5_K;
+    long qh = at + 16;
+    long qs = five ? at + 48 : at + 16;
+    int y = o;
+    for (int j = 0, is = 0; j < 256; j += 64, is += 2) {
+      float d1 = d * scale(s, scales, is);
+      float m1 = min * mins(s, scales, is);
+      float d2 = d * scale(s, scales, is + 1);
+      float m2 = min * mins(s, scales, is + 1);
+      int u1 = 1 << (is);
+      int u2 = 2 << (is);
+      for (int l = 0; l < 32; l++) {
+        int q = s.get(ValueLayout.JAVA_BYTE, qs + l) & 15;
+        int high = five && (s.get(ValueLayout.JAVA_BYTE, qh + l) & u1) != 0 ? 16 : 0;
+        out[y++] = d1 * (q + high) - m1;
+      }
+      for (int l = 0; l < 32; l++) {
+        int q = (s.get(ValueLayout.JAVA_BYTE, qs + l) & 0xff) >>> 4;
+        int high = five && (s.get(ValueLayout.JAVA_BYTE, qh + l) & u2) != 0 ? 16 : 0;
+        out[y++] = d2 * (q + high) - m2;
+      }
+      qs += 32;
+    }
+  }
+
+  /** {@code get_scale_min_k4}'s scale of sub-block j. */
+  private static int scale(MemorySegment s, long q, int j) {
+    return j < 4 ? b(s, q + j) & 63 : (b(s, q + j + 4) & 0xF) | ((b(s, q + j - 4) >>> 6) << 4);
+  }
+
+  /** {@code get_scale_min_k4}'s min of sub-block j. */
+  private static int mins(MemorySegment s, long q, int j) {
+    return j < 4 ? b(s, q + j + 4) & 63 : (b(s, q + j + 4) >>> 4) | ((b(s, q + j) >>> 6) << 4);
+  }
+
+  private static int b(MemorySegment s, long at) {
+    return s.get(ValueLayout.JAVA_BYTE, at) & 0xff;
+  }
+
+  /**
+   * Q6_K super-blocks of 256: 128 bytes of low nibbles, 64 of 2-bit highs, 16 int8 scales, fp16
+   * d; w = d·sc·(q − 32) over sixteen sub-blocks of 16.
+   */
+  private static void q6K(MemorySegment s, long at, float[] out, int o) {
+    float d = Float.float16ToFloat(s.get(U16, at + 208));
+    long ql = at;
+    long qh = at + 128;
+    long sc = at + 192;
+    int y = o;
+    for (int n = 0; n < 256; n += 128) {
+      for (int l = 0; l < 32; l++) {
+        int is = l / 16;
+        int h = b(s, qh + l);
+        int q1 = ((b(s, ql + l) & 0xF) | ((h & 3) << 4)) - 32;
+        int q2 = ((b(s, ql + l + 32) & 0xF) | (((h >>> 2) & 3) << 4)) - 32;
+        int q3 = ((b(s, ql + l) >>> 4) | (((h >>> 4) & 3) << 4)) - 32;
+        int q4 = ((b(s, ql + l + 32) >>> 4) | (((h >>> 6) & 3) << 4)) - 32;
+        out[y + l] = d * s.get(ValueLayout.JAVA_BYTE, sc + is) * q1;
+        out[y + l + 32] = d * s.get(ValueLayout.JAVA_BYTE, sc + is + 2) * q2;
+        out[y + l + 64] = d * s.get(ValueLayout.JAVA_BYTE, sc + is + 4) * q3;
+        out[y + l + 96] = d * s.get(ValueLayout.JAVA_BYTE, sc + is + 6) * q4;
+      }
+      y += 128;
+      ql += 64;
+      qh += 32;
+      sc += 8;
     }
   }
 

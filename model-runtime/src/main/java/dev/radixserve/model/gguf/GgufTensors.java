@@ -21,11 +21,13 @@ import java.util.TreeSet;
  * <ul>
  *   <li>F32, F16 and BF16 tensors are slices of the mapping, as a safetensors checkpoint's;
  *   <li>Q8_0 and Q4_0 projections are served in their own blocks ({@link GgufBlocks#asGptq}, then
- *       MatMulNBits through the GPTQ repacker): every projection of the file must then be in the
- *       same one of the two;
+ *       MatMulNBits through the GPTQ repacker) when every projection of the file is in the same
+ *       one of the two;
  *   <li>everything else that {@link GgufBlocks#dequantizable} reads (the embedding and LM head in
- *       Q8_0/Q4_0, Q4_1/Q5_0/Q5_1 anywhere) is dequantized to fp32 exactly as ggml does;
- *   <li>K-quants, IQ and ternary types are refused by tensor and type;
+ *       Q8_0/Q4_0, Q4_1/Q5_0/Q5_1 and the K-quants anywhere, and the projections of a file that
+ *       mixes types) is dequantized to fp32 exactly as ggml does: served exactly, at fp32's
+ *       memory, or requantized by {@code --quantization int8|int4} (BENCHMARKS.md gives the cost);
+ *   <li>IQ, ternary and the other types are refused by tensor and type;
  *   <li>Llama's q/k rows (and biases), which llama.cpp's converter permutes for its interleaved
  *       rope, are read back in transformers' order ({@link GgufBlocks#unpermute}).
  * </ul>
@@ -46,10 +48,10 @@ record GgufTensors(LlamaConfig config, Map<String, Tensor> tensors,
       types.merge(t.type(), 1, Integer::sum);
       if (!GgufBlocks.dequantizable(t.type())) {
         throw new ModelLoadException(t.file(), "tensor " + t.name() + " is " + t.type()
-            + ", which radixserve does not serve (F32, F16, BF16, Q8_0 and Q4_0 in their own"
-            + " blocks; Q4_1, Q5_0, Q5_1 dequantized at load). Convert the checkpoint with"
-            + " llama.cpp's convert_hf_to_gguf.py --outtype q8_0, or llama-quantize it to Q8_0"
-            + " or Q4_0");
+            + ", which radixserve does not serve (F32, F16, BF16; Q8_0 and Q4_0 in their own"
+            + " blocks; Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K dequantized at load). Convert the"
+            + " checkpoint with llama.cpp's convert_hf_to_gguf.py --outtype q8_0, or"
+            + " llama-quantize it to Q8_0, Q4_0 or a K-quant");
       }
     }
     GgufFile.TensorInfo freqs = names.remove(GgufTensorNames.ROPE_FREQS);
@@ -59,7 +61,7 @@ record GgufTensors(LlamaConfig config, Map<String, Tensor> tensors,
       GgufBlocks.dequantizeRow(freqs, 0, ropeFactors);
     }
     LlamaConfig config = GgufConfig.read(f, arch, names, ropeFactors);
-    GgmlType projectionType = projectionType(f, names);
+    GgmlType projectionType = projectionType(names);
     CheckpointQuantization q = GgufBlocks.repackable(projectionType)
         ? GgufBlocks.quantization(projectionType) : null;
     Map<String, Tensor> out = new LinkedHashMap<>();
@@ -94,28 +96,20 @@ record GgufTensors(LlamaConfig config, Map<String, Tensor> tensors,
   }
 
   /**
-   * The one type every projection is in; F32 standing for any mix of float types, and for
-   * projections dequantized at load.
+   * The block type the projections are served in: Q8_0 or Q4_0 when every projection is in it
+   * (repacked, never requantized); F32 otherwise, standing for projections served as floats: F32,
+   * F16 and BF16 as stored, and every other type (K-quants, Q4_1/Q5_x, or a file mixing types,
+   * as llama-quantize's _M/_S mixes do) dequantized at load exactly as ggml does.
    */
-  private static GgmlType projectionType(GgufFile f, Map<String, GgufFile.TensorInfo> names) {
-    Map<GgmlType, Set<String>> byType = new TreeMap<>();
+  private static GgmlType projectionType(Map<String, GgufFile.TensorInfo> names) {
+    Set<GgmlType> types = new TreeSet<>();
     for (Map.Entry<String, GgufFile.TensorInfo> e : names.entrySet()) {
       if (isProjection(e.getKey())) {
-        byType.computeIfAbsent(e.getValue().type(), k -> new TreeSet<>())
-            .add(e.getValue().name());
+        types.add(e.getValue().type());
       }
     }
-    boolean repacked = byType.keySet().stream().anyMatch(GgufBlocks::repackable);
-    if (repacked && byType.size() > 1) {
-      StringBuilder b = new StringBuilder();
-      byType.forEach((type, tensors) -> b.append(b.isEmpty() ? "" : "; ").append(type)
-          .append(": ").append(tensors.size()).append(" (").append(tensors.iterator().next())
-          .append(tensors.size() > 1 ? ", …" : "").append(")"));
-      throw new ModelLoadException(f.primary(), "its projections mix " + byType.keySet() + " ("
-          + b + "); Q8_0 and Q4_0 layers are served in their own blocks only when every"
-          + " projection is in the same one");
-    }
-    return repacked ? byType.keySet().iterator().next() : GgmlType.F32;
+    return types.size() == 1 && GgufBlocks.repackable(types.iterator().next())
+        ? types.iterator().next() : GgmlType.F32;
   }
 
   /** Llama's q/k rows (weights and biases) are stored permuted; every other tensor in place. */

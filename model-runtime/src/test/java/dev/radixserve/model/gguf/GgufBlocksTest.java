@@ -1,6 +1,7 @@
 package dev.radixserve.model.gguf;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -69,6 +70,37 @@ class GgufBlocksTest {
               fileName + " row " + r + " input " + kk);
         }
       }
+    }
+  }
+
+  /**
+   * Q4_1, Q5_0, Q5_1 (quantized by gguf-py) and Q4_K, Q5_K, Q6_K (block bytes gguf-py wrote),
+   * dequantized to fp32 bit for bit as gguf-py's dequantize.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"})
+  void dequantizesEveryServedTypeAsGgufPy(String type) throws IOException {
+    JsonNode want = new ObjectMapper().readTree(GgufTestFiles.fixtures().resolve("blocks.json")
+        .toFile()).get(type);
+    try (Arena arena = Arena.ofConfined()) {
+      GgufFile f = GgufFile.map(GgufTestFiles.fixtures().resolve("blocks.gguf"), arena);
+      GgufFile.TensorInfo t = f.tensors().stream().filter(x -> x.name().equals(type))
+          .findFirst().orElseThrow();
+      assertEquals(GgmlType.valueOf(type), t.type());
+      int rows = want.get("shape").get(0).asInt();
+      int k = want.get("shape").get(1).asInt();
+      assertEquals(k, t.ne()[0]);
+      float[] row = new float[k];
+      int nonzero = 0;
+      for (int r = 0; r < rows; r++) {
+        GgufBlocks.dequantizeRow(t, r, row);
+        for (int kk = 0; kk < k; kk++) {
+          assertEquals((int) want.get("f32_bits").get(r * k + kk).asLong(),
+              Float.floatToRawIntBits(row[kk]), type + " row " + r + " element " + kk);
+          nonzero += row[kk] != 0 ? 1 : 0;
+        }
+      }
+      assertTrue(nonzero > rows * k / 2, "the blocks hold weights, not zeros");
     }
   }
 

@@ -1,5 +1,7 @@
 package dev.radixserve.model.gguf;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -49,22 +51,48 @@ class GgufRefusalTest {
   }
 
   @Test
-  void aKQuantTensorIsRefusedWithItsNameAndType() throws IOException {
+  void anUnservedTensorTypeIsRefusedWithItsNameAndType() throws IOException {
     assertRefused("llama3-f32.gguf", kv -> { }, t -> t.replaceAll(e ->
         e.name().equals("blk.0.ffn_down.weight")
-            ? new GgufTestFiles.Entry(e.name(), new long[] {256, 64}, GgmlType.Q4_K,
-                new byte[64 * 144]) : e),
-        "tensor blk.0.ffn_down.weight is Q4_K", "Q8_0");
+            ? new GgufTestFiles.Entry(e.name(), new long[] {256, 64}, GgmlType.IQ2_XXS,
+                new byte[64 * 66]) : e),
+        "tensor blk.0.ffn_down.weight is IQ2_XXS", "Q8_0");
   }
 
+  /**
+   * Projections in more than one block type (llama-quantize's mixes) are served as floats: each
+   * weight exactly the file's, dequantized, none requantized.
+   */
   @Test
-  void projectionsMixingBlockTypesAreRefused() throws IOException {
+  void projectionsMixingBlockTypesAreServedAsTheirDequantizedFloats() throws IOException {
     List<GgufTestFiles.Entry> q4 = new java.util.ArrayList<>();
     GgufTestFiles.rewrite("llama3-q4_0.gguf", tmp.resolve("q4.gguf"), kv -> { }, q4::addAll);
-    assertRefused("llama3-q8_0.gguf", kv -> { }, t -> t.replaceAll(e ->
-        e.name().equals("blk.1.ffn_up.weight")
-            ? q4.stream().filter(x -> x.name().equals(e.name())).findFirst().orElseThrow() : e),
-        "projections mix [Q4_0, Q8_0]", "Q4_0: 1 (blk.1.ffn_up.weight)");
+    Path mixed = GgufTestFiles.rewrite("llama3-q8_0.gguf", tmp.resolve("mixed.gguf"), kv -> { },
+        t -> t.replaceAll(e -> e.name().equals("blk.1.ffn_up.weight")
+            ? q4.stream().filter(x -> x.name().equals(e.name())).findFirst().orElseThrow() : e));
+    try (var m = GgufModelLoader.load(mixed);
+        java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+      assertNull(m.weights().checkpointQuantization());
+      GgufFile f = GgufFile.map(mixed, arena);
+      for (String[] pair : new String[][] {{"blk.1.ffn_up.weight", "layers.1.mlp.up_proj.weight"},
+          {"blk.0.ffn_gate.weight", "layers.0.mlp.gate_proj.weight"}}) {
+        GgufFile.TensorInfo t = f.tensors().stream().filter(x -> x.name().equals(pair[0]))
+            .findFirst().orElseThrow();
+        dev.radixserve.model.weights.Tensor w = m.weights().tensor(pair[1]);
+        assertEquals(dev.radixserve.model.weights.DType.F32, w.dtype());
+        float[] row = new float[(int) t.ne()[0]];
+        for (int r = 0; r < t.ne()[1]; r++) {
+          GgufBlocks.dequantizeRow(t, r, row);
+          for (int k = 0; k < row.length; k++) {
+            assertEquals(row[k], w.get((long) r * row.length + k), 0.0f, pair[0]);
+          }
+        }
+      }
+      assertTrue(m.weights().describe().contains("tensors F32 ×6, Q4_0 ×1, Q8_0 ×14"),
+          m.weights().describe());
+      assertTrue(m.weights().describe().contains("projections as floats"),
+          m.weights().describe());
+    }
   }
 
   @Test

@@ -67,16 +67,16 @@ class CheckModelGgufTest {
   }
 
   @Test
-  void aKQuantFileIsRefusedNamingTensorAndTypeInCheckModelAndServe() throws IOException {
+  void anUnservedTypeIsRefusedNamingTensorAndTypeInCheckModelAndServe() throws IOException {
     Path file = GgufTestFiles.rewrite(FIXTURES.resolve("llama3-f32.gguf"), tmp.resolve("k.gguf"), kv -> { },
         t -> t.replaceAll(e -> e.name().equals("blk.1.attn_v.weight")
-            ? new GgufTestFiles.Entry(e.name(), new long[] {256, 32}, GgmlType.Q6_K,
-                new byte[32 * 210]) : e));
+            ? new GgufTestFiles.Entry(e.name(), new long[] {256, 32}, GgmlType.IQ2_XXS,
+                new byte[32 * 66]) : e));
     ServeCommandTest.Run check = run("check-model", file.toString());
     assertEquals(1, check.status(), check.out());
-    assertTrue(check.err().contains("k.gguf: tensor blk.1.attn_v.weight is Q6_K"), check.err());
+    assertTrue(check.err().contains("k.gguf: tensor blk.1.attn_v.weight is IQ2_XXS"), check.err());
     ServeCommandTest.Run serve = run("serve", "--model", file.toString(), "--port", "0");
     assertEquals(1, serve.status(), serve.out());
-    assertTrue(serve.err().contains("tensor blk.1.attn_v.weight is Q6_K"), serve.err());
+    assertTrue(serve.err().contains("tensor blk.1.attn_v.weight is IQ2_XXS"), serve.err());
   }
 }
