@@ -36,6 +36,7 @@ Per case NAME:
      the reference for the quantized files.
 """
 import copy
+import math
 import json
 import os
 import runpy
@@ -73,10 +74,49 @@ CASES = {
     "qwen3": ("qwen3", dict(head_dim=16, rope_parameters=dict(rope_type="default",
                                                              rope_theta=1000000.0)),
               True, "qwen2", 402),
+    # GPT-2: Conv1D weights (the converter transposes them), a fused c_attn, learned positions
+    "gpt2": ("gpt2", {}, True, "gpt2", 403),
 }
 # the files written per case (qwen3 only F32 and Q8_0: the rest is the code paths above)
 OUTTYPES = {"llama3": ("f32", "f16", "q8_0", "q4_0"), "qwen2": ("f32", "f16", "q8_0", "q4_0"),
-            "qwen3": ("f32", "q8_0")}
+            "qwen3": ("f32", "q8_0"), "gpt2": ("f32", "q8_0")}
+
+
+def write_gpt2(out, seed):
+    """A GPT-2 checkpoint written by transformers (GPT2LMHeadModel.save_pretrained), with a tiny
+    byte-level BPE trained here by Hugging Face's tokenizers as GPT-2's is built (ByteLevel
+    pre-tokenizer with its own regex, <|endoftext|> its only special token, nothing added)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GenerationConfig, PreTrainedTokenizerFast
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    corpus = (hf.TEXTS + hf.PROMPTS) * 20
+    backend.train_from_iterator(corpus, trainers.BpeTrainer(
+        vocab_size=420, special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|endoftext|>",
+                                  eos_token="<|endoftext|>")
+    config = GPT2Config(vocab_size=len(tok), n_positions=64, n_ctx=64, n_embd=64, n_layer=2,
+                        n_head=4, activation_function="gelu_new", bos_token_id=0, eos_token_id=0)
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() == 1 and ".ln_" in name or name.endswith("ln_f.weight"):
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
+            elif p.dim() == 1:
+                p.copy_(0.2 * torch.randn(p.shape, generator=g))
+            elif "wte" in name or "wpe" in name:
+                p.copy_(torch.randn(p.shape, generator=g))
+            else:  # Conv1D [in, out]
+                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(p.shape[0]) * 1.5)
+    model = model.to(torch.bfloat16)
+    model.generation_config = GenerationConfig(bos_token_id=0, eos_token_id=0)
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
 
 
 def convert(hf_dir, out, outtype, pre, *extra):
@@ -131,7 +171,20 @@ LAYER = {"attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "
          "attn_k_norm": "self_attn.k_norm"}
 
 
-def hf_name(name):
+GPT2 = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "attn.c_proj",
+        "ffn_norm": "ln_2", "ffn_up": "mlp.c_fc", "ffn_down": "mlp.c_proj"}
+
+
+def hf_name(name, model_type="llama"):
+    if model_type == "gpt2":
+        if name == "token_embd.weight":
+            return "transformer.wte.weight"
+        if name == "position_embd.weight":
+            return "transformer.wpe.weight"
+        if name.startswith("output_norm."):
+            return "transformer.ln_f." + name.split(".")[-1]
+        _, layer, part, kind = name.split(".")
+        return f"transformer.h.{layer}.{GPT2[part]}.{kind}"
     if name == "token_embd.weight":
         return "model.embed_tokens.weight"
     if name == "output.weight":
@@ -152,15 +205,17 @@ def dequantized(path, model_type, config):
     return out
 
 
-# the tensors whose dequantized values are kept (a q rows still permuted, a down projection)
-KEPT = ("blk.0.attn_q.weight", "blk.1.ffn_down.weight")
+# the tensors whose dequantized values are kept (a q rows still permuted, a down projection;
+# GPT-2's fused qkv and its up projection)
+KEPT = ("blk.0.attn_q.weight", "blk.1.ffn_down.weight", "blk.0.attn_qkv.weight",
+        "blk.1.ffn_up.weight")
 
 
 def write_dequantized(values, path):
     with open(path, "w") as f:
         json.dump({name: {"shape": list(values[name].shape),
                           "f32_bits": values[name].reshape(-1).view(np.uint32).tolist()}
-                   for name in KEPT}, f)
+                   for name in KEPT if name in values}, f)
 
 
 def expected_with(hf_dir, values, model_type, config, out_json):
@@ -176,7 +231,9 @@ def expected_with(hf_dir, values, model_type, config, out_json):
                 w = unpermute(w, config["num_attention_heads"])
             elif model_type == "llama" and ".attn_k." in name:
                 w = unpermute(w, config["num_key_value_heads"])
-            key = hf_name(name)
+            key = hf_name(name, model_type)
+            if model_type == "gpt2" and w.ndim == 2 and "embd" not in name:
+                w = w.T  # Conv1D keeps [in, out]; the converter transposed it
             assert state[key].shape == tuple(w.shape), (key, state[key].shape, w.shape)
             state[key].copy_(torch.from_numpy(w.copy()))
         if config.get("tie_word_embeddings") and "token_embd.weight" in values:
@@ -270,7 +327,7 @@ def tables():
         cls = getattr(gguf.Keys, group)
         keys += [v for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, str)]
     archs = {}
-    for arch in ("llama", "qwen2", "qwen3"):
+    for arch in ("llama", "qwen2", "qwen3", "gpt2"):
         a = next(m for m, n in gguf.MODEL_ARCH_NAMES.items() if n == arch)
         archs[arch] = sorted(gguf.TENSOR_NAMES[t] for t in gguf.MODEL_TENSORS[a])
     # llama.cpp's own LLM_KV_NAMES (llama-arch.cpp), which still names keys gguf-py dropped
@@ -295,7 +352,8 @@ def main():
         tmp = tempfile.mkdtemp()
         try:
             hf.HERE = tmp  # write_case puts the checkpoint in HERE/NAME
-            hf_dir = hf.write_case(name, model_type, extra, tie, seed)
+            hf_dir = (write_gpt2(os.path.join(tmp, name), seed) if model_type == "gpt2"
+                      else hf.write_case(name, model_type, extra, tie, seed))
             hf.expected(hf_dir)
             shutil.copy(os.path.join(hf_dir, "expected.json"), os.path.join(HERE, name + "-expected.json"))
             with open(os.path.join(hf_dir, "config.json")) as f:

@@ -54,7 +54,8 @@ class GgufCheckpointTest {
 
   @ParameterizedTest(name = "{0}-{1}")
   @CsvSource({"llama3, f32", "llama3, f16", "llama3, q8_0", "llama3, q4_0",
-      "qwen2, f32", "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0", "qwen3, f32", "qwen3, q8_0"})
+      "qwen2, f32", "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0", "qwen3, f32", "qwen3, q8_0",
+      "gpt2, f32", "gpt2, q8_0"})
   void tokenizesAsTheConvertersSource(String model, String type) throws IOException {
     JsonNode expected = expected(model + "-expected.json");
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"))) {
@@ -70,7 +71,8 @@ class GgufCheckpointTest {
       "llama3, q8_0, llama3-q8_0-expected.json", "llama3, q4_0, llama3-q4_0-expected.json",
       "qwen2, f32, qwen2-expected.json", "qwen2, f16, qwen2-expected.json",
       "qwen2, q8_0, qwen2-q8_0-expected.json", "qwen2, q4_0, qwen2-q4_0-expected.json",
-      "qwen3, f32, qwen3-expected.json", "qwen3, q8_0, qwen3-q8_0-expected.json"})
+      "qwen3, f32, qwen3-expected.json", "qwen3, q8_0, qwen3-q8_0-expected.json",
+      "gpt2, f32, gpt2-expected.json", "gpt2, q8_0, gpt2-q8_0-expected.json"})
   void greedyStepsMatchTheReference(String model, String type, String reference)
       throws IOException {
     JsonNode expected = expected(reference);

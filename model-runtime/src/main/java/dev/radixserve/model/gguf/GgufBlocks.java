@@ -143,6 +143,21 @@ final class GgufBlocks {
     return out;
   }
 
+  /** A 2-D tensor of N rows of K as fp32 [K, N] (column n: the file's row n). */
+  static MemorySegment transposed(GgufFile.TensorInfo t, Arena arena) {
+    int k = (int) t.ne()[0];
+    int n = (int) t.ne()[1];
+    MemorySegment out = arena.allocate((long) n * k * 4, 64);
+    float[] row = new float[k];
+    for (int r = 0; r < n; r++) {
+      dequantizeRow(t, r, row);
+      for (int kk = 0; kk < k; kk++) {
+        out.setAtIndex(ValueLayout.JAVA_FLOAT, (long) kk * n + r, row[kk]);
+      }
+    }
+    return out;
+  }
+
   /** Row {@code r} of {@code t} (ne[0] elements) into {@code out}. */
   static void dequantizeRow(GgufFile.TensorInfo t, long r, float[] out) {
     MemorySegment s = t.data();

@@ -79,6 +79,37 @@ final class GgufConfig {
   }
 
   /**
+   * GPT-2 as llama.cpp's {@code LLM_ARCH_GPT2} computes it: layer norms with biases, GELU with
+   * the tanh approximation ({@code ggml_gelu}, transformers' {@code gelu_new}), learned
+   * positions, the MLP {@code feed_forward_length} wide, tied unless {@code output.weight}.
+   */
+  static dev.radixserve.model.ModelConfig gpt2(GgufFile f, Map<String, GgufFile.TensorInfo> names) {
+    String arch = "gpt2";
+    GgufFile.TensorInfo embed = names.get("wte.weight");
+    if (embed == null) {
+      throw refuse(f, "has no token_embd.weight");
+    }
+    int vocab = (int) embed.ne()[1];
+    Object vocabKey = f.get(key(GgufKeys.VOCAB_SIZE, arch));
+    if (vocabKey != null && ((Number) vocabKey).intValue() != vocab) {
+      throw refuse(f, key(GgufKeys.VOCAB_SIZE, arch) + " " + vocabKey + " differs from the "
+          + vocab + " rows of token_embd.weight");
+    }
+    double eps = number(f, key(GgufKeys.NORM_EPS, arch), Double.NaN);
+    if (Double.isNaN(eps)) {
+      throw refuse(f, "has no " + key(GgufKeys.NORM_EPS, arch));
+    }
+    try {
+      return new dev.radixserve.model.ModelConfig(uint(f, arch, GgufKeys.BLOCK_COUNT),
+          uint(f, arch, GgufKeys.HEAD_COUNT), uint(f, arch, GgufKeys.EMBEDDING_LENGTH),
+          uint(f, arch, GgufKeys.CONTEXT_LENGTH), vocab, eps, "gelu_new",
+          uint(f, arch, GgufKeys.FEED_FORWARD_LENGTH), !names.containsKey("lm_head.weight"));
+    } catch (IllegalArgumentException e) {
+      throw new ModelLoadException(f.primary(), e.getMessage(), e);
+    }
+  }
+
+  /**
    * llama.cpp's rope: {@code theta_i = pos · base^(-2i/d) · freq_scale / factor_i}, freq_scale
    * 1/scaling factor under {@code linear}, factor_i from {@code rope_freqs.weight} (1 without).
    * transformers' {@code linear} and a per-frequency divisor ({@link LlamaConfig.Rope}'s longrope

@@ -31,6 +31,7 @@ public final class GgufKeys {
   public static final String KEY_LENGTH = "%s.attention.key_length";
   public static final String VALUE_LENGTH = "%s.attention.value_length";
   public static final String RMS_EPS = "%s.attention.layer_norm_rms_epsilon";
+  public static final String NORM_EPS = "%s.attention.layer_norm_epsilon";
   public static final String SLIDING_WINDOW = "%s.attention.sliding_window";
   public static final String ROPE_DIMENSION_COUNT = "%s.rope.dimension_count";
   public static final String ROPE_FREQ_BASE = "%s.rope.freq_base";
@@ -54,17 +55,30 @@ public final class GgufKeys {
   public static final String ADD_EOS = "tokenizer.ggml.add_eos_token";
   public static final String CHAT_TEMPLATE = "tokenizer.chat_template";
 
-  /** The architectures served, with the model_type radixserve's Llama family names them by. */
+  /**
+   * The architectures served, with the model_type radixserve names them by: the Llama family's
+   * three, and GPT-2.
+   */
   static final Map<String, String> ARCHITECTURES = Map.of(
       "llama", "llama",
       "qwen2", "qwen2",
-      "qwen3", "qwen3");
+      "qwen3", "qwen3",
+      "gpt2", "gpt2");
 
   /** Keys a Llama-family architecture's graph reads ({@link GgufConfig}). */
   static final Set<String> READ = Set.of(CONTEXT_LENGTH, EMBEDDING_LENGTH, BLOCK_COUNT,
       FEED_FORWARD_LENGTH, VOCAB_SIZE, HEAD_COUNT, HEAD_COUNT_KV, KEY_LENGTH, VALUE_LENGTH,
       RMS_EPS, ROPE_DIMENSION_COUNT, ROPE_FREQ_BASE, ROPE_SCALE_LINEAR, ROPE_SCALING_TYPE,
       ROPE_SCALING_FACTOR, ROPE_SCALING_ORIG_CTX);
+
+  /** Keys GPT-2's graph reads ({@link GgufConfig#gpt2}). */
+  static final Set<String> READ_GPT2 = Set.of(CONTEXT_LENGTH, EMBEDDING_LENGTH, BLOCK_COUNT,
+      FEED_FORWARD_LENGTH, VOCAB_SIZE, HEAD_COUNT, NORM_EPS);
+
+  /** The keys architecture {@code arch}'s graph reads. */
+  static Set<String> read(String arch) {
+    return arch.equals("gpt2") ? READ_GPT2 : READ;
+  }
 
   /** Keys under the architecture's prefix that cannot change what is computed, and why. */
   static final Map<String, String> INERT = Map.of(
@@ -97,7 +111,7 @@ public final class GgufKeys {
    */
   static void checkKnown(GgufFile file, String arch) {
     Set<String> known = new TreeSet<>();
-    for (String t : READ) {
+    for (String t : read(arch)) {
       known.add(key(t, arch));
     }
     for (String t : INERT.keySet()) {

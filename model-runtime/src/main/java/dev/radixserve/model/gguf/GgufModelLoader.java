@@ -55,7 +55,7 @@ public final class GgufModelLoader {
       String arch = architecture(f);
       GgufKeys.checkKnown(f, arch);
       GgufTensors tensors = GgufTensors.read(f, arch, arena);
-      LlamaConfig config = tensors.config();
+      dev.radixserve.model.ModelShape config = tensors.config();
       GgufTokenizer.Loaded t = GgufTokenizer.load(f);
       tokenizer = t.tokenizer();
       if (tokenizer.vocabSize() > config.vocabSize()) {
@@ -63,9 +63,14 @@ public final class GgufModelLoader {
             + tokenizer.vocabSize() + " tokens, token_embd.weight " + config.vocabSize() + " rows");
       }
       EosTokens eos = new EosTokens(GgufTokenizer.endOfGeneration(f), "tokenizer.ggml");
-      LlamaWeights llama = new LlamaWeights(config, tensors.quantization(), tensors.tensors(),
-          arena);
-      GgufWeights weights = new GgufWeights(llama, f, tensors, t.source(), identity(f));
+      dev.radixserve.model.ModelWeights family = switch (config) {
+        case LlamaConfig c -> new LlamaWeights(c, tensors.quantization(), tensors.tensors(), arena);
+        case dev.radixserve.model.ModelConfig c ->
+            new dev.radixserve.model.weights.GptWeights(c, tensors.quantization(),
+                tensors.tensors(), arena);
+        default -> throw new IllegalStateException("no weights for " + config);
+      };
+      GgufWeights weights = new GgufWeights(family, f, tensors, t.source(), identity(f));
       return new LoadedModel(weights, tokenizer, eos, f.files(), chatTemplate(f, tokenizer, clock));
     } catch (IllegalArgumentException e) {
       closeQuietly(tokenizer);

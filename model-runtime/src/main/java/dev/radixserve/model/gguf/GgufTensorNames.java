@@ -16,11 +16,22 @@ import java.util.regex.Pattern;
  */
 final class GgufTensorNames {
 
-  /** Model-wide: llama.cpp's name → radixserve's; null: read by the loader itself. */
+  /** Model-wide: llama.cpp's name → radixserve's (Llama family). */
   static final Map<String, String> GLOBAL = globals();
 
-  /** Per layer {@code blk.N.NAME} → {@code layers.N.NAME'}. */
+  /** Per layer {@code blk.N.NAME} → {@code layers.N.NAME'} (Llama family). */
   static final Map<String, String> LAYER = layers();
+
+  /** GPT-2's model-wide tensors → {@link dev.radixserve.model.weights.GptWeights}' names. */
+  static final Map<String, String> GPT2_GLOBAL = Map.of(
+      "token_embd.weight", "wte.weight",
+      "position_embd.weight", "wpe.weight",
+      "output_norm.weight", "ln_f.weight",
+      "output_norm.bias", "ln_f.bias",
+      "output.weight", "lm_head.weight");
+
+  /** GPT-2's per-layer tensors, {@code blk.N.NAME} → {@code h.N.NAME'}. */
+  static final Map<String, String> GPT2_LAYER = gpt2Layers();
 
   /** The rope scaling factors Llama 3's converter writes (not a weight of the graph). */
   static final String ROPE_FREQS = "rope_freqs.weight";
@@ -37,6 +48,17 @@ final class GgufTensorNames {
     m.put("token_embd.weight", "embed_tokens.weight");
     m.put("output_norm.weight", "norm.weight");
     m.put("output.weight", "lm_head.weight");
+    return m;
+  }
+
+  private static Map<String, String> gpt2Layers() {
+    Map<String, String> m = new LinkedHashMap<>();
+    for (String[] p : new String[][] {{"attn_norm", "ln_1"}, {"attn_qkv", "attn.c_attn"},
+        {"attn_output", "attn.c_proj"}, {"ffn_norm", "ln_2"}, {"ffn_up", "mlp.c_fc"},
+        {"ffn_down", "mlp.c_proj"}}) {
+      m.put(p[0] + ".weight", p[1] + ".weight");
+      m.put(p[0] + ".bias", p[1] + ".bias");
+    }
     return m;
   }
 
@@ -60,10 +82,10 @@ final class GgufTensorNames {
    *
    * @throws ModelLoadException naming a tensor the table does not know
    */
-  static Map<String, GgufFile.TensorInfo> canonical(GgufFile f) {
+  static Map<String, GgufFile.TensorInfo> canonical(GgufFile f, String arch) {
     Map<String, GgufFile.TensorInfo> out = new LinkedHashMap<>();
     for (GgufFile.TensorInfo t : f.tensors()) {
-      String name = canonical(t.name());
+      String name = arch.equals("gpt2") ? gpt2(t.name()) : canonical(t.name());
       if (name == null) {
         throw new ModelLoadException(t.file(), "tensor " + t.name() + " is not one of the "
             + f.get(GgufKeys.ARCHITECTURE) + " tensors radixserve serves");
@@ -73,7 +95,21 @@ final class GgufTensorNames {
     return out;
   }
 
-  /** radixserve's name of llama.cpp's tensor {@code name}, or null. */
+  /** GptWeights' name of llama.cpp's GPT-2 tensor {@code name}, or null. */
+  static String gpt2(String name) {
+    String global = GPT2_GLOBAL.get(name);
+    if (global != null) {
+      return global;
+    }
+    Matcher m = BLOCK.matcher(name);
+    if (m.matches()) {
+      String part = GPT2_LAYER.get(m.group(2));
+      return part == null ? null : "h." + m.group(1) + "." + part;
+    }
+    return null;
+  }
+
+  /** radixserve's name of llama.cpp's (Llama-family) tensor {@code name}, or null. */
   static String canonical(String name) {
     if (name.equals(ROPE_FREQS)) {
       return ROPE_FREQS;

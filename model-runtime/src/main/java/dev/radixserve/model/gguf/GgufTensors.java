@@ -1,6 +1,7 @@
 package dev.radixserve.model.gguf;
 
 import dev.radixserve.model.LlamaConfig;
+import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.CheckpointRepacker;
 import dev.radixserve.model.weights.DType;
@@ -35,14 +36,15 @@ import java.util.TreeSet;
  * @param types how many tensors of the file hold each ggml type (for check-model)
  * @param ropeFactors {@code rope_freqs.weight}, or null
  */
-record GgufTensors(LlamaConfig config, Map<String, Tensor> tensors,
+record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     CheckpointQuantization quantization, GgmlType projectionType, Map<GgmlType, Integer> types,
     float[] ropeFactors) {
 
   private static final Set<GgmlType> FLOATS = Set.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16);
 
   static GgufTensors read(GgufFile f, String arch, Arena arena) {
-    Map<String, GgufFile.TensorInfo> names = GgufTensorNames.canonical(f);
+    Map<String, GgufFile.TensorInfo> names = GgufTensorNames.canonical(f, arch);
+    boolean gpt2 = arch.equals("gpt2");
     Map<GgmlType, Integer> types = new TreeMap<>();
     for (GgufFile.TensorInfo t : f.tensors()) {
       types.merge(t.type(), 1, Integer::sum);
@@ -60,7 +62,11 @@ record GgufTensors(LlamaConfig config, Map<String, Tensor> tensors,
       ropeFactors = new float[(int) freqs.ne()[0]];
       GgufBlocks.dequantizeRow(freqs, 0, ropeFactors);
     }
-    LlamaConfig config = GgufConfig.read(f, arch, names, ropeFactors);
+    if (gpt2 && ropeFactors != null) {
+      throw new ModelLoadException(f.primary(), "rope_freqs.weight in a GPT-2 file");
+    }
+    ModelShape config = gpt2 ? GgufConfig.gpt2(f, names)
+        : GgufConfig.read(f, arch, names, ropeFactors);
     GgmlType projectionType = projectionType(names);
     CheckpointQuantization q = GgufBlocks.repackable(projectionType)
         ? GgufBlocks.quantization(projectionType) : null;
@@ -68,10 +74,15 @@ record GgufTensors(LlamaConfig config, Map<String, Tensor> tensors,
     for (Map.Entry<String, GgufFile.TensorInfo> e : names.entrySet()) {
       String name = e.getKey();
       GgufFile.TensorInfo t = e.getValue();
-      GgufBlocks.RowMap rows = rows(arch, config, name, t);
+      GgufBlocks.RowMap rows = config instanceof LlamaConfig c ? rows(arch, c, name, t)
+          : GgufBlocks.IN_PLACE;
       long[] shape = t.shape();
       if (q != null && isProjection(name)) {
         out.putAll(GgufBlocks.asGptq(t, CheckpointRepacker.moduleOf(name), rows, arena));
+      } else if (gpt2 && isProjection(name)) {
+        // Conv1D keeps [in, out]; the converter wrote the transpose, llama.cpp's [out][in]
+        out.put(name, new Tensor(name, DType.F32, new long[] {t.ne()[0], t.ne()[1]},
+            GgufBlocks.transposed(t, arena)));
       } else if (FLOATS.contains(t.type()) && rows == GgufBlocks.IN_PLACE) {
         DType dtype = DType.valueOf(t.type().name());
         out.put(name, new Tensor(name, dtype, shape, t.data()));
@@ -91,8 +102,11 @@ record GgufTensors(LlamaConfig config, Map<String, Tensor> tensors,
     return new GgufTensors(config, out, q, projectionType, types, ropeFactors);
   }
 
+  /** A linear layer's weight: Llama's {@code layers.N.*_proj.weight}, GPT-2's {@code h.N.*}. */
   static boolean isProjection(String canonical) {
-    return canonical.startsWith("layers.") && canonical.endsWith("_proj.weight");
+    return canonical.startsWith("layers.") && canonical.endsWith("_proj.weight")
+        || canonical.startsWith("h.") && (canonical.endsWith("c_attn.weight")
+            || canonical.endsWith("c_proj.weight") || canonical.endsWith("c_fc.weight"));
   }
 
   /**

@@ -4,22 +4,21 @@ import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.graph.PagedGraph;
 import dev.radixserve.model.quant.CheckpointQuantization;
-import dev.radixserve.model.weights.LlamaWeights;
 import dev.radixserve.model.weights.Tensor;
 import java.util.Map;
 
 /**
- * A GGUF file's weights: the Llama family's ({@link LlamaWeights}), described as the file holds
+ * A GGUF file's weights: the Llama family's or GPT-2's, described as the file holds
  * them (architecture, file type, ggml types per tensor, the tokenizer's source), with the file's
  * identity for the cache ({@link GgufModelLoader#identity}).
  */
 public final class GgufWeights implements ModelWeights {
 
-  private final LlamaWeights weights;
+  private final ModelWeights weights;
   private final String description;
   private final String identity;
 
-  GgufWeights(LlamaWeights weights, GgufFile f, GgufTensors tensors, String tokenizerSource,
+  GgufWeights(ModelWeights weights, GgufFile f, GgufTensors tensors, String tokenizerSource,
       String identity) {
     this.weights = weights;
     this.identity = identity;

@@ -25,7 +25,9 @@ class GgufBlocksTest {
       "llama3, q4_0, blk.0.attn_q.weight, layers.0.self_attn.q_proj.weight",
       "llama3, q4_0, blk.1.ffn_down.weight, layers.1.mlp.down_proj.weight",
       "qwen2, q8_0, blk.0.attn_q.weight, layers.0.self_attn.q_proj.weight",
-      "qwen2, q4_0, blk.1.ffn_down.weight, layers.1.mlp.down_proj.weight"})
+      "qwen2, q4_0, blk.1.ffn_down.weight, layers.1.mlp.down_proj.weight",
+      "gpt2, q8_0, blk.0.attn_qkv.weight, h.0.attn.c_attn.weight",
+      "gpt2, q8_0, blk.1.ffn_up.weight, h.1.mlp.c_fc.weight"})
   void repackedLayerEqualsTheDequantizedFileTensorBitForBit(String model, String type,
       String fileName, String canonical) throws IOException {
     JsonNode want = new ObjectMapper().readTree(GgufTestFiles.fixtures()
@@ -47,7 +49,7 @@ class GgufBlocksTest {
       // llama's q rows come back in transformers' order: canonical row n is the file's row
       boolean permuted = arch.equals("llama") && fileName.contains("attn_q");
       GgufBlocks.RowMap fileRow = permuted
-          ? GgufBlocks.unpermute(rows, tensors.config().nHeads()) : GgufBlocks.IN_PLACE;
+          ? GgufBlocks.unpermute(rows, ((dev.radixserve.model.LlamaConfig) tensors.config()).nHeads()) : GgufBlocks.IN_PLACE;
       int checked = 0;
       for (int n = 0; n < rows; n++) {
         int r = fileRow.sourceRow(n);

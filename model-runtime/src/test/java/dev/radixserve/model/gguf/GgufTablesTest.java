@@ -51,6 +51,7 @@ class GgufTablesTest {
     tables().get("llama_arch_keys").forEach(k -> keys.add(k.asText()));
     Set<String> ours = new TreeSet<>();
     GgufKeys.READ.forEach(k -> ours.add(k.replace("%s", "{arch}")));
+    GgufKeys.READ_GPT2.forEach(k -> ours.add(k.replace("%s", "{arch}")));
     GgufKeys.INERT.keySet().forEach(k -> ours.add(k.replace("%s", "{arch}")));
     ours.addAll(GgufKeys.TOKENIZER_READ);
     ours.addAll(GgufKeys.TOKENIZER_INERT.keySet());
@@ -70,8 +71,11 @@ class GgufTablesTest {
       Set<String> theirs = new HashSet<>();
       list.forEach(n -> theirs.add(n.asText()));
       Set<String> unknown = new TreeSet<>();
-      GgufTensorNames.GLOBAL.keySet().forEach(n -> check(theirs, n, unknown));
-      GgufTensorNames.LAYER.keySet().forEach(n -> check(theirs, "blk.{bid}." + n, unknown));
+      boolean gpt2 = arch.equals("gpt2");
+      (gpt2 ? GgufTensorNames.GPT2_GLOBAL : GgufTensorNames.GLOBAL).keySet()
+          .forEach(n -> check(theirs, n, unknown));
+      (gpt2 ? GgufTensorNames.GPT2_LAYER : GgufTensorNames.LAYER).keySet()
+          .forEach(n -> check(theirs, "blk.{bid}." + n, unknown));
       // q/k norms are Qwen3's; llama and qwen2 files never hold them, and biases llama.cpp takes
       // where present (its loader marks them optional)
       if (!arch.equals("qwen3")) {
