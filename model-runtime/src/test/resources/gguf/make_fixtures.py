@@ -26,7 +26,9 @@ Per case NAME:
   Also: llama3-split-0000N-of-00003.gguf (the converter's --split-max-tensors 8 of the F32 file);
   value-types.gguf / .json (gguf-py's GGUFWriter: every value type, alignment 64, an F32 and a Q8_0
   tensor; the values as GGUFReader reads them); blocks.gguf / .json (tensors of every type
-  dequantized at load, and gguf-py's dequantization of each); gguf-py-tables.json (gguf-py's ggml types with
+  dequantized at load, and gguf-py's dequantization of each); spm-vocab.gguf / spm-expected.json
+  (a SentencePiece vocabulary converted --vocab-only, and sentencepiece's ids, see spm_vocab);
+  gguf-py-tables.json (gguf-py's ggml types with
   block sizes, metadata key names (and llama-arch.cpp's LLM_KV_NAMES), and the served
   architectures' tensor names).
   5. NAME-TYPE-dequantized.json: for each quantized file, gguf-py's dequantize of two of its
@@ -319,6 +321,45 @@ def blocks(path):
         json.dump(out, f)
 
 
+SPM_TEXTS = hf.TEXTS + ["  leading spaces", "trailing  ", "a\n\n b", "ünïcödé ß 東京 🙂",
+                        "12345 + 67 = 12412", ""]
+
+
+def spm_vocab(path):
+    """A SentencePiece BPE model trained here as Llama 2's was (identity normalization, dummy
+    prefix, whitespace kept, digits split, byte fallback), written into a Llama checkpoint folder
+    as tokenizer.model and converted --vocab-only by llama.cpp's converter (its
+    _set_vocab_sentencepiece: pieces, scores, types). spm-expected.json: sentencepiece's own ids
+    of SPM_TEXTS (the converter's source of the vocabulary; llama.cpp's SPM tokenizer is written
+    to match it), BOS first as llama.cpp's add_bos_token default puts it."""
+    import io
+    import sentencepiece as spm
+    from transformers import LlamaConfig
+    corpus = [line for t in (hf.TEXTS + hf.PROMPTS) * 20 for line in t.split("\n") if line]
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(corpus), model_writer=model, model_type="bpe", vocab_size=520,
+        byte_fallback=True, normalization_rule_name="identity", remove_extra_whitespaces=False,
+        add_dummy_prefix=True, split_digits=True, character_coverage=0.995,
+        allow_whitespace_only_pieces=True, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
+        num_threads=1, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    work = tempfile.mkdtemp()
+    try:
+        with open(os.path.join(work, "tokenizer.model"), "wb") as f:
+            f.write(model.getvalue())
+        config = LlamaConfig(vocab_size=sp.get_piece_size(), bos_token_id=1, eos_token_id=2,
+                             **SHAPE)
+        torch.manual_seed(0)
+        AutoModelForCausalLM.from_config(config).save_pretrained(work)
+        convert(work, path, "f32", "default", "--vocab-only")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    with open(os.path.join(HERE, "spm-expected.json"), "w") as f:
+        json.dump({"sentencepiece": spm.__version__, "bos": 1,
+                   "texts": [{"text": t, "ids": sp.encode(t)} for t in SPM_TEXTS]}, f, indent=1)
+
+
 def tables():
     """gguf-py's own tables the Java ones are held against: ggml types and their block sizes, the
     metadata key names, and the tensor names of the served architectures."""
@@ -346,6 +387,7 @@ def tables():
 def main():
     value_types(os.path.join(HERE, "value-types.gguf"))
     blocks(os.path.join(HERE, "blocks.gguf"))
+    spm_vocab(os.path.join(HERE, "spm-vocab.gguf"))
     tables()
     hf.SHAPE = SHAPE
     for name, (model_type, extra, tie, pre, seed) in CASES.items():

@@ -54,6 +54,7 @@ public final class GgufKeys {
   public static final String ADD_BOS = "tokenizer.ggml.add_bos_token";
   public static final String ADD_EOS = "tokenizer.ggml.add_eos_token";
   public static final String CHAT_TEMPLATE = "tokenizer.chat_template";
+  public static final String ADD_SPACE_PREFIX = "tokenizer.ggml.add_space_prefix";
 
   /**
    * The architectures served, with the model_type radixserve names them by: the Llama family's
@@ -86,7 +87,8 @@ public final class GgufKeys {
 
   /** Keys outside the architecture's prefix that are read (the tokenizer, {@link GgufTokenizer}). */
   static final Set<String> TOKENIZER_READ = Set.of(TOKENIZER_MODEL, TOKENIZER_PRE, TOKENS,
-      TOKEN_TYPE, SCORES, MERGES, BOS_ID, EOS_ID, EOT_ID, EOM_ID, ADD_BOS, ADD_EOS, CHAT_TEMPLATE);
+      TOKEN_TYPE, SCORES, MERGES, BOS_ID, EOS_ID, EOT_ID, EOM_ID, ADD_BOS, ADD_EOS, CHAT_TEMPLATE,
+      ADD_SPACE_PREFIX);
 
   /** tokenizer.ggml keys that cannot change the tokens of a text or the stop set, and why. */
   static final Map<String, String> TOKENIZER_INERT = Map.of(
@@ -94,7 +96,6 @@ public final class GgufKeys {
       "tokenizer.ggml.unknown_token_id", "unk: byte-level BPE has no unknown text",
       "tokenizer.ggml.seperator_token_id", "sep: only added under add_sep_token",
       "tokenizer.ggml.add_sep_token", "false is the only value served (checked)",
-      "tokenizer.ggml.add_space_prefix", "SentencePiece's; byte-level BPE ignores it",
       "tokenizer.ggml.mask_token_id", "masked-LM's");
 
   private GgufKeys() {}

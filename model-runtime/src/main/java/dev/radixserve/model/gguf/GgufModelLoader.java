@@ -4,7 +4,6 @@ import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.chat.ChatMlTemplate;
 import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.model.chat.JinjaChatTemplate;
-import dev.radixserve.model.tokenizer.HfTokenizer;
 import dev.radixserve.model.weights.EosTokens;
 import dev.radixserve.model.weights.LlamaWeights;
 import dev.radixserve.model.weights.LoadedModel;
@@ -49,7 +48,7 @@ public final class GgufModelLoader {
       throw new ModelLoadException(file, "is not a file");
     }
     Arena arena = Arena.ofShared();
-    HfTokenizer tokenizer = null;
+    dev.radixserve.model.Tokenizer tokenizer = null;
     try {
       GgufFile f = GgufFile.map(file, arena);
       String arch = architecture(f);
@@ -71,7 +70,7 @@ public final class GgufModelLoader {
         default -> throw new IllegalStateException("no weights for " + config);
       };
       GgufWeights weights = new GgufWeights(family, f, tensors, t.source(), identity(f));
-      return new LoadedModel(weights, tokenizer, eos, f.files(), chatTemplate(f, tokenizer, clock));
+      return new LoadedModel(weights, tokenizer, eos, f.files(), chatTemplate(f, clock));
     } catch (IllegalArgumentException e) {
       closeQuietly(tokenizer);
       arena.close();
@@ -83,9 +82,13 @@ public final class GgufModelLoader {
     }
   }
 
-  private static void closeQuietly(HfTokenizer t) {
-    if (t != null) {
-      t.close();
+  private static void closeQuietly(dev.radixserve.model.Tokenizer t) {
+    if (t instanceof AutoCloseable c) {
+      try {
+        c.close();
+      } catch (Exception ignored) {
+        // the load already failed; that failure is the one reported
+      }
     }
   }
 
@@ -105,7 +108,7 @@ public final class GgufModelLoader {
    * {@code tokenizer.chat_template} through the Jinja engine, with the BOS/EOS texts llama.cpp
    * passes it; ChatML-like when the file has none.
    */
-  private static ChatTemplate chatTemplate(GgufFile f, HfTokenizer tokenizer, Clock clock) {
+  private static ChatTemplate chatTemplate(GgufFile f, Clock clock) {
     if (!(f.get(GgufKeys.CHAT_TEMPLATE) instanceof String source)) {
       return new ChatMlTemplate();
     }

@@ -24,8 +24,8 @@ import java.util.stream.Stream;
  * user-defined tokens ({@code token_type} 3 and 4) are added tokens, matched in the text before
  * BPE (control ones special); BOS (EOS) is put before (after) a text under {@code add_bos_token}
  * ({@code add_eos_token}), whose defaults are llama.cpp's per pre-tokenizer. SentencePiece
- * vocabularies ({@code tokenizer.ggml.model llama}) are refused for now: a {@code tokenizer.json}
- * beside the file serves them.
+ * vocabularies ({@code tokenizer.ggml.model llama}) are tokenized as llama.cpp does ({@link
+ * GgufSpmTokenizer}).
  */
 final class GgufTokenizer {
 
@@ -73,8 +73,8 @@ final class GgufTokenizer {
     String model = string(f, GgufKeys.TOKENIZER_MODEL);
     if (!model.equals("gpt2")) {
       throw new ModelLoadException(f.primary(), GgufKeys.TOKENIZER_MODEL + " " + model
-          + " is not served from the file (gpt2: byte-level BPE); put the model's tokenizer.json"
-          + " beside it");
+          + " is not served from the file (gpt2: byte-level BPE; llama: SentencePiece BPE); put"
+          + " the model's tokenizer.json beside it");
     }
     Object preName = f.get(GgufKeys.TOKENIZER_PRE);
     Pre pre = PRE.get(preName == null ? "" : preName.toString());
@@ -206,6 +206,10 @@ final class GgufTokenizer {
       return new Loaded(HfTokenizer.load(dir), dir.resolve(TokenizerLoader.TOKENIZER_JSON)
           .toString());
     }
+    if ("llama".equals(f.get(GgufKeys.TOKENIZER_MODEL))) {
+      return new Loaded(new GgufSpmTokenizer(f), "the file's " + GgufKeys.TOKENIZER_MODEL
+          + " llama (SentencePiece BPE as llama.cpp's llm_tokenizer_spm)");
+    }
     String json = tokenizerJson(f);
     Path tmp = null;
     try {
@@ -226,7 +230,7 @@ final class GgufTokenizer {
     }
   }
 
-  record Loaded(HfTokenizer tokenizer, String source) {}
+  record Loaded(dev.radixserve.model.Tokenizer tokenizer, String source) {}
 
   /**
    * The ids that end generation, as llama.cpp's {@code special_eog_ids}: eos, eot and eom, and

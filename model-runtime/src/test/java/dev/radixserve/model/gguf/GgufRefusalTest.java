@@ -99,8 +99,8 @@ class GgufRefusalTest {
   void anotherArchitectureTokenizerOrRopeScalingIsRefused() throws IOException {
     assertRefused("qwen2-f32.gguf", kv -> kv.put(GgufKeys.ARCHITECTURE, "phi3"), t -> { },
         "general.architecture phi3 is not served");
-    assertRefused("qwen2-f32.gguf", kv -> kv.put(GgufKeys.TOKENIZER_MODEL, "llama"), t -> { },
-        "tokenizer.ggml.model llama is not served");
+    assertRefused("qwen2-f32.gguf", kv -> kv.put(GgufKeys.TOKENIZER_MODEL, "bert"), t -> { },
+        "tokenizer.ggml.model bert is not served");
     assertRefused("qwen2-f32.gguf", kv -> kv.put(GgufKeys.TOKENIZER_PRE, "falcon"), t -> { },
         "tokenizer.ggml.pre falcon is not served");
     assertRefused("qwen2-f32.gguf", kv -> {
