@@ -77,7 +77,7 @@ CASES = {
                                                              rope_theta=1000000.0)),
               True, "qwen2", 402),
     # GPT-2: Conv1D weights (the converter transposes them), a fused c_attn, learned positions
-    "gpt2": ("gpt2", {}, True, "gpt2", 403),
+    "gpt2": ("gpt2", {}, True, "gpt-2", 403),
 }
 # the files written per case (qwen3 only F32 and Q8_0: the rest is the code paths above)
 OUTTYPES = {"llama3": ("f32", "f16", "q8_0", "q4_0"), "qwen2": ("f32", "f16", "q8_0", "q4_0"),
@@ -377,10 +377,14 @@ def tables():
         arch_cpp = f.read()
     kv_names = sorted(set(k.replace("%s", "{arch}") for k in
                           re.findall(r'\{\s*LLM_KV_[A-Z0-9_]+\s*,\s*"([^"]+)"\s*\}', arch_cpp)))
+    # llama.cpp's tokenizer.ggml.pre names (llama-vocab.cpp's tokenizer_pre == "...")
+    with open(os.path.join(LLAMACPP, "src", "llama-vocab.cpp")) as f:
+        pres = sorted(set(re.findall(r'tokenizer_pre == "([^"]+)"', f.read())))
     with open(os.path.join(HERE, "gguf-py-tables.json"), "w") as f:
         json.dump({"ggml_types": {t.name: [t.value, *gguf.GGML_QUANT_SIZES[t]]
                                   for t in gguf.GGMLQuantizationType},
                    "keys": sorted(set(keys)), "llama_arch_keys": kv_names,
+                   "llama_vocab_pres": pres,
                    "tensor_names": archs}, f, indent=1)
 
 

@@ -35,7 +35,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  *       source checkpoint (F32 holds its bfloat16 weights exactly, and so does F16 here);
  *   <li>Q8_0 and Q4_0 files, served in their own blocks computed in fp32 (accuracy_level 0): the
  *       same against transformers run on the file's own weights as gguf-py dequantizes them;
- *   <li>the file's chat template through the Jinja engine: token counts and ids as transformers'.
+ *   <li>the file's chat template through the Jinja engine: token counts and ids as transformers';
+ *   <li>and llama.cpp's own llama-server on the same files: tokens of texts and chats, greedy
+ *       tokens.
  * </ul>
  */
 class GgufCheckpointTest {
@@ -101,6 +103,60 @@ class GgufCheckpointTest {
             logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
                 new int[] {s.get("token").asInt()}, position++, table))))[0];
           }
+        }
+      }
+    }
+  }
+
+  /**
+   * llama.cpp's own answers on the same files ({@code llama_server_reference.py}): /tokenize of
+   * the fixed texts (BOS as the file says, special tokens parsed) equals radixserve's ids; greedy
+   * decoding gives llama-server's tokens (F32/F16; the quantized files' agreement is in
+   * BENCHMARKS.md); the chat template's tokens equal /apply-template + /tokenize where the
+   * template prints no date (Llama 3.2's prints today's, and llama-server strips its BOS text).
+   */
+  @ParameterizedTest(name = "{0}-{1}")
+  @CsvSource({"llama3, f32", "llama3, f16", "llama3, q8_0", "llama3, q4_0", "qwen2, f32",
+      "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0", "qwen3, f32", "qwen3, q8_0", "gpt2, f32",
+      "gpt2, q8_0"})
+  void matchesLlamaServer(String model, String type) throws IOException {
+    JsonNode server = expected(model + "-" + type + ".llama-server.json");
+    try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"),
+        TransformersCheckpointTest.FIXTURE_DAY)) {
+      for (JsonNode t : server.get("texts")) {
+        assertArrayEquals(ints(t.get("ids")), m.tokenizer().encode(t.get("text").asText()),
+            model + "-" + type + ": " + t.get("text"));
+      }
+      for (JsonNode chat : server.get("chats")) {
+        if (model.equals("llama3")) {
+          continue;
+        }
+        List<ChatTemplate.Message> messages = new ArrayList<>();
+        chat.get("messages").forEach(msg -> messages.add(new ChatTemplate.Message(
+            msg.get("role").asText(), msg.get("content").asText())));
+        String rendered = m.chatTemplate().render(messages);
+        assertEquals(chat.get("prompt").asText(), rendered, model + " " + messages);
+        assertArrayEquals(ints(chat.get("ids")), m.tokenizer().encodeTemplated(rendered),
+            model + " " + messages);
+      }
+      if (type.startsWith("q")) {
+        return;
+      }
+      try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1)) {
+        int[] table = {5, 2, 11, 0, 7, 19, 3, 14, 9, 1, 22, 6, 17, 4, 12, 8};
+        for (JsonNode run : server.get("runs")) {
+          int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
+          int[] want = ints(run.get("tokens"));
+          int[] got = new int[want.length];
+          float[] logits = runner.forward(new ForwardBatch(List.of(
+              new ForwardBatch.Seq(prompt, 0, table))))[0];
+          for (int i = 0; i < want.length; i++) {
+            got[i] = OnnxModelRunnerTest.argmax(logits);
+            logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+                new int[] {got[i]}, prompt.length + i, table))))[0];
+          }
+          assertArrayEquals(want, got, model + "-" + type + " greedy from \""
+              + run.get("prompt").asText() + "\"");
         }
       }
     }

@@ -51,7 +51,7 @@ final class GgufTokenizer {
       "llama-v3", new Pre(LLAMA3_REGEX, true, true),
       "qwen2", new Pre(QWEN2_REGEX, false, false),
       "deepseek-r1-qwen", new Pre(QWEN2_REGEX, false, false),
-      "gpt2", new Pre(null, false, false));
+      "gpt-2", new Pre(null, false, false));
 
   static final int CONTROL = 3;
   static final int USER_DEFINED = 4;

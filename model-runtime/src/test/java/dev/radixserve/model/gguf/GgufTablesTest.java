@@ -86,6 +86,16 @@ class GgufTablesTest {
     assertTrue(names.get("llama").toString().contains("rope_freqs"));
   }
 
+  /** Each pre-tokenizer served is one llama.cpp's vocabulary loader names. */
+  @Test
+  void everyPreTokenizerIsOneLlamaCppNames() throws IOException {
+    Set<String> pres = new HashSet<>();
+    tables().get("llama_vocab_pres").forEach(p -> pres.add(p.asText()));
+    Set<String> unknown = new TreeSet<>(GgufTokenizer.PRE.keySet());
+    unknown.removeAll(pres);
+    assertEquals(Set.of(), unknown, "pre-tokenizers llama.cpp does not know");
+  }
+
   private static void check(Set<String> theirs, String name, Set<String> unknown) {
     String base = name.replaceAll("\\.(weight|bias)$", "");
     if (!theirs.contains(base)) {
