@@ -91,7 +91,7 @@ def reference(path):
 
 
 if __name__ == "__main__":
-    files = sys.argv[1:] or sorted(f for t in ("f32", "f16", "q8_0", "q4_0")
+    files = sys.argv[1:] or sorted(f for t in ("f32", "f16", "q8_0", "q4_0", "q4_k_m", "q6_k")
                                    for f in glob.glob(os.path.join(HERE, f"*-{t}.gguf")))
     for f in files:
         reference(f)

@@ -44,6 +44,7 @@ import os
 import runpy
 import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 
@@ -79,9 +80,16 @@ CASES = {
     # GPT-2: Conv1D weights (the converter transposes them), a fused c_attn, learned positions
     "gpt2": ("gpt2", {}, True, "gpt-2", 403),
 }
+# K-quants need rows of 256: a wider one-layer Llama 3, quantized by llama.cpp's llama-quantize
+# (Q4_K_M: Q4_K with Q6_K for some tensors; Q6_K) from an F32 file that is not kept
+WIDE = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=1, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=64, rms_norm_eps=1e-5)
+QUANTIZE = os.environ.get("LLAMA_QUANTIZE", "/work/llamacpp/src/build/bin/llama-quantize")
+CASES["llama3-wide"] = ("llama", CASES["llama3"][1], True, "llama-bpe", 404)
+
 # the files written per case (qwen3 only F32 and Q8_0: the rest is the code paths above)
 OUTTYPES = {"llama3": ("f32", "f16", "q8_0", "q4_0"), "qwen2": ("f32", "f16", "q8_0", "q4_0"),
-            "qwen3": ("f32", "q8_0"), "gpt2": ("f32", "q8_0")}
+            "qwen3": ("f32", "q8_0"), "gpt2": ("f32", "q8_0"), "llama3-wide": ("q4_k_m", "q6_k")}
 
 
 def write_gpt2(out, seed):
@@ -398,6 +406,7 @@ def main():
         tmp = tempfile.mkdtemp()
         try:
             hf.HERE = tmp  # write_case puts the checkpoint in HERE/NAME
+            hf.SHAPE = WIDE if name == "llama3-wide" else SHAPE
             hf_dir = (write_gpt2(os.path.join(tmp, name), seed) if model_type == "gpt2"
                       else hf.write_case(name, model_type, extra, tie, seed))
             hf.expected(hf_dir)
@@ -411,13 +420,22 @@ def main():
                 # the converter's own sharding: NAME-split-0000N-of-00003.gguf
                 convert(hf_dir, os.path.join(HERE, f"{name}-split.gguf"), "f32", pre,
                         "--split-max-tensors", "8")
+            for ktype in (t for t in OUTTYPES[name] if "_k" in t):
+                f32 = os.path.join(tmp, name + "-f32.gguf")
+                if not os.path.exists(f32):
+                    convert(hf_dir, f32, "f32", pre)
+                subprocess.run([QUANTIZE, f32, os.path.join(HERE, f"{name}-{ktype}.gguf"),
+                                ktype.upper(), "1"], check=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
             if "q4_0" in OUTTYPES[name]:
                 requantize(os.path.join(HERE, f"{name}-f32.gguf"),
                            os.path.join(HERE, f"{name}-q4_0.gguf"),
                            gguf.GGMLQuantizationType.Q4_0, gguf.LlamaFileType.MOSTLY_Q4_0)
             for qtype in (t for t in OUTTYPES[name] if t.startswith("q")):
                 values = dequantized(os.path.join(HERE, f"{name}-{qtype}.gguf"), model_type, config)
-                write_dequantized(values, os.path.join(HERE, f"{name}-{qtype}-dequantized.json"))
+                if name != "llama3-wide":  # K-quant blocks are checked on blocks.gguf
+                    write_dequantized(values,
+                                      os.path.join(HERE, f"{name}-{qtype}-dequantized.json"))
                 expected_with(hf_dir, values, model_type, config,
                               os.path.join(HERE, f"{name}-{qtype}-expected.json"))
             print("wrote", name)

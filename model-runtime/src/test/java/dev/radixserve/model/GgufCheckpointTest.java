@@ -33,8 +33,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  *       converter copied into the file), BOS as the file's add_bos_token says;
  *   <li>F32 and F16 files: every greedy step's top-5 logprobs within 1e-4 of transformers on the
  *       source checkpoint (F32 holds its bfloat16 weights exactly, and so does F16 here);
- *   <li>Q8_0 and Q4_0 files, served in their own blocks computed in fp32 (accuracy_level 0): the
- *       same against transformers run on the file's own weights as gguf-py dequantizes them;
+ *   <li>Q8_0 and Q4_0 files, served in their own blocks computed in fp32 (accuracy_level 0), and
+ *       llama-quantize's Q4_K_M and Q6_K files, served as their dequantized weights: the same
+ *       against transformers run on the file's own weights as gguf-py dequantizes them;
  *   <li>the file's chat template through the Jinja engine: token counts and ids as transformers';
  *   <li>and llama.cpp's own llama-server on the same files: tokens of texts and chats, greedy
  *       tokens.
@@ -74,13 +75,17 @@ class GgufCheckpointTest {
       "qwen2, f32, qwen2-expected.json", "qwen2, f16, qwen2-expected.json",
       "qwen2, q8_0, qwen2-q8_0-expected.json", "qwen2, q4_0, qwen2-q4_0-expected.json",
       "qwen3, f32, qwen3-expected.json", "qwen3, q8_0, qwen3-q8_0-expected.json",
-      "gpt2, f32, gpt2-expected.json", "gpt2, q8_0, gpt2-q8_0-expected.json"})
+      "gpt2, f32, gpt2-expected.json", "gpt2, q8_0, gpt2-q8_0-expected.json",
+      "llama3-wide, q4_k_m, llama3-wide-q4_k_m-expected.json",
+      "llama3-wide, q6_k, llama3-wide-q6_k-expected.json"})
   void greedyStepsMatchTheReference(String model, String type, String reference)
       throws IOException {
     JsonNode expected = expected(reference);
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"))) {
       CheckpointQuantization q = m.weights().checkpointQuantization();
-      if (type.startsWith("q")) {
+      if (type.endsWith("_k") || type.endsWith("_k_m")) {
+        assertNull(q, "K-quants are served as the file's dequantized weights");
+      } else if (type.startsWith("q")) {
         assertEquals(type.equals("q8_0") ? 8 : 4, q.bits(), "served in the file's own blocks");
       } else {
         assertNull(q);
@@ -118,7 +123,7 @@ class GgufCheckpointTest {
   @ParameterizedTest(name = "{0}-{1}")
   @CsvSource({"llama3, f32", "llama3, f16", "llama3, q8_0", "llama3, q4_0", "qwen2, f32",
       "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0", "qwen3, f32", "qwen3, q8_0", "gpt2, f32",
-      "gpt2, q8_0"})
+      "gpt2, q8_0", "llama3-wide, q4_k_m", "llama3-wide, q6_k"})
   void matchesLlamaServer(String model, String type) throws IOException {
     JsonNode server = expected(model + "-" + type + ".llama-server.json");
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"),
@@ -128,7 +133,7 @@ class GgufCheckpointTest {
             model + "-" + type + ": " + t.get("text"));
       }
       for (JsonNode chat : server.get("chats")) {
-        if (model.equals("llama3")) {
+        if (model.startsWith("llama3")) {
           continue;
         }
         List<ChatTemplate.Message> messages = new ArrayList<>();
