@@ -8,7 +8,6 @@ import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.weights.LoadedModel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +22,7 @@ import java.util.Map;
  *
  * <pre>
  *   GgufAgreementBench REFERENCE.json FILE.gguf[:ROUTE] ...
+ *   GgufAgreementBench --logits REFERENCE.json FILE.gguf ROUTE,ROUTE   (each against exact)
  *   ROUTE: exact (file's blocks computed in fp32; floats as they are; default),
  *          served (what serve runs on the CPU: accuracy_level 4, the LM head as QuantSpec's auto),
  *          int8 | int4 (--quantization of a float-served file: requantized from its weights)
@@ -33,6 +33,11 @@ public final class GgufAgreementBench {
   private GgufAgreementBench() {}
 
   public static void main(String[] args) throws Exception {
+    if (args[0].equals("--logits")) {
+      logits(new ObjectMapper().readTree(Path.of(args[1]).toFile()), Path.of(args[2]),
+          args[3].split(","));
+      return;
+    }
     JsonNode expected = new ObjectMapper().readTree(Path.of(args[0]).toFile());
     for (int i = 1; i < args.length; i++) {
       String[] spec = args[i].split(":");
@@ -105,7 +110,64 @@ public final class GgufAgreementBench {
         before, total, (double) before / total, top1, total, worst);
   }
 
-  static boolean exists(Path p) {
-    return Files.isRegularFile(p);
+  /**
+   * {@code --logits REFERENCE.json FILE.gguf ROUTE,ROUTE...}: each route's logits against the
+   * exact route's (the file's own weights, dequantized), over the reference's prompts and tokens
+   * teacher-forced: the worst relative error (max |Δ logit| over the row's max |logit|) and the
+   * worst and mean KL divergence of the next-token distributions.
+   */
+  static void logits(JsonNode expected, Path file, String[] routes) {
+    try (LoadedModel m = GgufModelLoader.load(file)) {
+      List<float[]> exact = rows(m, spec(m, "exact"), expected);
+      for (String route : routes) {
+        List<float[]> got = rows(m, spec(m, route), expected);
+        double worstRel = 0;
+        double worstKl = 0;
+        double sumKl = 0;
+        for (int i = 0; i < exact.size(); i++) {
+          float[] a = exact.get(i);
+          float[] b = got.get(i);
+          double max = 0;
+          double diff = 0;
+          for (int j = 0; j < a.length; j++) {
+            max = Math.max(max, Math.abs(a[j]));
+            diff = Math.max(diff, Math.abs(a[j] - b[j]));
+          }
+          worstRel = Math.max(worstRel, diff / max);
+          double[] p = ReferenceGpt2.logSoftmax(TransformersCheckpointTest.toDoubles(a));
+          double[] q = ReferenceGpt2.logSoftmax(TransformersCheckpointTest.toDoubles(b));
+          double kl = 0;
+          for (int j = 0; j < p.length; j++) {
+            kl += Math.exp(p[j]) * (p[j] - q[j]);
+          }
+          worstKl = Math.max(worstKl, kl);
+          sumKl += kl;
+        }
+        System.out.printf("%-28s %-5s vs exact: worst relative logit error %.2e, KL worst %.2e"
+            + " mean %.2e (%d rows)%n", file.getFileName(), route, worstRel, worstKl,
+            sumKl / exact.size(), exact.size());
+      }
+    }
+  }
+
+  /** Every teacher-forced step's logits under {@code q}. */
+  static List<float[]> rows(LoadedModel m, QuantSpec q, JsonNode expected) {
+    List<float[]> out = new ArrayList<>();
+    try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 64, 1, Map.of(), q)) {
+      int[] table = new int[16];
+      java.util.Arrays.setAll(table, j -> j);
+      for (JsonNode run : expected.get("runs")) {
+        int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
+        float[] logits = runner.forward(new ForwardBatch(List.of(
+            new ForwardBatch.Seq(prompt, 0, table))))[0];
+        for (int step = 0; step < run.get("steps").size(); step++) {
+          out.add(logits);
+          logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+              new int[] {run.get("steps").get(step).get("token").asInt()},
+              prompt.length + step, table))))[0];
+        }
+      }
+    }
+    return out;
   }
 }
