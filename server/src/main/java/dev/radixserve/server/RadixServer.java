@@ -28,6 +28,7 @@ import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
 import dev.radixserve.model.weights.EosTokens;
+import dev.radixserve.model.gguf.GgufModelLoader;
 import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.WeightsDigest;
 import dev.radixserve.model.weights.LoadedModel;
@@ -154,7 +155,8 @@ public final class RadixServer {
       eos = EosTokens.of(tokenizer);
       chatTemplate = new ChatMlTemplate();
     } else {
-      LoadedModel loaded = HfModelLoader.load(config.model());
+      LoadedModel loaded = GgufModelLoader.isGguf(config.model())
+          ? GgufModelLoader.load(config.model()) : HfModelLoader.load(config.model());
       weights = loaded.weights();
       tokenizer = loaded.tokenizer();
       eos = loaded.eos();
@@ -332,11 +334,17 @@ public final class RadixServer {
    * since an int4, fp16 or int8-KV model's KV blocks are not the fp32 model's. For fp32
    * unquantized with an fp32 pool it is the plain name, so llm-d's own hash of a prefix still
    * equals ours.
+   * A GGUF file adds its identity ({@code #size@mtime;headerhash}, {@link
+   * GgufModelLoader#identity}).
    *
    * @param quant the config's quantization {@link QuantSpec#resolvedFor resolved} for the model
    */
   static String cacheModelKey(ServerConfig config, QuantSpec quant) {
     String key = config.servedModelName();
+    if (GgufModelLoader.isGguf(config.model())) {
+      // another file under the same name must never reuse these blocks
+      key += "#" + GgufModelLoader.identity(config.model());
+    }
     if (config.device().dtype() != GraphDtype.FLOAT32) {
       key += "@" + config.device().dtype().settingName();
     }

@@ -14,6 +14,7 @@ import dev.radixserve.model.quant.QuantizationException;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
+import dev.radixserve.model.gguf.GgufModelLoader;
 import dev.radixserve.model.weights.HfModelLoader;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.ModelLoadException;
@@ -54,7 +55,7 @@ final class CheckModelCommand implements Callable<Integer> {
   @Spec
   private CommandSpec spec;
 
-  @Parameters(paramLabel = "DIR", description = "The model directory.")
+  @Parameters(paramLabel = "DIR|FILE.gguf", description = "The model directory, or a GGUF file.")
   Path dir;
 
   @Option(names = "--prompt", paramLabel = "TEXT", defaultValue = "Hello, my name is",
@@ -95,7 +96,8 @@ final class CheckModelCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     ServerConfig flags = quantizationFlags();
     QuantSpec configured = flags.quantization();
-    try (LoadedModel m = HfModelLoader.load(dir)) {
+    try (LoadedModel m = GgufModelLoader.isGguf(dir) ? GgufModelLoader.load(dir)
+        : HfModelLoader.load(dir)) {
       describe(m, out);
       QuantSpec quant;
       try {
@@ -233,7 +235,8 @@ final class CheckModelCommand implements Callable<Integer> {
         dtypes.entrySet().stream().map(e -> e.getValue() + " " + e.getKey()).collect(Collectors.joining(", ")),
         params);
     int padding = c.vocabSize() - m.tokenizer().vocabSize();
-    out.printf("tokenizer   %s: %d tokens%s%n", TokenizerLoader.describe(dir),
+    out.printf("tokenizer   %s: %d tokens%s%n", GgufModelLoader.isGguf(dir) ? "as above"
+        : TokenizerLoader.describe(dir),
         m.tokenizer().vocabSize(), padding > 0
             ? " (vocab_size pads " + padding + " more ids, never sampled)" : "");
     out.println("eos         " + m.eos().ids() + " from " + m.eos().source());

@@ -75,8 +75,10 @@ final class ConfigValues {
 
   static Path directory(String raw) {
     Path path = Path.of(text(raw));
-    if (!Files.isDirectory(path)) {
-      throw new BadValue("an existing directory holding config.json and model.safetensors");
+    if (!Files.isDirectory(path)
+        && !(dev.radixserve.model.gguf.GgufModelLoader.isGguf(path) && Files.isRegularFile(path))) {
+      throw new BadValue("an existing directory holding config.json and model.safetensors, or a"
+          + " .gguf file");
     }
     return path;
   }

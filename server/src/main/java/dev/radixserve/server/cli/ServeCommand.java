@@ -54,9 +54,10 @@ final class ServeCommand implements Callable<Integer> {
       description = "HTTP port (0 picks a free one). Env RADIXSERVE_PORT.")
   String port;
 
-  @Option(names = "--model", paramLabel = "DIR", order = 3,
+  @Option(names = "--model", paramLabel = "DIR|FILE.gguf", order = 3,
       description = "Hugging Face GPT-2 directory (config.json, model.safetensors, vocab.json, "
-          + "merges.txt). Default: the embedded random-weight GPT-2. Env RADIXSERVE_MODEL.")
+          + "merges.txt), or a GGUF file (llama, qwen2, qwen3; the first of its shards). "
+          + "Default: the embedded random-weight GPT-2. Env RADIXSERVE_MODEL.")
   String model;
 
   @Option(names = "--served-model-name", paramLabel = "NAME", order = 4,

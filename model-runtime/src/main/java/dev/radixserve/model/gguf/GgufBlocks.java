@@ -1,0 +1,331 @@
+package dev.radixserve.model.gguf;
+
+import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.CheckpointRepacker;
+import dev.radixserve.model.weights.DType;
+import dev.radixserve.model.weights.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * ggml's 32-weight blocks, as llama.cpp's {@code ggml-quants.c} (and gguf-py's {@code quants.py})
+ * define them:
+ *
+ * <pre>
+ *   Q8_0   fp16 d, int8 qs[32]                      w[j] = d · qs[j]
+ *   Q4_0   fp16 d, u8 qs[16]                        w[j] = d · ((qs[j] &amp; 15) − 8),
+ *                                                   w[j+16] = d · ((qs[j] &gt;&gt; 4) − 8)
+ *   Q4_1   fp16 d, fp16 m, u8 qs[16]                w = d · nibble + m
+ *   Q5_0   fp16 d, u32 qh, u8 qs[16]                w = d · ((nibble | high bit &lt;&lt; 4) − 16)
+ *   Q5_1   fp16 d, fp16 m, u32 qh, u8 qs[16]        w = d · (nibble | high bit &lt;&lt; 4) + m
+ * </pre>
+ *
+ * Q8_0 and Q4_0 are MatMulNBits' own blocks (32 symmetric codes, one scale, zero point 128 or 8),
+ * so a projection stored in them is rewritten, code for code and scale for scale, into the GPTQ
+ * (v2) layout {@link CheckpointRepacker} already turns into MatMulNBits' bit for bit: the same
+ * route as a GPTQ checkpoint, nothing dequantized. Everything else here is dequantized to fp32,
+ * exactly as ggml's {@code dequantize_row_*} and gguf-py compute it (fp16 widened, products and
+ * sums in float, unfused), including the K-quants' super-blocks of 256 (Q4_K, Q5_K, Q6_K).
+ */
+final class GgufBlocks {
+
+  static final int BLOCK = 32;
+  private static final ValueLayout.OfShort U16 =
+      ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfInt U32 =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfFloat F32 =
+      ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  private GgufBlocks() {}
+
+  /** Whether a projection in {@code type} is repacked rather than dequantized. */
+  static boolean repackable(GgmlType type) {
+    return type == GgmlType.Q8_0 || type == GgmlType.Q4_0;
+  }
+
+  /** The checkpoint quantization a file's {@link #repackable} projections are served in. */
+  static CheckpointQuantization quantization(GgmlType type) {
+    return new CheckpointQuantization(CheckpointQuantization.Method.GPTQ,
+        type == GgmlType.Q8_0 ? 8 : 4, BLOCK, 0);
+  }
+
+  /**
+   * Row {@code row} of the file's tensor (after un-permuting: {@code rowOf}) for output n of the
+   * canonical weight.
+   */
+  interface RowMap {
+    int sourceRow(int canonicalRow);
+  }
+
+  /**
+   * The GPTQ (v2) tensors of a Q8_0/Q4_0 projection of N rows of K under {@code module}: {@code
+   * qweight} int32 [K/f, N], {@code qzeros} int32 [K/32, N/f] (every zero 8 or 128), {@code
+   * scales} fp16 [K/32, N] (the blocks' d, bits unchanged), {@code g_idx} int32 [K] (k / 32);
+   * canonical output n is the file's row {@code rows.sourceRow(n)}.
+   */
+  static Map<String, Tensor> asGptq(GgufFile.TensorInfo t, String module, RowMap rows,
+      Arena arena) {
+    GgmlType type = t.type();
+    int k = (int) t.ne()[0];
+    int n = (int) t.ne()[1];
+    int bits = type == GgmlType.Q8_0 ? 8 : 4;
+    int f = 32 / bits;
+    int groups = k / BLOCK;
+    MemorySegment src = t.data();
+    MemorySegment qweight = arena.allocate((long) k / f * n * 4, 64);
+    MemorySegment scales = arena.allocate((long) groups * n * 2, 64);
+    for (int out = 0; out < n; out++) {
+      long rowAt = (long) rows.sourceRow(out) * groups * type.typeSize();
+      for (int g = 0; g < groups; g++) {
+        long at = rowAt + (long) g * type.typeSize();
+        scales.setAtIndex(U16, (long) g * n + out, src.get(U16, at));
+        for (int j = 0; j < BLOCK; j++) {
+          int code = bits == 8 ? (src.get(ValueLayout.JAVA_BYTE, at + 2 + j) + 128) & 0xff
+              : nibble(src, at + 2, j);
+          int kk = g * BLOCK + j;
+          long word = (long) (kk / f) * n + out;
+          qweight.setAtIndex(U32, word, qweight.getAtIndex(U32, word) | code << (bits * (kk % f)));
+        }
+      }
+    }
+    MemorySegment qzeros = arena.allocate((long) groups * (n / f) * 4, 64);
+    int zeros = bits == 8 ? 0x80808080 : 0x88888888;
+    for (long i = 0; i < (long) groups * (n / f); i++) {
+      qzeros.setAtIndex(U32, i, zeros);
+    }
+    MemorySegment gIdx = arena.allocate((long) k * 4, 64);
+    for (int i = 0; i < k; i++) {
+      gIdx.setAtIndex(U32, i, i / BLOCK);
+    }
+    Map<String, Tensor> m = new LinkedHashMap<>();
+    m.put(module + ".qweight", new Tensor(module + ".qweight", DType.I32,
+        new long[] {k / f, n}, qweight));
+    m.put(module + ".qzeros", new Tensor(module + ".qzeros", DType.I32,
+        new long[] {groups, n / f}, qzeros));
+    m.put(module + ".scales", new Tensor(module + ".scales", DType.F16,
+        new long[] {groups, n}, scales));
+    m.put(module + ".g_idx", new Tensor(module + ".g_idx", DType.I32, new long[] {k}, gIdx));
+    return m;
+  }
+
+  /** Q4_0/Q4_1's code j of a block whose 16 bytes of nibbles start at {@code qs}. */
+  private static int nibble(MemorySegment s, long qs, int j) {
+    int b = s.get(ValueLayout.JAVA_BYTE, qs + (j & 15)) & 0xff;
+    return j < 16 ? b & 15 : b >>> 4;
+  }
+
+  /** Whether {@link #dequantize} reads {@code type}. */
+  static boolean dequantizable(GgmlType type) {
+    return switch (type) {
+      case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K -> true;
+      default -> false;
+    };
+  }
+
+  /**
+   * The tensor as fp32 [rows, K] (canonical row r is the file's {@code rows.sourceRow(r)}), in
+   * memory of {@code arena}.
+   */
+  static MemorySegment dequantize(GgufFile.TensorInfo t, RowMap rows, Arena arena) {
+    int k = (int) t.ne()[0];
+    long n = t.elementCount() / k;
+    MemorySegment out = arena.allocate(n * k * 4, 64);
+    float[] row = new float[k];
+    for (long r = 0; r < n; r++) {
+      dequantizeRow(t, rows.sourceRow((int) r), row);
+      MemorySegment.copy(row, 0, out, ValueLayout.JAVA_FLOAT, r * k * 4, k);
+    }
+    return out;
+  }
+
+  /** A 2-D tensor of N rows of K as fp32 [K, N] (column n: the file's row n). */
+  static MemorySegment transposed(GgufFile.TensorInfo t, Arena arena) {
+    int k = (int) t.ne()[0];
+    int n = (int) t.ne()[1];
+    MemorySegment out = arena.allocate((long) n * k * 4, 64);
+    float[] row = new float[k];
+    for (int r = 0; r < n; r++) {
+      dequantizeRow(t, r, row);
+      for (int kk = 0; kk < k; kk++) {
+        out.setAtIndex(ValueLayout.JAVA_FLOAT, (long) kk * n + r, row[kk]);
+      }
+    }
+    return out;
+  }
+
+  /** Row {@code r} of {@code t} (ne[0] elements) into {@code out}. */
+  static void dequantizeRow(GgufFile.TensorInfo t, long r, float[] out) {
+    MemorySegment s = t.data();
+    int k = out.length;
+    GgmlType type = t.type();
+    long rowAt = type.rowBytes(k) * r;
+    switch (type) {
+      case F32 -> {
+        for (int i = 0; i < k; i++) {
+          out[i] = s.get(F32, rowAt + 4L * i);
+        }
+      }
+      case F16 -> {
+        for (int i = 0; i < k; i++) {
+          out[i] = Float.float16ToFloat(s.get(U16, rowAt + 2L * i));
+        }
+      }
+      case BF16 -> {
+        for (int i = 0; i < k; i++) {
+          out[i] = Float.intBitsToFloat((s.get(U16, rowAt + 2L * i) & 0xffff) << 16);
+        }
+      }
+      case Q4_K, Q5_K -> {
+        for (int b = 0; b < k / type.blockSize(); b++) {
+          kBlock45(type, s, rowAt + (long) b * type.typeSize(), out, b * type.blockSize());
+        }
+      }
+      case Q6_K -> {
+        for (int b = 0; b < k / type.blockSize(); b++) {
+          q6K(s, rowAt + (long) b * type.typeSize(), out, b * type.blockSize());
+        }
+      }
+      default -> {
+        for (int b = 0; b < k / BLOCK; b++) {
+          block(type, s, rowAt + (long) b * type.typeSize(), out, b * BLOCK);
+        }
+      }
+    }
+  }
+
+  /**
+   * Q4_K / Q5_K super-blocks of 256: fp16 d, fp16 dmin, 12 bytes of 6-bit scales and mins
+   * ({@code get_scale_min_k4}), (Q5_K: 32 bytes of high bits), 128 bytes of low nibbles; eight
+   * sub-blocks of 32, w = d·sc·q − dmin·m.
+   */
+  private static void kBlock45(GgmlType type, MemorySegment s, long at, float[] out, int o) {
+    float d = Float.float16ToFloat(s.get(U16, at));
+    float min = Float.float16ToFloat(s.get(U16, at + 2));
+    long scales = at + 4;
+    boolean five = type == GgmlType.Q5_K;
+    long qh = at + 16;
+    long qs = five ? at + 48 : at + 16;
+    int y = o;
+    for (int j = 0, is = 0; j < 256; j += 64, is += 2) {
+      float d1 = d * scale(s, scales, is);
+      float m1 = min * mins(s, scales, is);
+      float d2 = d * scale(s, scales, is + 1);
+      float m2 = min * mins(s, scales, is + 1);
+      int u1 = 1 << (is);
+      int u2 = 2 << (is);
+      for (int l = 0; l < 32; l++) {
+        int q = s.get(ValueLayout.JAVA_BYTE, qs + l) & 15;
+        int high = five && (s.get(ValueLayout.JAVA_BYTE, qh + l) & u1) != 0 ? 16 : 0;
+        out[y++] = d1 * (q + high) - m1;
+      }
+      for (int l = 0; l < 32; l++) {
+        int q = (s.get(ValueLayout.JAVA_BYTE, qs + l) & 0xff) >>> 4;
+        int high = five && (s.get(ValueLayout.JAVA_BYTE, qh + l) & u2) != 0 ? 16 : 0;
+        out[y++] = d2 * (q + high) - m2;
+      }
+      qs += 32;
+    }
+  }
+
+  /** {@code get_scale_min_k4}'s scale of sub-block j. */
+  private static int scale(MemorySegment s, long q, int j) {
+    return j < 4 ? b(s, q + j) & 63 : (b(s, q + j + 4) & 0xF) | ((b(s, q + j - 4) >>> 6) << 4);
+  }
+
+  /** {@code get_scale_min_k4}'s min of sub-block j. */
+  private static int mins(MemorySegment s, long q, int j) {
+    return j < 4 ? b(s, q + j + 4) & 63 : (b(s, q + j + 4) >>> 4) | ((b(s, q + j) >>> 6) << 4);
+  }
+
+  private static int b(MemorySegment s, long at) {
+    return s.get(ValueLayout.JAVA_BYTE, at) & 0xff;
+  }
+
+  /**
+   * Q6_K super-blocks of 256: 128 bytes of low nibbles, 64 of 2-bit highs, 16 int8 scales, fp16
+   * d; w = d·sc·(q − 32) over sixteen sub-blocks of 16.
+   */
+  private static void q6K(MemorySegment s, long at, float[] out, int o) {
+    float d = Float.float16ToFloat(s.get(U16, at + 208));
+    long ql = at;
+    long qh = at + 128;
+    long sc = at + 192;
+    int y = o;
+    for (int n = 0; n < 256; n += 128) {
+      for (int l = 0; l < 32; l++) {
+        int is = l / 16;
+        int h = b(s, qh + l);
+        int q1 = ((b(s, ql + l) & 0xF) | ((h & 3) << 4)) - 32;
+        int q2 = ((b(s, ql + l + 32) & 0xF) | (((h >>> 2) & 3) << 4)) - 32;
+        int q3 = ((b(s, ql + l) >>> 4) | (((h >>> 4) & 3) << 4)) - 32;
+        int q4 = ((b(s, ql + l + 32) >>> 4) | (((h >>> 6) & 3) << 4)) - 32;
+        out[y + l] = d * s.get(ValueLayout.JAVA_BYTE, sc + is) * q1;
+        out[y + l + 32] = d * s.get(ValueLayout.JAVA_BYTE, sc + is + 2) * q2;
+        out[y + l + 64] = d * s.get(ValueLayout.JAVA_BYTE, sc + is + 4) * q3;
+        out[y + l + 96] = d * s.get(ValueLayout.JAVA_BYTE, sc + is + 6) * q4;
+      }
+      y += 128;
+      ql += 64;
+      qh += 32;
+      sc += 8;
+    }
+  }
+
+  private static void block(GgmlType type, MemorySegment s, long at, float[] out, int o) {
+    float d = Float.float16ToFloat(s.get(U16, at));
+    switch (type) {
+      case Q8_0 -> {
+        for (int j = 0; j < BLOCK; j++) {
+          out[o + j] = d * s.get(ValueLayout.JAVA_BYTE, at + 2 + j);
+        }
+      }
+      case Q4_0 -> {
+        for (int j = 0; j < BLOCK; j++) {
+          out[o + j] = d * (nibble(s, at + 2, j) - 8);
+        }
+      }
+      case Q4_1 -> {
+        float m = Float.float16ToFloat(s.get(U16, at + 2));
+        for (int j = 0; j < BLOCK; j++) {
+          out[o + j] = d * nibble(s, at + 4, j) + m;
+        }
+      }
+      case Q5_0 -> {
+        int qh = s.get(U32, at + 2);
+        for (int j = 0; j < BLOCK; j++) {
+          out[o + j] = d * ((nibble(s, at + 6, j) | ((qh >>> j) & 1) << 4) - 16);
+        }
+      }
+      case Q5_1 -> {
+        float m = Float.float16ToFloat(s.get(U16, at + 2));
+        int qh = s.get(U32, at + 4);
+        for (int j = 0; j < BLOCK; j++) {
+          out[o + j] = d * (nibble(s, at + 8, j) | ((qh >>> j) & 1) << 4) + m;
+        }
+      }
+      default -> throw new IllegalArgumentException("no dequantization of " + type);
+    }
+  }
+
+  /**
+   * llama.cpp's converter permutes Llama's q/k rows so its interleaved rope (pairs 2i, 2i+1)
+   * computes transformers' half-split one (pairs i, i + D/2): per head, canonical row s·D/2 + j
+   * is stored as row 2j + s. The inverse, as llama.cpp's own reverse ({@code
+   * LlamaModel.permute}'s inverse) and transformers' GGUF loader compute it.
+   */
+  static RowMap unpermute(int rows, int heads) {
+    int d = rows / heads;
+    return r -> {
+      int h = r / d;
+      int rem = r % d;
+      return h * d + 2 * (rem % (d / 2)) + rem / (d / 2);
+    };
+  }
+
+  static final RowMap IN_PLACE = r -> r;
+}

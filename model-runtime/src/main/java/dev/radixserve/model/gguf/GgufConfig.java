@@ -1,0 +1,174 @@
+package dev.radixserve.model.gguf;
+
+import static dev.radixserve.model.gguf.GgufKeys.key;
+
+import dev.radixserve.model.LlamaConfig;
+import dev.radixserve.model.weights.ModelLoadException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A Llama-family GGUF file's hyper-parameters as llama.cpp's {@code llama_model::load_hparams}
+ * reads them, into the {@link LlamaConfig} the Llama graph computes. What the metadata does not
+ * say, the tensors do, as in llama.cpp: biases and q/k norms by their presence, a tied LM head by
+ * the absence of {@code output.weight}, and Llama 3's rope scaling by {@code rope_freqs.weight}
+ * (the converter writes the per-frequency divisors there, and llama.cpp divides each frequency by
+ * its factor).
+ */
+final class GgufConfig {
+
+  /** Rope scaling types (llama.cpp's {@code LLAMA_ROPE_SCALING_TYPES}) served. */
+  private static final List<String> ROPE_SCALING = List.of("none", "linear");
+
+  private GgufConfig() {}
+
+  /**
+   * @param names the file's tensor names mapped to radixserve's ({@link GgufTensorNames})
+   * @param ropeFactors {@code rope_freqs.weight}'s values, or null when the file has none
+   */
+  static LlamaConfig read(GgufFile f, String arch, Map<String, GgufFile.TensorInfo> names,
+      float[] ropeFactors) {
+    String type = GgufKeys.ARCHITECTURES.get(arch);
+    int hidden = uint(f, arch, GgufKeys.EMBEDDING_LENGTH);
+    int layers = uint(f, arch, GgufKeys.BLOCK_COUNT);
+    int heads = uint(f, arch, GgufKeys.HEAD_COUNT);
+    int kvHeads = f.get(key(GgufKeys.HEAD_COUNT_KV, arch)) == null ? heads
+        : uint(f, arch, GgufKeys.HEAD_COUNT_KV);
+    int headDim = f.get(key(GgufKeys.KEY_LENGTH, arch)) == null ? hidden / heads
+        : uint(f, arch, GgufKeys.KEY_LENGTH);
+    int valueDim = f.get(key(GgufKeys.VALUE_LENGTH, arch)) == null ? headDim
+        : uint(f, arch, GgufKeys.VALUE_LENGTH);
+    if (valueDim != headDim) {
+      throw refuse(f, key(GgufKeys.VALUE_LENGTH, arch) + " " + valueDim + " differs from "
+          + key(GgufKeys.KEY_LENGTH, arch) + " " + headDim);
+    }
+    int ropeDim = f.get(key(GgufKeys.ROPE_DIMENSION_COUNT, arch)) == null ? headDim
+        : uint(f, arch, GgufKeys.ROPE_DIMENSION_COUNT);
+    if (ropeDim != headDim) {
+      throw refuse(f, key(GgufKeys.ROPE_DIMENSION_COUNT, arch) + " " + ropeDim
+          + " rotates part of a head of " + headDim + ", which " + arch + " is not served with");
+    }
+    GgufFile.TensorInfo embed = names.get("embed_tokens.weight");
+    if (embed == null) {
+      throw refuse(f, "has no token_embd.weight");
+    }
+    int vocab = (int) embed.ne()[1];
+    Object vocabKey = f.get(key(GgufKeys.VOCAB_SIZE, arch));
+    if (vocabKey != null && ((Number) vocabKey).intValue() != vocab) {
+      throw refuse(f, key(GgufKeys.VOCAB_SIZE, arch) + " " + vocabKey + " differs from the "
+          + vocab + " rows of token_embd.weight");
+    }
+    double eps = number(f, key(GgufKeys.RMS_EPS, arch), Double.NaN);
+    if (Double.isNaN(eps)) {
+      throw refuse(f, "has no " + key(GgufKeys.RMS_EPS, arch));
+    }
+    String p = "layers.0.";
+    boolean qkvBias = names.containsKey(p + "self_attn.q_proj.bias");
+    boolean oBias = names.containsKey(p + "self_attn.o_proj.bias");
+    boolean mlpBias = names.containsKey(p + "mlp.down_proj.bias");
+    boolean qkNorm = names.containsKey(p + "self_attn.q_norm.weight");
+    boolean tied = !names.containsKey("lm_head.weight");
+    try {
+      return new LlamaConfig(type, layers, hidden, heads, kvHeads, headDim,
+          uint(f, arch, GgufKeys.FEED_FORWARD_LENGTH), uint(f, arch, GgufKeys.CONTEXT_LENGTH),
+          vocab, eps, rope(f, arch, headDim, ropeFactors), qkvBias, oBias, mlpBias, qkNorm, tied);
+    } catch (IllegalArgumentException e) {
+      throw new ModelLoadException(f.primary(), e.getMessage(), e);
+    }
+  }
+
+  /**
+   * GPT-2 as llama.cpp's {@code LLM_ARCH_GPT2} computes it: layer norms with biases, GELU with
+   * the tanh approximation ({@code ggml_gelu}, transformers' {@code gelu_new}), learned
+   * positions, the MLP {@code feed_forward_length} wide, tied unless {@code output.weight}.
+   */
+  static dev.radixserve.model.ModelConfig gpt2(GgufFile f, Map<String, GgufFile.TensorInfo> names) {
+    String arch = "gpt2";
+    GgufFile.TensorInfo embed = names.get("wte.weight");
+    if (embed == null) {
+      throw refuse(f, "has no token_embd.weight");
+    }
+    int vocab = (int) embed.ne()[1];
+    Object vocabKey = f.get(key(GgufKeys.VOCAB_SIZE, arch));
+    if (vocabKey != null && ((Number) vocabKey).intValue() != vocab) {
+      throw refuse(f, key(GgufKeys.VOCAB_SIZE, arch) + " " + vocabKey + " differs from the "
+          + vocab + " rows of token_embd.weight");
+    }
+    double eps = number(f, key(GgufKeys.NORM_EPS, arch), Double.NaN);
+    if (Double.isNaN(eps)) {
+      throw refuse(f, "has no " + key(GgufKeys.NORM_EPS, arch));
+    }
+    try {
+      return new dev.radixserve.model.ModelConfig(uint(f, arch, GgufKeys.BLOCK_COUNT),
+          uint(f, arch, GgufKeys.HEAD_COUNT), uint(f, arch, GgufKeys.EMBEDDING_LENGTH),
+          uint(f, arch, GgufKeys.CONTEXT_LENGTH), vocab, eps, "gelu_new",
+          uint(f, arch, GgufKeys.FEED_FORWARD_LENGTH), !names.containsKey("lm_head.weight"));
+    } catch (IllegalArgumentException e) {
+      throw new ModelLoadException(f.primary(), e.getMessage(), e);
+    }
+  }
+
+  /**
+   * llama.cpp's rope: {@code theta_i = pos · base^(-2i/d) · freq_scale / factor_i}, freq_scale
+   * 1/scaling factor under {@code linear}, factor_i from {@code rope_freqs.weight} (1 without).
+   * transformers' {@code linear} and a per-frequency divisor ({@link LlamaConfig.Rope}'s longrope
+   * form with attention factor 1) compute the same frequencies.
+   */
+  static LlamaConfig.Rope rope(GgufFile f, String arch, int headDim, float[] factors) {
+    double base = number(f, key(GgufKeys.ROPE_FREQ_BASE, arch), 10000);
+    String scaling = (String) f.get(key(GgufKeys.ROPE_SCALING_TYPE, arch));
+    double factor = number(f, key(GgufKeys.ROPE_SCALING_FACTOR, arch), 0);
+    double linear = number(f, key(GgufKeys.ROPE_SCALE_LINEAR, arch), 0);
+    if (scaling == null) {
+      scaling = linear > 0 && linear != 1 || factor > 0 && factor != 1 ? "linear" : "none";
+    }
+    if (!ROPE_SCALING.contains(scaling)) {
+      throw refuse(f, key(GgufKeys.ROPE_SCALING_TYPE, arch) + " " + scaling
+          + " is not served from a GGUF file (" + String.join(", ", ROPE_SCALING) + ")");
+    }
+    double scale = factor > 0 ? factor : linear > 0 ? linear : 1;
+    if (factors != null) {
+      if (factors.length != headDim / 2) {
+        throw refuse(f, "rope_freqs.weight has " + factors.length + " factors, a head of "
+            + headDim + " rotates " + headDim / 2 + " frequencies");
+      }
+      List<Double> divisors = new ArrayList<>();
+      for (float v : factors) {
+        divisors.add(v * scale);
+      }
+      // per-frequency divisors: longrope's short factors (no long context)
+      return new LlamaConfig.Rope("longrope", base, 1, 0, 0, 0, 1, 32, 1, true, divisors,
+          List.of(), 1);
+    }
+    return scaling.equals("linear") && scale != 1
+        ? new LlamaConfig.Rope("linear", base, scale, 0, 0, 0) : LlamaConfig.Rope.plain(base);
+  }
+
+  private static int uint(GgufFile f, String arch, String template) {
+    String k = key(template, arch);
+    Object v = f.get(k);
+    if (v instanceof List<?>) {
+      throw refuse(f, k + " differs by layer " + v + "; served only when every layer agrees");
+    }
+    if (!(v instanceof Long n) || n <= 0 || n > Integer.MAX_VALUE) {
+      throw refuse(f, k + " is " + (v == null ? "missing" : v + ", not a positive integer"));
+    }
+    return (int) (long) n;
+  }
+
+  private static double number(GgufFile f, String k, double absent) {
+    Object v = f.get(k);
+    if (v == null) {
+      return absent;
+    }
+    if (!(v instanceof Number n)) {
+      throw refuse(f, k + " " + v + " is not a number");
+    }
+    return n.doubleValue();
+  }
+
+  private static ModelLoadException refuse(GgufFile f, String problem) {
+    return new ModelLoadException(f.primary(), problem);
+  }
+}

@@ -1,0 +1,155 @@
+package dev.radixserve.model.gguf;
+
+import dev.radixserve.model.LlamaConfig;
+import dev.radixserve.model.ModelShape;
+import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.CheckpointRepacker;
+import dev.radixserve.model.weights.DType;
+import dev.radixserve.model.weights.ModelLoadException;
+import dev.radixserve.model.weights.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * A GGUF file's tensors as the Llama graph takes them ({@link
+ * dev.radixserve.model.weights.LlamaWeights}' names and shapes):
+ *
+ * <ul>
+ *   <li>F32, F16 and BF16 tensors are slices of the mapping, as a safetensors checkpoint's;
+ *   <li>Q8_0 and Q4_0 projections are served in their own blocks ({@link GgufBlocks#asGptq}, then
+ *       MatMulNBits through the GPTQ repacker) when every projection of the file is in the same
+ *       one of the two;
+ *   <li>everything else that {@link GgufBlocks#dequantizable} reads (the embedding and LM head in
+ *       Q8_0/Q4_0, Q4_1/Q5_0/Q5_1 and the K-quants anywhere, and the projections of a file that
+ *       mixes types) is dequantized to fp32 exactly as ggml does: served exactly, at fp32's
+ *       memory, or requantized by {@code --quantization int8|int4} (BENCHMARKS.md gives the cost);
+ *   <li>IQ, ternary and the other types are refused by tensor and type;
+ *   <li>Llama's q/k rows (and biases), which llama.cpp's converter permutes for its interleaved
+ *       rope, are read back in transformers' order ({@link GgufBlocks#unpermute}).
+ * </ul>
+ *
+ * @param types how many tensors of the file hold each ggml type (for check-model)
+ * @param ropeFactors {@code rope_freqs.weight}, or null
+ */
+record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
+    CheckpointQuantization quantization, GgmlType projectionType, Map<GgmlType, Integer> types,
+    float[] ropeFactors) {
+
+  private static final Set<GgmlType> FLOATS = Set.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16);
+
+  static GgufTensors read(GgufFile f, String arch, Arena arena) {
+    Map<String, GgufFile.TensorInfo> names = GgufTensorNames.canonical(f, arch);
+    boolean gpt2 = arch.equals("gpt2");
+    Map<GgmlType, Integer> types = new TreeMap<>();
+    for (GgufFile.TensorInfo t : f.tensors()) {
+      types.merge(t.type(), 1, Integer::sum);
+      if (!GgufBlocks.dequantizable(t.type())) {
+        throw new ModelLoadException(t.file(), "tensor " + t.name() + " is " + t.type()
+            + ", which radixserve does not serve (F32, F16, BF16; Q8_0 and Q4_0 in their own"
+            + " blocks; Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K dequantized at load). Convert the"
+            + " checkpoint with llama.cpp's convert_hf_to_gguf.py --outtype q8_0, or"
+            + " llama-quantize it to Q8_0, Q4_0 or a K-quant");
+      }
+    }
+    GgufFile.TensorInfo freqs = names.remove(GgufTensorNames.ROPE_FREQS);
+    float[] ropeFactors = null;
+    if (freqs != null) {
+      ropeFactors = new float[(int) freqs.ne()[0]];
+      GgufBlocks.dequantizeRow(freqs, 0, ropeFactors);
+    }
+    if (gpt2 && ropeFactors != null) {
+      throw new ModelLoadException(f.primary(), "rope_freqs.weight in a GPT-2 file");
+    }
+    ModelShape config = gpt2 ? GgufConfig.gpt2(f, names)
+        : GgufConfig.read(f, arch, names, ropeFactors);
+    GgmlType projectionType = projectionType(names);
+    CheckpointQuantization q = GgufBlocks.repackable(projectionType)
+        ? GgufBlocks.quantization(projectionType) : null;
+    Map<String, Tensor> out = new LinkedHashMap<>();
+    for (Map.Entry<String, GgufFile.TensorInfo> e : names.entrySet()) {
+      String name = e.getKey();
+      GgufFile.TensorInfo t = e.getValue();
+      GgufBlocks.RowMap rows = config instanceof LlamaConfig c ? rows(arch, c, name, t)
+          : GgufBlocks.IN_PLACE;
+      long[] shape = t.shape();
+      if (q != null && isProjection(name)) {
+        out.putAll(GgufBlocks.asGptq(t, CheckpointRepacker.moduleOf(name), rows, arena));
+      } else if (gpt2 && isProjection(name)) {
+        // Conv1D keeps [in, out]; the converter wrote the transpose, llama.cpp's [out][in]
+        out.put(name, new Tensor(name, DType.F32, new long[] {t.ne()[0], t.ne()[1]},
+            GgufBlocks.transposed(t, arena)));
+      } else if (FLOATS.contains(t.type()) && rows == GgufBlocks.IN_PLACE) {
+        DType dtype = DType.valueOf(t.type().name());
+        out.put(name, new Tensor(name, dtype, shape, t.data()));
+      } else if (t.ne().length == 1 && rows != GgufBlocks.IN_PLACE) {
+        float[] v = new float[(int) t.ne()[0]];
+        GgufBlocks.dequantizeRow(t, 0, v);
+        MemorySegment data = arena.allocate(4L * v.length, 64);
+        for (int i = 0; i < v.length; i++) {
+          data.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, v[rows.sourceRow(i)]);
+        }
+        out.put(name, new Tensor(name, DType.F32, shape, data));
+      } else {
+        MemorySegment data = GgufBlocks.dequantize(t, rows, arena);
+        out.put(name, new Tensor(name, DType.F32, shape, data));
+      }
+    }
+    return new GgufTensors(config, out, q, projectionType, types, ropeFactors);
+  }
+
+  /** A linear layer's weight: Llama's {@code layers.N.*_proj.weight}, GPT-2's {@code h.N.*}. */
+  static boolean isProjection(String canonical) {
+    return canonical.startsWith("layers.") && canonical.endsWith("_proj.weight")
+        || canonical.startsWith("h.") && (canonical.endsWith("c_attn.weight")
+            || canonical.endsWith("c_proj.weight") || canonical.endsWith("c_fc.weight"));
+  }
+
+  /**
+   * The block type the projections are served in: Q8_0 or Q4_0 when every projection is in it
+   * (repacked, never requantized); F32 otherwise, standing for projections served as floats: F32,
+   * F16 and BF16 as stored, and every other type (K-quants, Q4_1/Q5_x, or a file mixing types,
+   * as llama-quantize's _M/_S mixes do) dequantized at load exactly as ggml does.
+   */
+  private static GgmlType projectionType(Map<String, GgufFile.TensorInfo> names) {
+    Set<GgmlType> types = new TreeSet<>();
+    for (Map.Entry<String, GgufFile.TensorInfo> e : names.entrySet()) {
+      if (isProjection(e.getKey())) {
+        types.add(e.getValue().type());
+      }
+    }
+    return types.size() == 1 && GgufBlocks.repackable(types.iterator().next())
+        ? types.iterator().next() : GgmlType.F32;
+  }
+
+  /** Llama's q/k rows (weights and biases) are stored permuted; every other tensor in place. */
+  private static GgufBlocks.RowMap rows(String arch, LlamaConfig c, String name,
+      GgufFile.TensorInfo t) {
+    if (!arch.equals("llama")) {
+      return GgufBlocks.IN_PLACE;
+    }
+    int heads;
+    if (name.endsWith("self_attn.q_proj.weight") || name.endsWith("self_attn.q_proj.bias")) {
+      heads = c.nHeads();
+    } else if (name.endsWith("self_attn.k_proj.weight")
+        || name.endsWith("self_attn.k_proj.bias")) {
+      heads = c.kvHeads();
+    } else {
+      return GgufBlocks.IN_PLACE;
+    }
+    // a bias's elements are permuted as the weight's rows are
+    return GgufBlocks.unpermute((int) t.ne()[t.ne().length - 1], heads);
+  }
+
+  /** e.g. {@code F32 ×5, Q8_0 ×14}. */
+  String describeTypes() {
+    StringBuilder b = new StringBuilder();
+    types.forEach((type, n) -> b.append(b.isEmpty() ? "" : ", ").append(type).append(" ×")
+        .append(n));
+    return b.toString();
+  }
+}

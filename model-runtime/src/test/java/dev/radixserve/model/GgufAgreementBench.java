@@ -1,0 +1,173 @@
+package dev.radixserve.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.radixserve.model.gguf.GgufModelLoader;
+import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.sampling.LogitsSampler;
+import dev.radixserve.model.weights.LoadedModel;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * How far a GGUF file served by radixserve agrees with a reference run: for each file and
+ * quantization route, greedy decoding from each prompt of a transformers {@code expected.json},
+ * reported as the share of tokens before the first divergence from the reference's greedy
+ * tokens, the teacher-forced top-1 agreement, and the largest logprob difference of the
+ * reference's token. A measurement, not a test (BENCHMARKS.md has the command and the figures):
+ *
+ * <pre>
+ *   GgufAgreementBench REFERENCE.json FILE.gguf[:ROUTE] ...
+ *   GgufAgreementBench --logits REFERENCE.json FILE.gguf ROUTE,ROUTE   (each against exact)
+ *   ROUTE: exact (file's blocks computed in fp32; floats as they are; default),
+ *          served (what serve runs on the CPU: accuracy_level 4, the LM head as QuantSpec's auto),
+ *          int8 | int4 (--quantization of a float-served file: requantized from its weights)
+ * </pre>
+ */
+public final class GgufAgreementBench {
+
+  private GgufAgreementBench() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args[0].equals("--logits")) {
+      logits(new ObjectMapper().readTree(Path.of(args[1]).toFile()), Path.of(args[2]),
+          args[3].split(","));
+      return;
+    }
+    JsonNode expected = new ObjectMapper().readTree(Path.of(args[0]).toFile());
+    for (int i = 1; i < args.length; i++) {
+      String[] spec = args[i].split(":");
+      Path file = Path.of(spec[0]);
+      String route = spec.length > 1 ? spec[1] : "exact";
+      try (LoadedModel m = GgufModelLoader.load(file)) {
+        QuantSpec q = spec(m, route);
+        System.out.printf("%-28s %-7s %-44s %s%n", file.getFileName(), route,
+            q.quantized() ? q.key() : "fp32", measure(m, q, expected));
+      }
+    }
+  }
+
+  static QuantSpec spec(LoadedModel m, String route) {
+    CheckpointQuantization c = m.weights().checkpointQuantization();
+    long hidden = m.weights().config().hiddenSize();
+    return switch (route) {
+      case "exact" -> c == null ? QuantSpec.none()
+          : QuantSpec.forModel(QuantSpec.none(), c, 0, QuantSpec.HeadSetting.AUTO)
+              .withHeadMode(QuantMode.NONE);
+      case "served" -> QuantSpec.forModel(QuantSpec.none(), c, QuantSpec.CPU_ACCURACY_LEVEL,
+          QuantSpec.HeadSetting.AUTO).resolvedFor(hidden);
+      case "int8", "int4" -> QuantSpec.forModel(QuantSpec.of(QuantMode.parse(route))
+          .withHeadMode(QuantMode.NONE), c, QuantSpec.CPU_ACCURACY_LEVEL,
+          QuantSpec.HeadSetting.AUTO);
+      default -> throw new IllegalArgumentException("route " + route);
+    };
+  }
+
+  /** e.g. {@code before-divergence 20/20 (1.000), top-1 20/20, max |Δ logprob| 3.1e-05}. */
+  static String measure(LoadedModel m, QuantSpec q, JsonNode expected) {
+    int before = 0;
+    int total = 0;
+    int top1 = 0;
+    double worst = 0;
+    try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 64, 1, Map.of(), q)) {
+      int[] table = new int[16];
+      java.util.Arrays.setAll(table, j -> j);
+      for (JsonNode run : expected.get("runs")) {
+        int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
+        List<Integer> want = new ArrayList<>();
+        run.get("steps").forEach(s -> want.add(s.get("token").asInt()));
+        // free-running greedy
+        float[] logits = runner.forward(new ForwardBatch(List.of(
+            new ForwardBatch.Seq(prompt, 0, table))))[0];
+        boolean diverged = false;
+        for (int step = 0; step < want.size(); step++) {
+          int token = LogitsSampler.argmax(logits);
+          diverged |= token != want.get(step);
+          before += diverged ? 0 : 1;
+          logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+              new int[] {token}, prompt.length + step, table))))[0];
+        }
+        // teacher-forced: the reference's tokens fed, our argmax and logprob of its token
+        logits = runner.forward(new ForwardBatch(List.of(
+            new ForwardBatch.Seq(prompt, 0, table))))[0];
+        for (int step = 0; step < want.size(); step++) {
+          JsonNode s = run.get("steps").get(step);
+          top1 += LogitsSampler.argmax(logits) == want.get(step) ? 1 : 0;
+          double[] lp = ReferenceGpt2.logSoftmax(TransformersCheckpointTest.toDoubles(logits));
+          worst = Math.max(worst, Math.abs(lp[want.get(step)]
+              - s.get("top_logprobs").get(0).asDouble()));
+          logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+              new int[] {want.get(step)}, prompt.length + step, table))))[0];
+        }
+        total += want.size();
+      }
+    }
+    return String.format("before-divergence %d/%d (%.3f), top-1 %d/%d, max |dlogprob| %.2e",
+        before, total, (double) before / total, top1, total, worst);
+  }
+
+  /**
+   * {@code --logits REFERENCE.json FILE.gguf ROUTE,ROUTE...}: each route's logits against the
+   * exact route's (the file's own weights, dequantized), over the reference's prompts and tokens
+   * teacher-forced: the worst relative error (max |Δ logit| over the row's max |logit|) and the
+   * worst and mean KL divergence of the next-token distributions.
+   */
+  static void logits(JsonNode expected, Path file, String[] routes) {
+    try (LoadedModel m = GgufModelLoader.load(file)) {
+      List<float[]> exact = rows(m, spec(m, "exact"), expected);
+      for (String route : routes) {
+        List<float[]> got = rows(m, spec(m, route), expected);
+        double worstRel = 0;
+        double worstKl = 0;
+        double sumKl = 0;
+        for (int i = 0; i < exact.size(); i++) {
+          float[] a = exact.get(i);
+          float[] b = got.get(i);
+          double max = 0;
+          double diff = 0;
+          for (int j = 0; j < a.length; j++) {
+            max = Math.max(max, Math.abs(a[j]));
+            diff = Math.max(diff, Math.abs(a[j] - b[j]));
+          }
+          worstRel = Math.max(worstRel, diff / max);
+          double[] p = ReferenceGpt2.logSoftmax(TransformersCheckpointTest.toDoubles(a));
+          double[] q = ReferenceGpt2.logSoftmax(TransformersCheckpointTest.toDoubles(b));
+          double kl = 0;
+          for (int j = 0; j < p.length; j++) {
+            kl += Math.exp(p[j]) * (p[j] - q[j]);
+          }
+          worstKl = Math.max(worstKl, kl);
+          sumKl += kl;
+        }
+        System.out.printf("%-28s %-5s vs exact: worst relative logit error %.2e, KL worst %.2e"
+            + " mean %.2e (%d rows)%n", file.getFileName(), route, worstRel, worstKl,
+            sumKl / exact.size(), exact.size());
+      }
+    }
+  }
+
+  /** Every teacher-forced step's logits under {@code q}. */
+  static List<float[]> rows(LoadedModel m, QuantSpec q, JsonNode expected) {
+    List<float[]> out = new ArrayList<>();
+    try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 64, 1, Map.of(), q)) {
+      int[] table = new int[16];
+      java.util.Arrays.setAll(table, j -> j);
+      for (JsonNode run : expected.get("runs")) {
+        int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
+        float[] logits = runner.forward(new ForwardBatch(List.of(
+            new ForwardBatch.Seq(prompt, 0, table))))[0];
+        for (int step = 0; step < run.get("steps").size(); step++) {
+          out.add(logits);
+          logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+              new int[] {run.get("steps").get(step).get("token").asInt()},
+              prompt.length + step, table))))[0];
+        }
+      }
+    }
+    return out;
+  }
+}

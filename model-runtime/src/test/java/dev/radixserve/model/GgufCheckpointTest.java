@@ -1,0 +1,188 @@
+package dev.radixserve.model;
+
+import static dev.radixserve.model.TransformersCheckpointTest.JSON;
+import static dev.radixserve.model.TransformersCheckpointTest.assertTopLogprobs;
+import static dev.radixserve.model.TransformersCheckpointTest.ints;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.radixserve.model.chat.ChatTemplate;
+import dev.radixserve.model.gguf.GgufModelLoader;
+import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.weights.LoadedModel;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * GGUF files llama.cpp's own converter wrote from checkpoints transformers wrote ({@code
+ * gguf/make_fixtures.py}), served by radixserve:
+ *
+ * <ul>
+ *   <li>token ids of fixed texts equal transformers' on the source checkpoint (the vocabulary the
+ *       converter copied into the file), BOS as the file's add_bos_token says;
+ *   <li>F32 and F16 files: every greedy step's top-5 logprobs within 1e-4 of transformers on the
+ *       source checkpoint (F32 holds its bfloat16 weights exactly, and so does F16 here);
+ *   <li>Q8_0 and Q4_0 files, served in their own blocks computed in fp32 (accuracy_level 0), and
+ *       llama-quantize's Q4_K_M and Q6_K files, served as their dequantized weights: the same
+ *       against transformers run on the file's own weights as gguf-py dequantizes them;
+ *   <li>the file's chat template through the Jinja engine: token counts and ids as transformers';
+ *   <li>and llama.cpp's own llama-server on the same files: tokens of texts and chats, greedy
+ *       tokens.
+ * </ul>
+ */
+class GgufCheckpointTest {
+
+  static Path fixtures() {
+    try {
+      return Path.of(GgufCheckpointTest.class.getResource("/gguf").toURI());
+    } catch (URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static JsonNode expected(String name) throws IOException {
+    return JSON.readTree(fixtures().resolve(name).toFile());
+  }
+
+  @ParameterizedTest(name = "{0}-{1}")
+  @CsvSource({"llama3, f32", "llama3, f16", "llama3, q8_0", "llama3, q4_0",
+      "qwen2, f32", "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0", "qwen3, f32", "qwen3, q8_0",
+      "gpt2, f32", "gpt2, q8_0"})
+  void tokenizesAsTheConvertersSource(String model, String type) throws IOException {
+    JsonNode expected = expected(model + "-expected.json");
+    try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"))) {
+      for (JsonNode t : expected.get("texts")) {
+        assertArrayEquals(ints(t.get("ids")), m.tokenizer().encode(t.get("text").asText()),
+            model + ": " + t.get("text"));
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "{0}-{1}")
+  @CsvSource({"llama3, f32, llama3-expected.json", "llama3, f16, llama3-expected.json",
+      "llama3, q8_0, llama3-q8_0-expected.json", "llama3, q4_0, llama3-q4_0-expected.json",
+      "qwen2, f32, qwen2-expected.json", "qwen2, f16, qwen2-expected.json",
+      "qwen2, q8_0, qwen2-q8_0-expected.json", "qwen2, q4_0, qwen2-q4_0-expected.json",
+      "qwen3, f32, qwen3-expected.json", "qwen3, q8_0, qwen3-q8_0-expected.json",
+      "gpt2, f32, gpt2-expected.json", "gpt2, q8_0, gpt2-q8_0-expected.json",
+      "llama3-wide, q4_k_m, llama3-wide-q4_k_m-expected.json",
+      "llama3-wide, q6_k, llama3-wide-q6_k-expected.json"})
+  void greedyStepsMatchTheReference(String model, String type, String reference)
+      throws IOException {
+    JsonNode expected = expected(reference);
+    try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"))) {
+      CheckpointQuantization q = m.weights().checkpointQuantization();
+      if (type.endsWith("_k") || type.endsWith("_k_m")) {
+        assertNull(q, "K-quants are served as the file's dequantized weights");
+      } else if (type.startsWith("q")) {
+        assertEquals(type.equals("q8_0") ? 8 : 4, q.bits(), "served in the file's own blocks");
+      } else {
+        assertNull(q);
+      }
+      QuantSpec exact = q == null ? QuantSpec.none()
+          : QuantSpec.forModel(QuantSpec.none(), q, 0, QuantSpec.HeadSetting.AUTO)
+              .withHeadMode(QuantMode.NONE);
+      try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
+          exact)) {
+        int[] table = {5, 2, 11, 0, 7, 19, 3, 14, 9, 1, 22, 6, 17, 4, 12, 8};
+        for (JsonNode run : expected.get("runs")) {
+          int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
+          assertArrayEquals(ints(run.get("prompt_ids")), prompt, model + " prompt");
+          float[] logits = runner.forward(new ForwardBatch(List.of(
+              new ForwardBatch.Seq(prompt, 0, table))))[0];
+          int position = prompt.length;
+          int step = 0;
+          for (JsonNode s : run.get("steps")) {
+            assertTopLogprobs(s, logits, model + "-" + type + " step " + step++);
+            logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+                new int[] {s.get("token").asInt()}, position++, table))))[0];
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * llama.cpp's own answers on the same files ({@code llama_server_reference.py}): /tokenize of
+   * the fixed texts (BOS as the file says, special tokens parsed) equals radixserve's ids; greedy
+   * decoding gives llama-server's tokens (F32/F16; the quantized files' agreement is in
+   * BENCHMARKS.md); the chat template's tokens equal /apply-template + /tokenize where the
+   * template prints no date (Llama 3.2's prints today's, and llama-server strips its BOS text).
+   */
+  @ParameterizedTest(name = "{0}-{1}")
+  @CsvSource({"llama3, f32", "llama3, f16", "llama3, q8_0", "llama3, q4_0", "qwen2, f32",
+      "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0", "qwen3, f32", "qwen3, q8_0", "gpt2, f32",
+      "gpt2, q8_0", "llama3-wide, q4_k_m", "llama3-wide, q6_k"})
+  void matchesLlamaServer(String model, String type) throws IOException {
+    JsonNode server = expected(model + "-" + type + ".llama-server.json");
+    try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"),
+        TransformersCheckpointTest.FIXTURE_DAY)) {
+      for (JsonNode t : server.get("texts")) {
+        assertArrayEquals(ints(t.get("ids")), m.tokenizer().encode(t.get("text").asText()),
+            model + "-" + type + ": " + t.get("text"));
+      }
+      for (JsonNode chat : server.get("chats")) {
+        if (model.startsWith("llama3")) {
+          continue;
+        }
+        List<ChatTemplate.Message> messages = new ArrayList<>();
+        chat.get("messages").forEach(msg -> messages.add(new ChatTemplate.Message(
+            msg.get("role").asText(), msg.get("content").asText())));
+        String rendered = m.chatTemplate().render(messages);
+        assertEquals(chat.get("prompt").asText(), rendered, model + " " + messages);
+        assertArrayEquals(ints(chat.get("ids")), m.tokenizer().encodeTemplated(rendered),
+            model + " " + messages);
+      }
+      if (type.startsWith("q")) {
+        return;
+      }
+      try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1)) {
+        int[] table = {5, 2, 11, 0, 7, 19, 3, 14, 9, 1, 22, 6, 17, 4, 12, 8};
+        for (JsonNode run : server.get("runs")) {
+          int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
+          int[] want = ints(run.get("tokens"));
+          int[] got = new int[want.length];
+          float[] logits = runner.forward(new ForwardBatch(List.of(
+              new ForwardBatch.Seq(prompt, 0, table))))[0];
+          for (int i = 0; i < want.length; i++) {
+            got[i] = OnnxModelRunnerTest.argmax(logits);
+            logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+                new int[] {got[i]}, prompt.length + i, table))))[0];
+          }
+          assertArrayEquals(want, got, model + "-" + type + " greedy from \""
+              + run.get("prompt").asText() + "\"");
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"llama3", "qwen2", "qwen3"})
+  void chatTemplateFromTheFileCountsAsTransformers(String model) throws IOException {
+    JsonNode expected = expected(model + "-expected.json");
+    try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-q8_0.gguf"),
+        TransformersCheckpointTest.FIXTURE_DAY)) {
+      ChatTemplate template = m.chatTemplate();
+      assertInstanceOf(dev.radixserve.model.chat.JinjaChatTemplate.class, template);
+      for (JsonNode chat : expected.get("chats")) {
+        List<ChatTemplate.Message> messages = new ArrayList<>();
+        chat.get("messages").forEach(msg -> messages.add(new ChatTemplate.Message(
+            msg.get("role").asText(), msg.get("content").asText())));
+        int[] ids = m.tokenizer().encodeTemplated(template.render(messages));
+        assertEquals(chat.get("token_count").asInt(), ids.length, model + " " + messages);
+        assertArrayEquals(ints(chat.get("ids")), ids, model + " " + messages);
+      }
+    }
+  }
+}

@@ -1,0 +1,98 @@
+"""What llama.cpp itself computes on the GGUF fixtures, from its llama-server (built by
+bench/llamacpp/build.sh from the source node-llama-cpp 3.22.1 ships; LLAMA_SERVER overrides the
+path). For each FILE.gguf named on the command line (default: every NAME-TYPE.gguf fixture) it
+starts `llama-server -m FILE --jinja` on one thread and writes FILE.llama-server.json:
+
+  texts   /tokenize of each of make_fixtures' texts, with add_special (BOS as the file says) and
+          parse_special (the ids radixserve's /tokenize returns)
+  runs    /completion of each prompt: 10 greedy tokens (top_k 1), with the top-5 probabilities
+  chats   /apply-template of each conversation (the file's template through llama.cpp's Jinja),
+          then /tokenize without add_special: the chat prompt's ids
+
+Run from this directory: python llama_server_reference.py [FILE.gguf ...]
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVER = os.environ.get("LLAMA_SERVER", "/work/llamacpp/src/build/bin/llama-server")
+sys.path.insert(0, os.path.join(HERE, "..", "transformers-checkpoints"))
+import make_fixtures as hf  # noqa: E402  the texts, prompts and conversations
+
+PORT = 18431
+
+
+def wait_healthy(proc):
+    for _ in range(1200):
+        if proc.poll() is not None:
+            raise RuntimeError(f"llama-server exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/health", timeout=1) as r:
+                if r.status == 200:
+                    return
+        except Exception:
+            time.sleep(0.1)
+    raise RuntimeError("llama-server did not become healthy")
+
+
+def call(path, body):
+    req = urllib.request.Request(f"http://127.0.0.1:{PORT}{path}", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.loads(r.read())
+
+
+def reference(path):
+    global PORT
+    PORT += 1  # a fresh port per server: the last one's may linger
+    proc = subprocess.Popen([SERVER, "-m", path, "--port", str(PORT), "-t", "1", "-c", "64",
+                             "--jinja", "-np", "1", "--no-warmup",
+                             # the CPU advertises AMX, whose repacked Q8_0/Q4_0 kernels die with
+                             # SIGILL in this VM: the plain kernels
+                             "--no-repack"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_healthy(proc)
+        texts = [{"text": t, "ids": call("/tokenize", {"content": t, "add_special": True,
+                                                       "parse_special": True})["tokens"]}
+                 for t in hf.TEXTS]
+        runs = []
+        for prompt in hf.PROMPTS:
+            r = call("/completion", {"prompt": prompt, "n_predict": 10, "top_k": 1,
+                                     "temperature": 0, "n_probs": 5, "cache_prompt": False,
+                                     "return_tokens": True, "ignore_eos": True,
+                                     "samplers": ["top_k"]})
+            runs.append({"prompt": prompt, "tokens": r["tokens"],
+                         "probs": [[{"id": p["id"], "logprob": p["logprob"]}
+                                    for p in step["top_logprobs"]]
+                                   for step in r.get("completion_probabilities", [])]})
+        chats = []
+        has_template = "gpt2" not in os.path.basename(path)  # GPT-2 files carry none
+        for messages in (hf.CONVERSATIONS if has_template else []):
+            try:
+                rendered = call("/apply-template", {"messages": messages})["prompt"]
+            except Exception as e:  # a template that refuses the conversation
+                chats.append({"messages": messages, "error": str(e)})
+                continue
+            ids = call("/tokenize", {"content": rendered, "add_special": False,
+                                     "parse_special": True})["tokens"]
+            chats.append({"messages": messages, "prompt": rendered, "ids": ids})
+        with open(path[:-len(".gguf")] + ".llama-server.json", "w") as f:
+            json.dump({"llama_server": SERVER, "texts": texts, "runs": runs, "chats": chats}, f,
+                      indent=1)
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+if __name__ == "__main__":
+    files = sys.argv[1:] or sorted(f for t in ("f32", "f16", "q8_0", "q4_0", "q4_k_m", "q6_k")
+                                   for f in glob.glob(os.path.join(HERE, f"*-{t}.gguf")))
+    for f in files:
+        reference(f)
+        print("wrote", f)

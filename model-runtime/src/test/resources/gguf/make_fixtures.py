@@ -1,0 +1,447 @@
+"""Tiny GGUF files written by llama.cpp's own tools, and what the references compute on them.
+
+Run from this directory (python3 with torch 2.13 CPU and transformers 5.18, as
+../transformers-checkpoints/make_fixtures.py needs; llama.cpp's source at /work/llamacpp/src, the
+tree node-llama-cpp 3.22.1 ships, or LLAMACPP_SRC):
+
+    python make_fixtures.py
+
+Per case NAME:
+  1. transformers writes a tiny checkpoint (../transformers-checkpoints/make_fixtures.py's
+     write_case: random seeded weights stored in bfloat16, the trained tiny tokenizer and the
+     family's chat template), in a temporary folder, at a shape whose projections' inputs are
+     multiples of 32 (GGUF's Q8_0/Q4_0 blocks; the 48-wide checkpoints beside would fall back to
+     F16).
+  2. llama.cpp's convert_hf_to_gguf.py converts it: NAME-f32.gguf, NAME-f16.gguf, NAME-q8_0.gguf.
+     The converter names a BPE pre-tokenizer by hashing the tokenizer's output on a fixed text,
+     which a tiny trained vocabulary cannot match; PRE names the family's (the same regex as the
+     checkpoint's tokenizer.json), and nothing else of the converter is changed.
+  3. NAME-q4_0.gguf: the F32 file rewritten by llama.cpp's gguf-py (GGUFReader / GGUFWriter,
+     gguf.quants.quantize Q4_0: every 2-D .weight whose rows are whole blocks), metadata copied,
+     general.file_type MOSTLY_Q4_0 (llama-quantize, which would pick Q6_K for output.weight, is
+     not built here).
+  4. NAME-expected.json: transformers on the checkpoint (make_fixtures.expected: token ids of fixed
+     texts, greedy steps with top-5 logprobs, chat token counts). The F32 file holds the same
+     numbers (bfloat16 widened exactly), so these are the F32 file's references.
+  Also: llama3-split-0000N-of-00003.gguf (the converter's --split-max-tensors 8 of the F32 file);
+  value-types.gguf / .json (gguf-py's GGUFWriter: every value type, alignment 64, an F32 and a Q8_0
+  tensor; the values as GGUFReader reads them); blocks.gguf / .json (tensors of every type
+  dequantized at load, and gguf-py's dequantization of each); spm-vocab.gguf / spm-expected.json
+  (a SentencePiece vocabulary converted --vocab-only, and sentencepiece's ids, see spm_vocab);
+  gguf-py-tables.json (gguf-py's ggml types with
+  block sizes, metadata key names (and llama-arch.cpp's LLM_KV_NAMES), and the served
+  architectures' tensor names).
+  5. NAME-TYPE-dequantized.json: for each quantized file, gguf-py's dequantize of two of its
+     tensors (KEPT) (llama.cpp's layout [rows, K], as stored: q/k rows still permuted), float32 values
+     as hex bits; and NAME-TYPE-expected.json: transformers on the checkpoint with every weight
+     replaced by the file's dequantized weights (unpermuted as llama.cpp's reverse permutation),
+     the reference for the quantized files.
+"""
+import copy
+import math
+import json
+import os
+import runpy
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LLAMACPP = os.environ.get("LLAMACPP_SRC", "/work/llamacpp/src")
+sys.path.insert(0, os.path.join(LLAMACPP, "gguf-py"))
+sys.path.insert(0, LLAMACPP)
+sys.path.insert(0, os.path.join(HERE, "..", "transformers-checkpoints"))
+
+import gguf  # noqa: E402  llama.cpp's own gguf-py
+import make_fixtures as hf  # noqa: E402
+from transformers import AutoModelForCausalLM  # noqa: E402
+
+assert os.path.dirname(gguf.__file__).startswith(os.path.join(LLAMACPP, "gguf-py")), gguf.__file__
+
+SHAPE = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, max_position_embeddings=64, rms_norm_eps=1e-5)
+
+# name -> (model_type, extra config (transformers 5 form), tie, tokenizer.ggml.pre, seed)
+CASES = {
+    "llama3": ("llama", dict(rope_parameters=dict(
+        rope_type="llama3", rope_theta=500000.0, factor=8.0, low_freq_factor=1.0,
+        high_freq_factor=4.0, original_max_position_embeddings=16)), True, "llama-bpe", 400),
+    "qwen2": ("qwen2", dict(rope_parameters=dict(rope_type="default", rope_theta=1000000.0)),
+              False, "qwen2", 401),
+    # head_dim 16 with hidden 64 / 4 heads: key_length in the metadata; q/k norms as tensors
+    "qwen3": ("qwen3", dict(head_dim=16, rope_parameters=dict(rope_type="default",
+                                                             rope_theta=1000000.0)),
+              True, "qwen2", 402),
+    # GPT-2: Conv1D weights (the converter transposes them), a fused c_attn, learned positions
+    "gpt2": ("gpt2", {}, True, "gpt-2", 403),
+}
+# K-quants need rows of 256: a wider one-layer Llama 3, quantized by llama.cpp's llama-quantize
+# (Q4_K_M: Q4_K with Q6_K for some tensors; Q6_K) from an F32 file that is not kept
+WIDE = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=1, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=64, rms_norm_eps=1e-5)
+QUANTIZE = os.environ.get("LLAMA_QUANTIZE", "/work/llamacpp/src/build/bin/llama-quantize")
+CASES["llama3-wide"] = ("llama", CASES["llama3"][1], True, "llama-bpe", 404)
+
+# the files written per case (qwen3 only F32 and Q8_0: the rest is the code paths above)
+OUTTYPES = {"llama3": ("f32", "f16", "q8_0", "q4_0"), "qwen2": ("f32", "f16", "q8_0", "q4_0"),
+            "qwen3": ("f32", "q8_0"), "gpt2": ("f32", "q8_0"), "llama3-wide": ("q4_k_m", "q6_k")}
+
+
+def write_gpt2(out, seed):
+    """A GPT-2 checkpoint written by transformers (GPT2LMHeadModel.save_pretrained), with a tiny
+    byte-level BPE trained here by Hugging Face's tokenizers as GPT-2's is built (ByteLevel
+    pre-tokenizer with its own regex, <|endoftext|> its only special token, nothing added)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GenerationConfig, PreTrainedTokenizerFast
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    corpus = (hf.TEXTS + hf.PROMPTS) * 20
+    backend.train_from_iterator(corpus, trainers.BpeTrainer(
+        vocab_size=420, special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|endoftext|>",
+                                  eos_token="<|endoftext|>")
+    config = GPT2Config(vocab_size=len(tok), n_positions=64, n_ctx=64, n_embd=64, n_layer=2,
+                        n_head=4, activation_function="gelu_new", bos_token_id=0, eos_token_id=0)
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() == 1 and ".ln_" in name or name.endswith("ln_f.weight"):
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
+            elif p.dim() == 1:
+                p.copy_(0.2 * torch.randn(p.shape, generator=g))
+            elif "wte" in name or "wpe" in name:
+                p.copy_(torch.randn(p.shape, generator=g))
+            else:  # Conv1D [in, out]
+                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(p.shape[0]) * 1.5)
+    model = model.to(torch.bfloat16)
+    model.generation_config = GenerationConfig(bos_token_id=0, eos_token_id=0)
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+def convert(hf_dir, out, outtype, pre, *extra):
+    import conversion.base as base
+    base.TextModel.get_vocab_base_pre = lambda self, tokenizer: pre
+    argv = sys.argv
+    sys.argv = ["convert_hf_to_gguf.py", hf_dir, "--outtype", outtype, "--outfile", out, *extra]
+    try:
+        runpy.run_path(os.path.join(LLAMACPP, "convert_hf_to_gguf.py"), run_name="__main__")
+    finally:
+        sys.argv = argv
+
+
+def requantize(src, dst, qtype, file_type):
+    """src's metadata and tensors, with every 2-D .weight whose rows are whole blocks in qtype."""
+    reader = gguf.GGUFReader(src)
+    arch = reader.get_field(gguf.Keys.General.ARCHITECTURE).contents()
+    writer = gguf.GGUFWriter(dst, arch)
+    for field in reader.fields.values():
+        if field.name.startswith("GGUF.") or field.name in (gguf.Keys.General.ARCHITECTURE,
+                                                             gguf.Keys.General.FILE_TYPE):
+            continue
+        sub = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(field.name, field.contents(), field.types[0], sub_type=sub)
+    writer.add_file_type(file_type)
+    block = gguf.GGML_QUANT_SIZES[qtype][0]
+    for t in reader.tensors:
+        data = np.array(t.data)
+        if (t.tensor_type == gguf.GGMLQuantizationType.F32 and data.ndim == 2
+                and t.name.endswith(".weight") and data.shape[-1] % block == 0):
+            q = gguf.quants.quantize(data, qtype)
+            writer.add_tensor(t.name, q, raw_shape=q.shape, raw_dtype=qtype)
+        else:
+            writer.add_tensor(t.name, data, raw_dtype=t.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def unpermute(w, n_head):
+    """The inverse of the converter's LlamaModel.permute (rows of each head: halves interleaved)."""
+    return (w.reshape(n_head, w.shape[0] // n_head // 2, 2, *w.shape[1:])
+            .swapaxes(1, 2).reshape(w.shape))
+
+
+# llama.cpp's names of the tensors a Llama-family layer holds -> transformers' (after model.)
+LAYER = {"attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
+         "attn_output": "self_attn.o_proj", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
+         "ffn_down": "mlp.down_proj", "attn_norm": "input_layernorm",
+         "ffn_norm": "post_attention_layernorm", "attn_q_norm": "self_attn.q_norm",
+         "attn_k_norm": "self_attn.k_norm"}
+
+
+GPT2 = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "attn.c_proj",
+        "ffn_norm": "ln_2", "ffn_up": "mlp.c_fc", "ffn_down": "mlp.c_proj"}
+
+
+def hf_name(name, model_type="llama"):
+    if model_type == "gpt2":
+        if name == "token_embd.weight":
+            return "transformer.wte.weight"
+        if name == "position_embd.weight":
+            return "transformer.wpe.weight"
+        if name.startswith("output_norm."):
+            return "transformer.ln_f." + name.split(".")[-1]
+        _, layer, part, kind = name.split(".")
+        return f"transformer.h.{layer}.{GPT2[part]}.{kind}"
+    if name == "token_embd.weight":
+        return "model.embed_tokens.weight"
+    if name == "output.weight":
+        return "lm_head.weight"
+    if name == "output_norm.weight":
+        return "model.norm.weight"
+    _, layer, part, kind = name.split(".")
+    return f"model.layers.{layer}.{LAYER[part]}.{kind}"
+
+
+def dequantized(path, model_type, config):
+    """Every quantized tensor of the file as gguf-py dequantizes it: {name: float32 [rows, K]}."""
+    out = {}
+    for t in gguf.GGUFReader(path).tensors:
+        if t.tensor_type in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16):
+            continue
+        out[t.name] = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
+    return out
+
+
+# the tensors whose dequantized values are kept (a q rows still permuted, a down projection;
+# GPT-2's fused qkv and its up projection)
+KEPT = ("blk.0.attn_q.weight", "blk.1.ffn_down.weight", "blk.0.attn_qkv.weight",
+        "blk.1.ffn_up.weight")
+
+
+def write_dequantized(values, path):
+    with open(path, "w") as f:
+        json.dump({name: {"shape": list(values[name].shape),
+                          "f32_bits": values[name].reshape(-1).view(np.uint32).tolist()}
+                   for name in KEPT if name in values}, f)
+
+
+def expected_with(hf_dir, values, model_type, config, out_json):
+    """transformers on the checkpoint with the file's dequantized weights in place."""
+    work = tempfile.mkdtemp()
+    try:
+        shutil.copytree(hf_dir, work, dirs_exist_ok=True)
+        model = AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.float32)
+        state = model.state_dict()
+        for name, v in values.items():
+            w = v
+            if model_type == "llama" and ".attn_q." in name:
+                w = unpermute(w, config["num_attention_heads"])
+            elif model_type == "llama" and ".attn_k." in name:
+                w = unpermute(w, config["num_key_value_heads"])
+            key = hf_name(name, model_type)
+            if model_type == "gpt2" and w.ndim == 2 and "embd" not in name:
+                w = w.T  # Conv1D keeps [in, out]; the converter transposed it
+            assert state[key].shape == tuple(w.shape), (key, state[key].shape, w.shape)
+            state[key].copy_(torch.from_numpy(w.copy()))
+        if config.get("tie_word_embeddings") and "token_embd.weight" in values:
+            assert "output.weight" not in values
+        model.save_pretrained(work)  # float32, so nothing is rounded on the way back
+        hf.expected(work)
+        shutil.move(os.path.join(work, "expected.json"), out_json)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def value_types(path):
+    """Every GGUF value type and an alignment of 64, written by gguf-py's GGUFWriter; the values
+    as gguf-py's GGUFReader reads them back, in value-types.json."""
+    T = gguf.GGUFValueType
+    kv = [("test.uint8", 200, T.UINT8), ("test.int8", -100, T.INT8), ("test.uint16", 60000, T.UINT16),
+          ("test.int16", -30000, T.INT16), ("test.uint32", 4000000000, T.UINT32),
+          ("test.int32", -2000000000, T.INT32), ("test.float32", 0.1, T.FLOAT32),
+          ("test.bool", True, T.BOOL), ("test.string", "h\u00e9llo \U0001F642", T.STRING),
+          ("test.uint64", 2 ** 63 + 5, T.UINT64), ("test.int64", -(2 ** 62), T.INT64),
+          ("test.float64", 0.1, T.FLOAT64)]
+    writer = gguf.GGUFWriter(path, "test")
+    writer.add_uint32(gguf.Keys.General.ALIGNMENT, 64)
+    for key, value, vtype in kv:
+        writer.add_key_value(key, value, vtype)
+    writer.add_array("test.array.int32", [1, -2, 3])
+    writer.add_array("test.array.string", ["a", "", "b c"])
+    writer.add_array("test.array.float32", [0.5, -1.25])
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, 5)).astype(np.float32)
+    b = rng.standard_normal((2, 64)).astype(np.float32)
+    writer.add_tensor("a", a)
+    q = gguf.quants.quantize(b, gguf.GGMLQuantizationType.Q8_0)
+    writer.add_tensor("b", q, raw_shape=q.shape, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    reader = gguf.GGUFReader(path)
+    fields = {}
+    for f in reader.fields.values():
+        if f.name.startswith("GGUF."):
+            continue
+        v = f.contents()
+        fields[f.name] = {"type": f.types[0].name, "value": v if not isinstance(v, float) else
+                          struct.unpack("<d", struct.pack("<d", v))[0]}
+    tensors = [{"name": t.name, "type": t.tensor_type.name, "ne": [int(x) for x in t.shape],
+                "offset": int(t.data_offset), "n_bytes": int(t.n_bytes)} for t in reader.tensors]
+    with open(os.path.join(HERE, "value-types.json"), "w") as f:
+        json.dump({"fields": fields, "tensors": tensors}, f, indent=1)
+
+
+def blocks(path):
+    """Tensors of the types dequantized at load, written by gguf-py: Q4_1/Q5_0/Q5_1 quantized by
+    gguf-py from random floats; Q4_K/Q5_K/Q6_K (which gguf-py cannot quantize) as random block
+    bytes with sane fp16 super-block scales. What gguf-py's dequantize makes of each, as float32
+    bits, in blocks.json."""
+    Q = gguf.GGMLQuantizationType
+    rng = np.random.default_rng(11)
+    writer = gguf.GGUFWriter(path, "test")
+    for qtype in (Q.Q4_1, Q.Q5_0, Q.Q5_1):
+        x = rng.standard_normal((3, 64)).astype(np.float32)
+        q = gguf.quants.quantize(x, qtype)
+        writer.add_tensor(qtype.name, q, raw_shape=q.shape, raw_dtype=qtype)
+    for qtype, scale_at in ((Q.Q4_K, (0, 2)), (Q.Q5_K, (0, 2)), (Q.Q6_K, (208,))):
+        block, size = gguf.GGML_QUANT_SIZES[qtype]
+        raw = rng.integers(0, 256, size=(2, 2 * size), dtype=np.uint8)  # 2 rows of 2 blocks
+        for row in raw:
+            for b in range(2):
+                for at in scale_at:
+                    d = np.float16(rng.standard_normal() * 0.01)
+                    row[b * size + at:b * size + at + 2] = np.frombuffer(d.tobytes(), np.uint8)
+        writer.add_tensor(qtype.name, raw, raw_shape=raw.shape, raw_dtype=qtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    out = {}
+    for t in gguf.GGUFReader(path).tensors:
+        v = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
+        out[t.name] = {"shape": list(v.shape), "f32_bits": v.reshape(-1).view(np.uint32).tolist()}
+    with open(os.path.join(HERE, "blocks.json"), "w") as f:
+        json.dump(out, f)
+
+
+SPM_TEXTS = hf.TEXTS + ["  leading spaces", "trailing  ", "a\n\n b", "ünïcödé ß 東京 🙂",
+                        "12345 + 67 = 12412", ""]
+
+
+def spm_vocab(path):
+    """A SentencePiece BPE model trained here as Llama 2's was (identity normalization, dummy
+    prefix, whitespace kept, digits split, byte fallback), written into a Llama checkpoint folder
+    as tokenizer.model and converted --vocab-only by llama.cpp's converter (its
+    _set_vocab_sentencepiece: pieces, scores, types). spm-expected.json: sentencepiece's own ids
+    of SPM_TEXTS (the converter's source of the vocabulary; llama.cpp's SPM tokenizer is written
+    to match it), BOS first as llama.cpp's add_bos_token default puts it."""
+    import io
+    import sentencepiece as spm
+    from transformers import LlamaConfig
+    corpus = [line for t in (hf.TEXTS + hf.PROMPTS) * 20 for line in t.split("\n") if line]
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(corpus), model_writer=model, model_type="bpe", vocab_size=520,
+        byte_fallback=True, normalization_rule_name="identity", remove_extra_whitespaces=False,
+        add_dummy_prefix=True, split_digits=True, character_coverage=0.995,
+        allow_whitespace_only_pieces=True, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
+        num_threads=1, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    work = tempfile.mkdtemp()
+    try:
+        with open(os.path.join(work, "tokenizer.model"), "wb") as f:
+            f.write(model.getvalue())
+        config = LlamaConfig(vocab_size=sp.get_piece_size(), bos_token_id=1, eos_token_id=2,
+                             **SHAPE)
+        torch.manual_seed(0)
+        AutoModelForCausalLM.from_config(config).save_pretrained(work)
+        convert(work, path, "f32", "default", "--vocab-only")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    with open(os.path.join(HERE, "spm-expected.json"), "w") as f:
+        json.dump({"sentencepiece": spm.__version__, "bos": 1,
+                   "texts": [{"text": t, "ids": sp.encode(t)} for t in SPM_TEXTS]}, f, indent=1)
+
+
+def tables():
+    """gguf-py's own tables the Java ones are held against: ggml types and their block sizes, the
+    metadata key names, and the tensor names of the served architectures."""
+    keys = []
+    for group in ("General", "LLM", "Attention", "Rope", "Split", "Tokenizer"):
+        cls = getattr(gguf.Keys, group)
+        keys += [v for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, str)]
+    archs = {}
+    for arch in ("llama", "qwen2", "qwen3", "gpt2"):
+        a = next(m for m, n in gguf.MODEL_ARCH_NAMES.items() if n == arch)
+        archs[arch] = sorted(gguf.TENSOR_NAMES[t] for t in gguf.MODEL_TENSORS[a])
+    # llama.cpp's own LLM_KV_NAMES (llama-arch.cpp), which still names keys gguf-py dropped
+    import re
+    with open(os.path.join(LLAMACPP, "src", "llama-arch.cpp")) as f:
+        arch_cpp = f.read()
+    kv_names = sorted(set(k.replace("%s", "{arch}") for k in
+                          re.findall(r'\{\s*LLM_KV_[A-Z0-9_]+\s*,\s*"([^"]+)"\s*\}', arch_cpp)))
+    # llama.cpp's tokenizer.ggml.pre names (llama-vocab.cpp's tokenizer_pre == "...")
+    with open(os.path.join(LLAMACPP, "src", "llama-vocab.cpp")) as f:
+        pres = sorted(set(re.findall(r'tokenizer_pre == "([^"]+)"', f.read())))
+    with open(os.path.join(HERE, "gguf-py-tables.json"), "w") as f:
+        json.dump({"ggml_types": {t.name: [t.value, *gguf.GGML_QUANT_SIZES[t]]
+                                  for t in gguf.GGMLQuantizationType},
+                   "keys": sorted(set(keys)), "llama_arch_keys": kv_names,
+                   "llama_vocab_pres": pres,
+                   "tensor_names": archs}, f, indent=1)
+
+
+def main():
+    value_types(os.path.join(HERE, "value-types.gguf"))
+    blocks(os.path.join(HERE, "blocks.gguf"))
+    spm_vocab(os.path.join(HERE, "spm-vocab.gguf"))
+    tables()
+    hf.SHAPE = SHAPE
+    for name, (model_type, extra, tie, pre, seed) in CASES.items():
+        tmp = tempfile.mkdtemp()
+        try:
+            hf.HERE = tmp  # write_case puts the checkpoint in HERE/NAME
+            hf.SHAPE = WIDE if name == "llama3-wide" else SHAPE
+            hf_dir = (write_gpt2(os.path.join(tmp, name), seed) if model_type == "gpt2"
+                      else hf.write_case(name, model_type, extra, tie, seed))
+            hf.expected(hf_dir)
+            shutil.copy(os.path.join(hf_dir, "expected.json"), os.path.join(HERE, name + "-expected.json"))
+            with open(os.path.join(hf_dir, "config.json")) as f:
+                config = json.load(f)
+            for outtype in ("f32", "f16", "q8_0"):
+                if outtype in OUTTYPES[name]:
+                    convert(hf_dir, os.path.join(HERE, f"{name}-{outtype}.gguf"), outtype, pre)
+            if name == "llama3":
+                # the converter's own sharding: NAME-split-0000N-of-00003.gguf
+                convert(hf_dir, os.path.join(HERE, f"{name}-split.gguf"), "f32", pre,
+                        "--split-max-tensors", "8")
+            for ktype in (t for t in OUTTYPES[name] if "_k" in t):
+                f32 = os.path.join(tmp, name + "-f32.gguf")
+                if not os.path.exists(f32):
+                    convert(hf_dir, f32, "f32", pre)
+                subprocess.run([QUANTIZE, f32, os.path.join(HERE, f"{name}-{ktype}.gguf"),
+                                ktype.upper(), "1"], check=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+            if "q4_0" in OUTTYPES[name]:
+                requantize(os.path.join(HERE, f"{name}-f32.gguf"),
+                           os.path.join(HERE, f"{name}-q4_0.gguf"),
+                           gguf.GGMLQuantizationType.Q4_0, gguf.LlamaFileType.MOSTLY_Q4_0)
+            for qtype in (t for t in OUTTYPES[name] if t.startswith("q")):
+                values = dequantized(os.path.join(HERE, f"{name}-{qtype}.gguf"), model_type, config)
+                if name != "llama3-wide":  # K-quant blocks are checked on blocks.gguf
+                    write_dequantized(values,
+                                      os.path.join(HERE, f"{name}-{qtype}-dequantized.json"))
+                expected_with(hf_dir, values, model_type, config,
+                              os.path.join(HERE, f"{name}-{qtype}-expected.json"))
+            print("wrote", name)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+package dev.radixserve.server.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.radixserve.model.gguf.GgmlType;
+import dev.radixserve.model.gguf.GgufTestFiles;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code check-model FILE.gguf} on files llama.cpp's converter wrote, and on a refused one. */
+class CheckModelGgufTest {
+
+  static final Path FIXTURES = Path.of("..", "model-runtime", "src", "test", "resources", "gguf");
+
+  @TempDir Path tmp;
+
+  private static ServeCommandTest.Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int status = Main.commandLine(Map.of(), RadixServerLauncher::start, new PrintWriter(out),
+        new PrintWriter(err)).execute(args);
+    return new ServeCommandTest.Run(status, out.toString(), err.toString());
+  }
+
+  /** Family, context, types per tensor, footprint; the next token and logprob of transformers. */
+  @Test
+  void describesTheFileAndRunsItAsTransformers() throws IOException {
+    JsonNode run = new ObjectMapper().readTree(FIXTURES.resolve("llama3-expected.json").toFile())
+        .get("runs").get(0);
+    ServeCommandTest.Run r = run("check-model", FIXTURES.resolve("llama3-f32.gguf").toString(),
+        "--prompt", run.get("prompt").asText(), "--threads", "1");
+    assertEquals(0, r.status(), r.err() + r.out());
+    assertTrue(r.out().contains("config      llama: 2 layers, 4 heads, 2 kv heads, head_dim 16,"
+        + " hidden_size 64, intermediate_size 128, max_position_embeddings 64, vocab_size 534"),
+        r.out());
+    assertTrue(r.out().contains("gguf        llama3-f32.gguf (llama), file type 0; tensors"
+        + " F32 ×21, 432,928 bytes;"), r.out());
+    assertTrue(r.out().contains("rope        llama.cpp's rope_freqs.weight: each of the 8"
+        + " frequencies divided by its factor"), r.out());
+    // llama.cpp's end-of-generation set: eos <|eot_id|>, and <|end_of_text|> by its text
+    assertTrue(r.out().contains("eos         [533, 530] from tokenizer.ggml\n"), r.out());
+    assertTrue(r.out().contains("projections as floats"), r.out());
+    assertTrue(r.out().contains("tokenizer   the file's tokenizer.ggml.model gpt2, pre llama-bpe"),
+        r.out());
+    JsonNode step = run.get("steps").get(0);
+    assertTrue(r.out().contains("-> next token " + step.get("token").asInt() + " "), r.out());
+    String logprob = r.out().replaceAll("(?s).*logprob (-?[0-9.]+) .*", "$1");
+    assertEquals(step.get("top_logprobs").get(0).asDouble(), Double.parseDouble(logprob),
+        1e-4 + 5e-5, r.out());
+    assertTrue(r.out().endsWith("ok\n"), r.out());
+
+    ServeCommandTest.Run q = run("check-model", FIXTURES.resolve("qwen2-q4_0.gguf").toString(),
+        "--threads", "1");
+    assertEquals(0, q.status(), q.err() + q.out());
+    assertTrue(q.out().contains("file type 2; tensors F32 ×11, Q4_0 ×16"), q.out());
+    assertTrue(q.out().contains("projections Q4_0 blocks as MatMulNBits 4-bit, block 32"
+        + " (repacked, not requantized)"), q.out());
+    assertTrue(q.out().endsWith("ok\n"), q.out());
+  }
+
+  @Test
+  void anUnservedTypeIsRefusedNamingTensorAndTypeInCheckModelAndServe() throws IOException {
+    Path file = GgufTestFiles.rewrite(FIXTURES.resolve("llama3-f32.gguf"), tmp.resolve("k.gguf"), kv -> { },
+        t -> t.replaceAll(e -> e.name().equals("blk.1.attn_v.weight")
+            ? new GgufTestFiles.Entry(e.name(), new long[] {256, 32}, GgmlType.IQ2_XXS,
+                new byte[32 * 66]) : e));
+    ServeCommandTest.Run check = run("check-model", file.toString());
+    assertEquals(1, check.status(), check.out());
+    assertTrue(check.err().contains("k.gguf: tensor blk.1.attn_v.weight is IQ2_XXS"), check.err());
+    ServeCommandTest.Run serve = run("serve", "--model", file.toString(), "--port", "0");
+    assertEquals(1, serve.status(), serve.out());
+    assertTrue(serve.err().contains("tensor blk.1.attn_v.weight is IQ2_XXS"), serve.err());
+  }
+}
