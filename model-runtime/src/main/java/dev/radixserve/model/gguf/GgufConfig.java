@@ -49,20 +49,8 @@ final class GgufConfig {
       throw refuse(f, key(GgufKeys.ROPE_DIMENSION_COUNT, arch) + " " + ropeDim
           + " rotates part of a head of " + headDim + ", which " + arch + " is not served with");
     }
-    GgufFile.TensorInfo embed = names.get("embed_tokens.weight");
-    if (embed == null) {
-      throw refuse(f, "has no token_embd.weight");
-    }
-    int vocab = (int) embed.ne()[1];
-    Object vocabKey = f.get(key(GgufKeys.VOCAB_SIZE, arch));
-    if (vocabKey != null && ((Number) vocabKey).intValue() != vocab) {
-      throw refuse(f, key(GgufKeys.VOCAB_SIZE, arch) + " " + vocabKey + " differs from the "
-          + vocab + " rows of token_embd.weight");
-    }
-    double eps = number(f, key(GgufKeys.RMS_EPS, arch), Double.NaN);
-    if (Double.isNaN(eps)) {
-      throw refuse(f, "has no " + key(GgufKeys.RMS_EPS, arch));
-    }
+    int vocab = vocab(f, arch, names.get("embed_tokens.weight"));
+    double eps = required(f, key(GgufKeys.RMS_EPS, arch));
     String p = "layers.0.";
     boolean qkvBias = names.containsKey(p + "self_attn.q_proj.bias");
     boolean oBias = names.containsKey(p + "self_attn.o_proj.bias");
@@ -85,20 +73,8 @@ final class GgufConfig {
    */
   static dev.radixserve.model.ModelConfig gpt2(GgufFile f, Map<String, GgufFile.TensorInfo> names) {
     String arch = "gpt2";
-    GgufFile.TensorInfo embed = names.get("wte.weight");
-    if (embed == null) {
-      throw refuse(f, "has no token_embd.weight");
-    }
-    int vocab = (int) embed.ne()[1];
-    Object vocabKey = f.get(key(GgufKeys.VOCAB_SIZE, arch));
-    if (vocabKey != null && ((Number) vocabKey).intValue() != vocab) {
-      throw refuse(f, key(GgufKeys.VOCAB_SIZE, arch) + " " + vocabKey + " differs from the "
-          + vocab + " rows of token_embd.weight");
-    }
-    double eps = number(f, key(GgufKeys.NORM_EPS, arch), Double.NaN);
-    if (Double.isNaN(eps)) {
-      throw refuse(f, "has no " + key(GgufKeys.NORM_EPS, arch));
-    }
+    int vocab = vocab(f, arch, names.get("wte.weight"));
+    double eps = required(f, key(GgufKeys.NORM_EPS, arch));
     try {
       return new dev.radixserve.model.ModelConfig(uint(f, arch, GgufKeys.BLOCK_COUNT),
           uint(f, arch, GgufKeys.HEAD_COUNT), uint(f, arch, GgufKeys.EMBEDDING_LENGTH),
@@ -143,6 +119,29 @@ final class GgufConfig {
     }
     return scaling.equals("linear") && scale != 1
         ? new LlamaConfig.Rope("linear", base, scale, 0, 0, 0) : LlamaConfig.Rope.plain(base);
+  }
+
+  /** Rows of token_embd.weight, which {@code ARCH.vocab_size} must agree with when present. */
+  private static int vocab(GgufFile f, String arch, GgufFile.TensorInfo embed) {
+    if (embed == null) {
+      throw refuse(f, "has no token_embd.weight");
+    }
+    int vocab = (int) embed.ne()[1];
+    Object vocabKey = f.get(key(GgufKeys.VOCAB_SIZE, arch));
+    if (vocabKey != null && ((Number) vocabKey).intValue() != vocab) {
+      throw refuse(f, key(GgufKeys.VOCAB_SIZE, arch) + " " + vocabKey + " differs from the "
+          + vocab + " rows of token_embd.weight");
+    }
+    return vocab;
+  }
+
+  /** A number the file must hold. */
+  private static double required(GgufFile f, String key) {
+    double v = number(f, key, Double.NaN);
+    if (Double.isNaN(v)) {
+      throw refuse(f, "has no " + key);
+    }
+    return v;
   }
 
   private static int uint(GgufFile f, String arch, String template) {
