@@ -18,15 +18,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${DOCKER_HOST:?run by docker/check-image.sh (its private daemon)}"
 START=$SECONDS
-IMAGE=radixserve-ci/python3-only
+IMAGE=radixserve-ci/python3-host
 say() { echo "check-gpu-payload: [$((SECONDS - START))s] $*"; }
 fail() { echo "check-gpu-payload: FAIL: $*" >&2; exit 1; }
 
-# A host as the issue describes it, less the GPU: python3 and a shell on Debian, nothing more.
+# A host as the issue describes it, less the GPU: python3 with its standard library (Debian's
+# python3-minimal lacks json and lzma) and a shell, nothing more.
 if ! docker image inspect "$IMAGE" >/dev/null 2>&1; then
-  say "making $IMAGE (debian:bookworm-slim + python3-minimal)"
+  say "making $IMAGE (debian:bookworm-slim + python3)"
   printf '%s\n' 'FROM debian:bookworm-slim' \
-    'RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-minimal && rm -rf /var/lib/apt/lists/*' \
+    'RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3 && rm -rf /var/lib/apt/lists/*' \
     | docker build -q --network host -t "$IMAGE" - >/dev/null || fail "building $IMAGE"
 fi
 
