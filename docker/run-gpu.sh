@@ -51,17 +51,20 @@ if ! version=$("$java" --add-modules=jdk.incubator.vector -jar "$p/lib/radixserv
 fi
 note "ok   runtime: $("$java" -version 2>&1 | head -1), $(echo "$version" | grep -v WARNING | head -1)"
 
-layout=$(python3 - "$p" <<'PY'
+layout=$( (python3 - "$p" <<'PY'
 import ctypes, os, sys
 p = sys.argv[1]
 loaded = []
 # Dependencies first; RTLD_GLOBAL so that cuBLAS finds cuBLASLt as the provider will. The CUDA
 # provider itself links libcuda.so.1, so it is loaded only by ONNX Runtime, past the driver check.
-for lib in ["cuda12/libcudart.so.12", "cuda12/libcublasLt.so.12", "cuda12/libcublas.so.12",
-            "cuda12/libcurand.so.10", "ort/libonnxruntime.so", "ort/libonnxruntime_providers_shared.so"]:
+# Each with the payload's libraries it needs (cuBLAS links cuBLASLt).
+for lib, needs in [("cuda12/libcudart.so.12", []), ("cuda12/libcublasLt.so.12", []),
+                   ("cuda12/libcublas.so.12", ["cuda12/libcublasLt.so.12"]),
+                   ("cuda12/libcurand.so.10", []), ("ort/libonnxruntime.so", []),
+                   ("ort/libonnxruntime_providers_shared.so", [])]:
     path = os.path.join(p, lib)
-    if not os.path.exists(path):
-        continue  # not arrived yet: the pieces check names it
+    if not all(os.path.exists(os.path.join(p, x)) for x in [lib] + needs):
+        continue  # it or what it needs has not arrived yet: the pieces check names it
     try:
         ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     except OSError as e:
@@ -69,7 +72,7 @@ for lib in ["cuda12/libcudart.so.12", "cuda12/libcublasLt.so.12", "cuda12/libcub
     loaded.append(os.path.basename(lib))
 print(" ".join(loaded))
 PY
-) || { note "FAIL layout: $layout"; exit 5; }
+) 2>&1) || { note "FAIL layout: $layout"; exit 5; }
 note "ok   layout: loads ${layout:-nothing yet}"
 
 if ! driver=$(python3 -c '
