@@ -73,7 +73,7 @@ cut_and_compress() {  # $1 library, $2 unit file to write
   key=$( (cat "$1" "$root/docker/fatbin-cut.py"; echo "${xz_opts[*]}") | sha256sum | cut -c1-16)
   key="$(basename "$1")-sm$archs-$key"
   mkdir -p "$cache"
-  if [ ! -f "$cache/$key" ]; then
+  if [ ! -f "$cache/$key.xz" ]; then
     python3 "$root/docker/fatbin-cut.py" cut --keep "$archs" "$1" "$cache/$key.so"
     xz -T0 "${xz_opts[@]}" -c "$cache/$key.so" > "$cache/$key.xz.tmp"
     mv "$cache/$key.xz.tmp" "$cache/$key.xz"
