@@ -15,7 +15,11 @@
 #     and exits 0,
 #  7. brings up docker/compose.yaml (server + Prometheus; Grafana has no image here) and asserts
 #     through Prometheus that the target is up, prefix-cache hits were scraped, and that every
-#     query of the Grafana dashboard names exported metrics and returns series.
+#     query of the Grafana dashboard names exported metrics and returns series,
+#  8. rehearses the GPU run (docker/check-gpu-payload.sh): the payload's pieces unpacked, one
+#     after the other, in a container with python3 only, where `run` stops at the driver check,
+#  9. with RADIXSERVE_CHECK_CUDA_IMAGE=1 only (it downloads ~3 GB): builds docker/Dockerfile.cuda
+#     on the same base and checks that `serve --device cuda` in it refuses cleanly without a GPU.
 # Exit 0 on success, non-zero with a message otherwise. Needs root.
 # Environment: RADIXSERVE_DOCKER_STATE (default /var/lib/radixserve-ci): the daemon's data root
 # and cache; removing it starts from nothing.
@@ -315,4 +319,27 @@ done
 say "the dashboard's $(wc -l < "$WORK/queries.txt") queries name exported metrics and return series"
 show "${COMPOSE[@]}" -p "$PROJECT" -f docker/compose.yaml down -v -t 40 > "$WORK/compose-down.log" 2>&1 \
   || fail "compose down"
+
+# --- 8. the GPU payload, rehearsed without a GPU ---------------------------------------------
+t0=$SECONDS
+bash docker/check-gpu-payload.sh || fail "GPU payload rehearsal"
+say "GPU payload rehearsal: $((SECONDS - t0)) s"
+
+# --- 9. the CUDA image (opt-in) --------------------------------------------------------------
+if [ "${RADIXSERVE_CHECK_CUDA_IMAGE:-}" = 1 ]; then
+  t0=$SECONDS
+  show docker build --network host -f docker/Dockerfile.cuda -t "$IMAGE:cuda" . > "$WORK/build-cuda.log" 2>&1 \
+    || fail "docker build -f docker/Dockerfile.cuda"
+  size=$(docker image inspect -f '{{.Size}}' "$IMAGE:cuda" | awk '{printf "%.0f MB", $1 / 1e6}')
+  say "built $IMAGE:cuda in $((SECONDS - t0)) s; it is $size, layers:"
+  docker history --format '{{.Size}}\t{{.CreatedBy}}' "$IMAGE:cuda" | grep -v '^0B' | cut -c1-110 | sed 's/^/    /'
+  # no --gpus and no driver here: the server must stop at once, naming the driver and nothing
+  # before it (the CUDA build, its provider and the CUDA 12 libraries were all found)
+  rc=0
+  timeout 120 docker run --rm --network none "$IMAGE:cuda" > "$WORK/cuda-run.log" 2>&1 || rc=$?
+  [ $rc != 0 ] && [ $rc != 124 ] || fail "radixserve:cuda without a GPU: exit $rc"
+  grep -q 'NVIDIA driver library libcuda.so.1 is not found' "$WORK/cuda-run.log" \
+    || fail "radixserve:cuda without a GPU did not stop at the driver: $(grep -v '^\s*at ' "$WORK/cuda-run.log" | tail -5)"
+  say "$IMAGE:cuda without a GPU: exit $rc, $(grep -o 'the NVIDIA driver library libcuda.so.1 is not found' "$WORK/cuda-run.log" | head -1)"
+fi
 say "OK in $((SECONDS - START)) s"

@@ -1,77 +1,256 @@
 #!/usr/bin/env bash
-# The GPU test run, in two steps so the slow packing never happens on the GPU host:
+# The GPU test run as a self-contained payload: its own Java runtime, the -Pcuda jar, the test
+# classes, ONNX Runtime's CUDA build and the CUDA 12 user-space libraries cut to the GPUs it
+# targets, in at most four pieces of at most 60 MiB. The GPU host needs only python3, bash and the
+# NVIDIA driver. docker/GPU.md is the checklist for a GPU window.
 #
-#   docker/gpu-payload.sh pack [STAGE_DIR]   on a build machine: builds the -Pcuda jar, the test
-#       classes and the JUnit console launcher, fetches the CUDA 12 libraries, and writes
-#       gpu-payload/payload.tar.xz.part-* (pieces of at most 60 MiB; gpu-payload/ is ignored by
-#       git). With STAGE_DIR it packs that folder as it is instead (how the script itself is
-#       tested, on a small dummy payload).
-#   docker/gpu-payload.sh run [PAYLOAD_DIR [STEP...]]  on the GPU host, one command: joins and
-#       unpacks the pieces with python3's tarfile (no xz binary needed; skipped when the same
-#       pieces are already unpacked there) and runs the payload's run-gpu.sh, which writes its
-#       reports under PAYLOAD_DIR/out (or $OUT when set). STEPs run only those steps (run-gpu.sh
-#       names them), for a host that limits each command's time.
+#   docker/gpu-payload.sh pack [--no-build] [--rehearsal]   on a build machine; writes
+#       gpu-payload/radixserve-gpu-K-of-N.tar and prints their count and sizes.
+#       --no-build   packs the jar and test classes as they are in */target (built with -Pcuda)
+#       --rehearsal  CI's stand-in: the real runtime, jar, tests and unpacking, but tiny stand-ins
+#                    (same names and sonames) for the CUDA libraries and the CPU build's ONNX
+#                    Runtime, so no CUDA download, cut or compression (see docker/check-gpu-payload.sh)
+#   docker/gpu-payload.sh run [PAYLOAD_DIR [STEP...]]       on the GPU host: unpacks the pieces that
+#       have arrived since the last call (each piece is readable alone; a file split across pieces
+#       is written when its last part arrives), then runs the payload's run-gpu.sh: Java runtime,
+#       library layout, NVIDIA driver, then the STEPs (all when none are named) once every piece
+#       is there. Reports go to $RADIXSERVE_GPU_REPORTS (default PAYLOAD_DIR/reports): at most 8
+#       files, no folders.
 #
-# What run-gpu.sh runs (see docker/run-gpu.sh), within 10 minutes on one GPU:
-#   1 the gpu-tagged tests (CudaRunnerTest: fp16/bf16 parity, int8/int4 MatMulNBits parity, bus
-#     traffic, decode table per weight mode), then CudaRunnerTest again with ORT_FPA_INTB_GEMM=1
-#   2 the model-runtime suite with -Dradixserve.test.device=cuda
-#   3 the HTTP end-to-end suites against --device cuda, quantized serving included
-#   4 serve --device cuda answering one completion, unquantized, --quantization int8 and int4
-#   5 bench shared-system-prompt against two CUDA servers, prefix cache on and off
+# Environment for pack: GPU_PAYLOAD_ARCHS (default 90: sm_90, H100/H200) the architectures the
+# CUDA libraries keep; GPU_PAYLOAD_PIECE_BYTES (default 60 MiB), GPU_PAYLOAD_MAX_PIECES (default 4);
+# GPU_PAYLOAD_DIR (default gpu-payload) where the pieces go; GPU_PAYLOAD_XZ (default "--x86 --lzma2=preset=9") xz's options;
+# GPU_PAYLOAD_CACHE (default gpu-payload/cache) keeps cut and compressed libraries by the hash of
+# what they were made from, so a second pack spends no time on them.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cmd=${1:?usage: gpu-payload.sh pack [STAGE_DIR] | run [PAYLOAD_DIR [STEP...]]}
+cmd=${1:-}
 piece=${GPU_PAYLOAD_PIECE_BYTES:-$((60 * 1024 * 1024))}
+max_pieces=${GPU_PAYLOAD_MAX_PIECES:-4}
+archs=${GPU_PAYLOAD_ARCHS:-90}
+# x86 filter + preset 9: about 10% smaller than xz's default on these libraries, in the same time
+read -r -a xz_opts <<< "${GPU_PAYLOAD_XZ:---x86 --lzma2=preset=9}"
+usage="usage: gpu-payload.sh pack [--no-build] [--rehearsal] | run [PAYLOAD_DIR [STEP...]]"
 
-stage_build() {
-  local stage=$1
+say() { echo "gpu-payload: $*" >&2; }
+
+# The Java runtime: the modules docker/Dockerfile lists (its jdeps guard, repeated here on the
+# jar), plus what the JUnit launcher and the test classes need beyond them.
+make_runtime() {  # $1 stage
+  local stage=$1 modules need extra
+  modules=$(sed -n 's/^ARG JRE_MODULES=//p' "$root/docker/Dockerfile")
+  need=$(jdeps --ignore-missing-deps -q --multi-release 25 --print-module-deps "$stage/lib/radixserve.jar")
+  for m in $(tr , ' ' <<< "$need"); do
+    case ",$modules," in *",$m,"*) ;; *) say "radixserve.jar needs module $m: add it to JRE_MODULES in docker/Dockerfile"; exit 1 ;; esac
+  done
+  extra=$(jdeps --ignore-missing-deps -q --multi-release 25 --print-module-deps \
+    --class-path "$stage/lib/*" "$stage"/lib/junit-platform-console-standalone-*.jar \
+    "$stage/tests/model-runtime" "$stage/tests/server" | tr , '\n' | grep -vxF -f <(tr , '\n' <<< "$modules") | paste -sd, || true)
+  say "Java runtime: docker/Dockerfile's JRE_MODULES${extra:+ + $extra (tests)}"
+  # --strip-debug (objcopy) and no jlink compression: xz packs the plain files far smaller
+  jlink --add-modules "$modules${extra:+,$extra}" --strip-debug --no-man-pages --no-header-files \
+    --compress=zip-0 --output "$stage/java"
+}
+
+# The jar without the native libraries the CUDA path does not load: every ONNX Runtime library
+# (they travel cut, under ort/, and RADIXSERVE_ORT_LIBRARY points there) and the tokenizer
+# and JNA libraries of other platforms. Stored, not deflated: xz compresses it better.
+slim_jar() {  # $1 source jar, $2 target jar
+  python3 - "$1" "$2" <<'PY'
+import re, sys, zipfile
+drop = re.compile(r"ai/onnxruntime/native/|native/lib/(?!linux-x86_64/)"
+                  r"|com/sun/jna/(?!linux-x86-64/)[^/]+/")
+with zipfile.ZipFile(sys.argv[1]) as src, zipfile.ZipFile(sys.argv[2], "w", zipfile.ZIP_STORED) as dst:
+    for info in src.infolist():
+        if not drop.match(info.filename):
+            dst.writestr(info, src.read(info), compress_type=zipfile.ZIP_STORED)
+PY
+}
+
+# A library cut to $archs and compressed, from the cache when it was made before from the same bytes.
+cut_and_compress() {  # $1 library, $2 unit file to write
+  local cache=${GPU_PAYLOAD_CACHE:-$root/gpu-payload/cache} key
+  key=$( (cat "$1" "$root/docker/fatbin-cut.py"; echo "${xz_opts[*]}") | sha256sum | cut -c1-16)
+  key="$(basename "$1")-sm$archs-$key"
+  mkdir -p "$cache"
+  if [ ! -f "$cache/$key.xz" ]; then
+    python3 "$root/docker/fatbin-cut.py" cut --keep "$archs" "$1" "$cache/$key.so"
+    xz -T0 "${xz_opts[@]}" -c "$cache/$key.so" > "$cache/$key.xz.tmp"
+    mv "$cache/$key.xz.tmp" "$cache/$key.xz"
+    rm -f "$cache/$key.so"
+  else
+    say "$(basename "$1"): cut to sm_$archs and compressed before (cache $cache/$key.xz)"
+  fi
+  cp "$cache/$key.xz" "$2"
+}
+
+# An empty shared object with the given soname. libonnxruntime_providers_cuda.so lists
+# libcurand.so.10 as NEEDED but imports no symbol from it (checked here), so the real one (167 MB,
+# 37 MiB compressed) is dead weight.
+stub_library() {  # $1 soname, $2 path
+  local c
+  c=$(mktemp --suffix=.c)
+  echo "/* stand-in for $1: nothing is imported from it */" > "$c"
+  cc -shared -fPIC -Wl,-soname,"$1" -o "$2" "$c"
+  rm -f "$c"
+}
+
+pack() {
+  local build=1 rehearsal=0
+  for a in "$@"; do
+    case "$a" in --no-build) build=0 ;; --rehearsal) rehearsal=1 ;; *) echo "$usage" >&2; exit 2 ;; esac
+  done
   cd "$root"
   source .ci/java-home.sh
-  ./mvnw -B -ntp -Pcuda -DskipTests package
-  mkdir -p "$stage/lib" "$stage/tests/model-runtime" "$stage/tests/server" "$stage/cuda12"
-  cp server/target/radixserve.jar "$stage/lib/radixserve.jar"
+  local out=${GPU_PAYLOAD_DIR:-$root/gpu-payload}
+  local stage="$out/stage" units="$out/units"
+  rm -rf "$stage" "$units" "$out"/radixserve-gpu-*.tar
+  mkdir -p "$stage/lib" "$stage/tests/model-runtime" "$stage/tests/server" "$stage/ort" "$stage/cuda12" "$units/cuda12" "$units/ort"
+  if [ $build = 1 ] && [ $rehearsal = 0 ]; then
+    say "building the -Pcuda jar"
+    ./mvnw -B -ntp -q -Pcuda -DskipTests package
+  fi
+  [ -f server/target/radixserve.jar ] || { say "no server/target/radixserve.jar: build it first"; exit 1; }
+  local jar=server/target/radixserve.jar
+  slim_jar "$jar" "$stage/lib/radixserve.jar"
   cp -r model-runtime/target/test-classes/. "$stage/tests/model-runtime/"
   cp -r server/target/test-classes/. "$stage/tests/server/"
   ./mvnw -B -ntp -q dependency:copy \
-    -Dartifact=org.junit.platform:junit-platform-console-standalone:1.13.4 \
-    -DoutputDirectory="$stage/lib"
-  docker/fetch-cuda12-libs.sh "$stage/cuda12"
+    -Dartifact=org.junit.platform:junit-platform-console-standalone:1.13.4 -DoutputDirectory="$stage/lib"
+  make_runtime "$stage"
   cp docker/run-gpu.sh "$stage/run-gpu.sh"
   cp config/radixserve.yaml "$stage/radixserve.yaml"
+
+  local ort=ai/onnxruntime/native/linux-x64
+  local tmp
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' RETURN
+  unzip -q -o "$jar" "$ort/libonnxruntime.so" "$ort/libonnxruntime_providers_shared.so" \
+    "$ort/libonnxruntime_providers_cuda.so" -d "$tmp" 2>/dev/null || true
+  cp "$tmp/$ort/libonnxruntime.so" "$stage/ort/"
+  if [ $rehearsal = 1 ]; then
+    # Stand-ins with the real names and sonames: the layout, the loader and the unpacking are
+    # what is rehearsed. The three big ones carry 12 MiB of noise each (the loader ignores bytes
+    # past the section headers) so that, as the real ones do, they fill a second piece and one
+    # crosses from the first into it.
+    stub_library libonnxruntime_providers_shared.so "$stage/ort/libonnxruntime_providers_shared.so"
+    for so in libcudart.so.12 libcurand.so.10; do stub_library "$so" "$stage/cuda12/$so"; done
+    for unit in ort/libonnxruntime_providers_cuda.so cuda12/libcublas.so.12 cuda12/libcublasLt.so.12; do
+      stub_library "$(basename "$unit")" "$tmp/stub.so"
+      head -c $((12 * 1024 * 1024)) /dev/urandom >> "$tmp/stub.so"
+      xz -T0 -0 -c "$tmp/stub.so" > "$units/$unit.xz"
+    done
+    python3 -c 'import json,sys; json.dump({"rehearsal": True}, open(sys.argv[1], "w"))' "$stage/payload.json"
+  else
+    [ -f "$tmp/$ort/libonnxruntime_providers_cuda.so" ] \
+      || { say "$jar has no libonnxruntime_providers_cuda.so: it is not the -Pcuda build"; exit 1; }
+    cp "$tmp/$ort/libonnxruntime_providers_shared.so" "$stage/ort/"
+    docker/fetch-cuda12-libs.sh "$tmp/cuda12"
+    if readelf --dyn-syms -W "$tmp/$ort/libonnxruntime_providers_cuda.so" | awk '$7 == "UND" {print $8}' \
+        | grep -qiE 'curand|@libcurand'; then
+      say "the CUDA provider imports from libcurand.so.10: ship the real one"; exit 1
+    fi
+    stub_library libcurand.so.10 "$stage/cuda12/libcurand.so.10"
+    cp "$tmp/cuda12/libcudart.so.12" "$stage/cuda12/"
+    cut_and_compress "$tmp/$ort/libonnxruntime_providers_cuda.so" "$units/ort/libonnxruntime_providers_cuda.so.xz"
+    cut_and_compress "$tmp/cuda12/libcublas.so.12" "$units/cuda12/libcublas.so.12.xz"
+    cut_and_compress "$tmp/cuda12/libcublasLt.so.12" "$units/cuda12/libcublasLt.so.12.xz"
+    python3 -c 'import json,sys; json.dump({"rehearsal": False, "archs": sys.argv[2]}, open(sys.argv[1], "w"))' \
+      "$stage/payload.json" "$archs"
+  fi
+  say "compressing the runtime, jar, tests and small libraries"
+  tar -C "$stage" -cf - . | xz -T0 "${xz_opts[@]}" > "$units/app.tar.xz"
+  python3 - "$units" "$out" "$piece" "$max_pieces" <<'PY'
+# Pieces: plain tar files, each holding MANIFEST.json and chunks of the units (app.tar.xz first,
+# then each compressed library), filled in order so that only the last piece is short.
+import hashlib, io, json, os, sys, tarfile
+units_dir, out, limit, max_pieces = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+room = limit - 256 * 1024  # tar headers and the manifest
+names = ["app.tar.xz"] + sorted(os.path.relpath(os.path.join(d, f), units_dir)
+                                for d, _, fs in os.walk(units_dir) for f in fs if f != "app.tar.xz")
+pieces, units, current = [[]], [], 0
+digest = hashlib.sha256()
+for name in names:
+    path, size, done = os.path.join(units_dir, name), os.path.getsize(os.path.join(units_dir, name)), 0
+    unit = {"name": name, "size": size, "chunks": []}
+    while done < size:
+        if current == room:
+            pieces.append([]); current = 0
+        n = min(size - done, room - current)
+        pieces[-1].append((name, len(unit["chunks"]), path, done, n))
+        unit["chunks"].append(len(pieces))
+        done += n; current += n
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 24), b""):
+            digest.update(block)
+    units.append(unit)
+count = len(pieces)
+manifest = json.dumps({"pack": digest.hexdigest()[:16], "pieces": count, "units": units}, indent=1).encode()
+os.makedirs(out, exist_ok=True)
+for k, chunks in enumerate(pieces, 1):
+    with tarfile.open(f"{out}/radixserve-gpu-{k}-of-{count}.tar", "w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("MANIFEST.json"); info.size = len(manifest)
+        tar.addfile(info, io.BytesIO(manifest))
+        for name, index, path, offset, n in chunks:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                info = tarfile.TarInfo(f"chunks/{name}.{index:03d}"); info.size = n
+                tar.addfile(info, io.BytesIO(f.read(n)))
+sizes = [os.path.getsize(f"{out}/radixserve-gpu-{k}-of-{count}.tar") for k in range(1, count + 1)]
+mib = lambda b: f"{b / 2**20:.1f}"
+print(f"gpu-payload: {count} pieces, " + " + ".join(mib(s) for s in sizes) + f" = {mib(sum(sizes))} MiB"
+      f" (limit {max_pieces} pieces of {mib(limit)} MiB), in {out}:", file=sys.stderr)
+for k, chunks in enumerate(pieces, 1):
+    print(f"  radixserve-gpu-{k}-of-{count}.tar  {mib(sizes[k - 1]):>5} MiB  "
+          + ", ".join(f"{name}" + (f" (part {i + 1})" if len(next(u for u in units if u["name"] == name)["chunks"]) > 1 else "")
+                      for name, i, *_ in chunks), file=sys.stderr)
+if max(sizes) > limit or count > max_pieces:
+    sys.exit(f"gpu-payload: over the limit of {max_pieces} pieces of {mib(limit)} MiB")
+PY
+  rm -rf "$units"
 }
 
-case "$cmd" in
-  pack)
-    out="$root/gpu-payload"
-    stage=${2:-}
-    if [ -z "$stage" ]; then
-      stage="$out/stage"
-      rm -rf "$stage"
-      stage_build "$stage"
-    fi
-    [ -x "$stage/run-gpu.sh" ] || { echo "gpu-payload: $stage has no run-gpu.sh" >&2; exit 1; }
-    rm -f "$out"/payload.tar.xz.part-*
-    mkdir -p "$out"
-    tar -C "$stage" -cf - . | xz -T0 -6 | split -b "$piece" -d -a 3 - "$out/payload.tar.xz.part-"
-    ls -l "$out"/payload.tar.xz.part-* >&2
-    ;;
-  run)
-    dir=${2:-$root/gpu-payload}
-    work="$dir/unpacked"
-    # the pieces' names and sizes: the same set unpacked before is not unpacked again
-    pieces=$(cd "$dir" && ls -l payload.tar.xz.part-* 2>/dev/null | awk '{print $5, $NF}' || true)
-    if [ -z "$pieces" ] || [ "$pieces" != "$(cat "$work/.pieces" 2>/dev/null)" ]; then
-      rm -rf "$work"
-      mkdir -p "$work"
-      python3 - "$dir" "$work" <<'PY'
-import glob, io, lzma, sys, tarfile
-parts = sorted(glob.glob(sys.argv[1] + "/payload.tar.xz.part-*"))
-if not parts:
-    sys.exit("gpu-payload: no payload.tar.xz.part-* in " + sys.argv[1])
+# Unpacks what has arrived: new pieces' chunks are set aside, and every unit whose chunks are all
+# there is decompressed into PAYLOAD_DIR/unpacked. Prints what is still missing.
+unpack() {  # $1 payload dir
+  python3 - "$1" <<'PY'
+import glob, io, json, lzma, os, shutil, sys, tarfile
+d = sys.argv[1]
+work, chunks = os.path.join(d, "unpacked"), os.path.join(d, "unpacked", ".chunks")
+state_file = os.path.join(work, ".state.json")
+paths = sorted(glob.glob(os.path.join(d, "radixserve-gpu-*-of-*.tar")))
+if not paths:
+    sys.exit(f"gpu-payload: no radixserve-gpu-*-of-*.tar in {d}")
+manifests = {}
+for p in paths:
+    with tarfile.open(p) as tar:
+        manifests[p] = json.load(tar.extractfile("MANIFEST.json"))
+packs = {m["pack"] for m in manifests.values()}
+if len(packs) > 1:
+    sys.exit("gpu-payload: pieces of different packs in " + d + ": "
+             + ", ".join(f"{os.path.basename(p)} ({m['pack']})" for p, m in manifests.items()))
+manifest = next(iter(manifests.values()))
+state = json.load(open(state_file)) if os.path.exists(state_file) else {}
+if state.get("pack") != manifest["pack"]:
+    shutil.rmtree(work, ignore_errors=True)
+    state = {"pack": manifest["pack"], "pieces": [], "units": []}
+os.makedirs(chunks, exist_ok=True)
+for p in paths:
+    name = os.path.basename(p)
+    if name in state["pieces"]:
+        continue
+    with tarfile.open(p) as tar:
+        for member in tar.getmembers():
+            if member.name.startswith("chunks/"):
+                target = os.path.join(chunks, member.name[len("chunks/"):].replace("/", "__"))
+                with tar.extractfile(member) as src, open(target + ".tmp", "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 24)
+                os.replace(target + ".tmp", target)
+    state["pieces"].append(name)
+    json.dump(state, open(state_file, "w"))
 
 class Joined(io.RawIOBase):
-    """The pieces read back to back, without joining them on disk."""
+    """The chunks of a unit read back to back, without joining them on disk."""
     def __init__(self, paths):
         self.files = [open(p, "rb") for p in paths]
     def readable(self):
@@ -84,23 +263,59 @@ class Joined(io.RawIOBase):
             self.files.pop(0).close()
         return 0
 
-with lzma.open(io.BufferedReader(Joined(parts))) as xz, tarfile.open(fileobj=xz, mode="r|") as tar:
-    if hasattr(tarfile, "tar_filter"):  # Python >= 3.12 and backports: refuse odd members
-        tar.extractall(sys.argv[2], filter="tar")
-    else:
-        tar.extractall(sys.argv[2])
-print(f"gpu-payload: unpacked {len(parts)} pieces into {sys.argv[2]}", file=sys.stderr)
+missing = []
+for unit in manifest["units"]:
+    name = unit["name"]
+    if name in state["units"]:
+        continue
+    parts = [os.path.join(chunks, f"{name.replace('/', '__')}.{i:03d}") for i in range(len(unit["chunks"]))]
+    if not all(os.path.exists(p) for p in parts):
+        wanted = sorted(set(unit["chunks"]))
+        missing.append(f"{name[:-3]} (piece{'s' if len(wanted) > 1 else ''} "
+                       + ", ".join(f"{k} of {manifest['pieces']}" for k in wanted) + ")")
+        continue
+    with lzma.open(io.BufferedReader(Joined(parts), 1 << 20)) as xz:
+        if name == "app.tar.xz":
+            with tarfile.open(fileobj=xz, mode="r|") as tar:
+                if hasattr(tarfile, "tar_filter"):  # Python >= 3.12 and backports: refuse odd members
+                    tar.extractall(work, filter="tar")
+                else:
+                    tar.extractall(work)
+        else:
+            target = os.path.join(work, name[:-3])
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target + ".tmp", "wb") as dst:
+                shutil.copyfileobj(xz, dst, 1 << 24)
+            os.chmod(target + ".tmp", 0o755)
+            os.replace(target + ".tmp", target)
+    for p in parts:
+        os.remove(p)
+    state["units"].append(name)
+    json.dump(state, open(state_file, "w"))
+    print(f"gpu-payload: unpacked {name}", file=sys.stderr)
+have = sorted(int(os.path.basename(p).split("-")[2]) for p in paths)
+print(f"gpu-payload: have piece{'s' if len(have) > 1 else ''} {', '.join(map(str, have))} of {manifest['pieces']}"
+      + (f"; waiting for: {'; '.join(missing)}" if missing else "; all unpacked"), file=sys.stderr)
+with open(os.path.join(work, ".missing"), "w") as f:
+    f.write("".join(m + "\n" for m in missing))
 PY
-      echo "$pieces" >"$work/.pieces"
-    else
-      echo "gpu-payload: $work already holds these pieces" >&2
-    fi
-    export OUT=${OUT:-$dir/out}
-    mkdir -p "$OUT"
-    exec bash "$work/run-gpu.sh" "$work" "${@:3}"
+}
+
+case "$cmd" in
+  pack)
+    shift
+    pack "$@"
+    ;;
+  run)
+    dir=$(cd "${2:-$root/gpu-payload}" && pwd)
+    unpack "$dir"
+    export RADIXSERVE_GPU_REPORTS=${RADIXSERVE_GPU_REPORTS:-$dir/reports}
+    [ -f "$dir/unpacked/run-gpu.sh" ] \
+      || { say "run-gpu.sh comes with app.tar (piece 1), which has not all arrived"; exit 4; }
+    exec bash "$dir/unpacked/run-gpu.sh" "$dir/unpacked" "${@:3}"
     ;;
   *)
-    echo "usage: gpu-payload.sh pack [STAGE_DIR] | run [PAYLOAD_DIR [STEP...]]" >&2
+    echo "$usage" >&2
     exit 2
     ;;
 esac
