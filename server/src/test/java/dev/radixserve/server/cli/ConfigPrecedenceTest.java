@@ -264,7 +264,8 @@ class ConfigPrecedenceTest {
         assertThrows(ConfigException.class, () -> ConfigResolver.resolve(
             Map.of(ConfigKey.PORT, "70000"), Map.of(), null)).getMessage());
     assertEquals("invalid value for model from flag --model: '" + dir.resolve("absent")
-            + "' (allowed: an existing directory holding config.json and model.safetensors)",
+            + "' (allowed: an existing directory holding config.json and model.safetensors, or a"
+            + " .gguf file)",
         assertThrows(ConfigException.class, () -> ConfigResolver.resolve(
             Map.of(ConfigKey.MODEL, dir.resolve("absent").toString()), Map.of(), null)).getMessage());
   }
