@@ -79,41 +79,77 @@ final class WeightTensors implements AutoCloseable {
     return new WeightTensors(arena, values, bytes);
   }
 
-  /**
-   * The data of every initializer, made straight into native memory one checkpoint tensor at a
-   * time: a quantized weight's parts are written out right after it is quantized, so the heap
-   * holds at most one tensor's blocks per worker, never the model's. Tensors run in parallel
-   * over the common pool (at load the quantization is most of the start's extra time).
-   */
+  /** The data of every initializer ({@link #forEach}), copied into {@code arena}. */
   private static MemorySegment[] materialize(Map<String, Tensor> tensors,
       List<ExternalInitializer> initializers, Arena arena) {
     MemorySegment[] data = new MemorySegment[initializers.size()];
-    Map<String, List<Integer>> partsOf = new LinkedHashMap<>();
+    forEach(tensors, initializers, (i, d) -> data[i] = arena.allocate(d.byteSize(), 64).copyFrom(d));
+    return data;
+  }
+
+  /** Takes one initializer's data (by its index in the graph's list), valid during the call. */
+  interface Sink {
+    void accept(int index, MemorySegment data);
+  }
+
+  /**
+   * Makes every initializer's data and hands it to {@code sink}, straight in native memory one
+   * checkpoint tensor at a time: a quantized weight's parts are made right after it is quantized,
+   * in memory of the task's own that is freed once the sink has them, so neither the heap nor
+   * native memory ever holds the model's worth. The checkpoint's pages a task read are dropped
+   * from this process's resident set when it is done ({@link #release}). Tensors run in parallel
+   * over the common pool (at load the quantization is most of the start's extra time); the sink
+   * is called from those threads.
+   */
+  static void forEach(Map<String, Tensor> tensors, List<ExternalInitializer> initializers,
+      Sink sink) {
+    Map<String, List<Integer>> quantizedParts = new LinkedHashMap<>();
     List<Runnable> tasks = new ArrayList<>();
     for (int i = 0; i < initializers.size(); i++) {
       ExternalInitializer init = initializers.get(i);
       int at = i;
       switch (init.source()) {
-        case WeightSource.Dense d -> tasks.add(() -> data[at] = dense(tensor(tensors, d.tensor()),
-            floatType(init.elemType()), arena));
+        case WeightSource.Dense d -> tasks.add(() -> task(tensors, d.tensor(), arena ->
+            sink.accept(at, dense(tensor(tensors, d.tensor()), floatType(init.elemType()), arena))));
         case WeightSource.Quantized q when q.part() == WeightSource.Part.INPUT_ORDER ->
-            tasks.add(() -> data[at] = inputOrder(tensors, q, arena));
+            tasks.add(() -> task(tensors, q.tensor(),
+                arena -> sink.accept(at, inputOrder(tensors, q, arena))));
         case WeightSource.Quantized q ->
-            partsOf.computeIfAbsent(q.tensor(), k -> new ArrayList<>()).add(i);
+            quantizedParts.computeIfAbsent(q.tensor(), k -> new ArrayList<>()).add(i);
       }
     }
-    partsOf.values().forEach(indices -> tasks.add(() -> {
+    quantizedParts.forEach((name, indices) -> tasks.add(() -> task(tensors, name, arena -> {
       WeightSource.Quantized q = (WeightSource.Quantized) initializers.get(indices.getFirst())
           .source();
       QuantizedWeight w = quantize(tensors, q);
       for (int i : indices) {
         ExternalInitializer init = initializers.get(i);
-        data[i] = part(w, ((WeightSource.Quantized) init.source()).part(),
-            floatType(init.elemType()), arena);
+        sink.accept(i, part(w, ((WeightSource.Quantized) init.source()).part(),
+            floatType(init.elemType()), arena));
       }
-    }));
+    })));
     tasks.parallelStream().forEach(Runnable::run);
-    return data;
+  }
+
+  /** Runs one tensor's work in an arena of its own, then frees it and drops the tensor's pages. */
+  private static void task(Map<String, Tensor> tensors, String name,
+      java.util.function.Consumer<Arena> work) {
+    try (Arena arena = Arena.ofConfined()) {
+      work.accept(arena);
+    }
+    release(tensors.get(name));
+  }
+
+  /**
+   * Drops a memory-mapped tensor's pages from this process's resident set ({@code madvise
+   * MADV_DONTNEED} through {@link MemorySegment#unload}): the file's pages stay in the page
+   * cache, but a load no longer holds the whole checkpoint resident at its peak. Reading the
+   * tensor again faults its pages back in.
+   */
+  private static void release(Tensor t) {
+    if (t != null && t.data().isMapped()) {
+      t.data().unload();
+    }
   }
 
   private static MemorySegment dense(Tensor t, GraphDtype type, Arena arena) {
