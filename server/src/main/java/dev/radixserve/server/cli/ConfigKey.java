@@ -98,6 +98,8 @@ enum ConfigKey {
       ServerConfig::clientIdHeader),
   KV_OFFLOAD_MEMORY("kv-offload-memory", (b, v) -> b.kvOffloadMemoryBytes = ConfigValues.bytes(v),
       c -> ConfigValues.formatBytes(c.kvOffloadMemoryBytes())),
+  WEIGHTS_CACHE("weights-cache", (b, v) -> b.weightsCache = Path.of(ConfigValues.text(v)),
+      c -> c.weightsCache() == null ? null : c.weightsCache().toString()),
   KV_OFFLOAD_DIR("kv-offload-dir", (b, v) -> b.kvOffloadDir = Path.of(ConfigValues.text(v)),
       c -> c.kvOffloadDir() == null ? null : c.kvOffloadDir().toString()),
   KV_OFFLOAD_DISK_SIZE("kv-offload-disk-size",
