@@ -3,9 +3,6 @@ package dev.radixserve.model;
 import dev.radixserve.model.graph.ExternalInitializer;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.WeightSource;
-import dev.radixserve.model.ort.ElementType;
-import dev.radixserve.model.ort.MemoryInfo;
-import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.quant.BlockQuantizer;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.CheckpointRepacker;
@@ -21,71 +18,18 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One {@link OrtValue} per external initializer the graph declares, in its order: the data the
- * session gets for them ({@code AddExternalInitializers}), in the type the graph declares (fp32,
- * or its fp16/bf16, rounded to nearest even). A dense F32 weight wanted as fp32, native and
- * 4-byte aligned, is wrapped as it is; others (F16, BF16, heap or misaligned data, another
- * type) are converted into memory owned here. A quantized weight is quantized here, once for its three parts
- * ({@link BlockQuantizer}), from whatever dtype the checkpoint has, or, from a GPTQ or AWQ
- * checkpoint, repacked from its own blocks ({@link CheckpointRepacker}). Everything is made in
- * native memory one checkpoint tensor at a time (no whole-model float or quantized copy on the
- * heap). ONNX Runtime copies the data while it creates the session, so these values (and the
- * memory made here) are closed right after.
- *
- * <p>Why this route: {@code AddInitializer} only replaces an initializer whose data the model
- * already holds (embedding every weight in the protobuf would copy it twice), and ONNX Runtime
- * rejects a data-less initializer; an external-data reference that no file holds, filled from
- * memory by {@code AddExternalInitializers} (API 12), is accepted, and the weights become real
- * initializers (MatMul and MatMulNBits pre-packing, constant folding).
+ * The data of every external initializer the graph declares, made from the checkpoint in the
+ * type the graph declares (fp32, or its fp16/bf16, rounded to nearest even): a dense F32 weight
+ * wanted as fp32 is handed over as it lies; others (F16, BF16, another type) are converted. A
+ * quantized weight is quantized here, once for its parts ({@link BlockQuantizer}), from whatever
+ * dtype the checkpoint has, or, from a GPTQ or AWQ checkpoint, repacked from its own blocks
+ * ({@link CheckpointRepacker}). Everything is made in native memory one checkpoint tensor at a
+ * time (no whole-model float or quantized copy, on the heap or off it) and handed to a sink:
+ * {@link WeightsFile} writes it into the file ONNX Runtime maps.
  */
-final class WeightTensors implements AutoCloseable {
+final class WeightTensors {
 
-  private final Arena converted;
-  private final OrtValue[] values;
-  private final long bytes;
-
-  private WeightTensors(Arena converted, OrtValue[] values, long bytes) {
-    this.converted = converted;
-    this.values = values;
-    this.bytes = bytes;
-  }
-
-  /**
-   * @param tensors the checkpoint's tensors by name ({@code ModelWeights.tensors()})
-   */
-  static WeightTensors of(Map<String, Tensor> tensors, List<ExternalInitializer> initializers,
-      MemoryInfo info) {
-    Arena arena = Arena.ofShared();
-    OrtValue[] values = new OrtValue[initializers.size()];
-    long bytes = 0;
-    try {
-      MemorySegment[] data = materialize(tensors, initializers, arena);
-      for (MemorySegment d : data) {
-        bytes += d.byteSize();
-      }
-      for (int i = 0; i < values.length; i++) {
-        ExternalInitializer init = initializers.get(i);
-        values[i] = OrtValue.wrap(info, data[i], ElementType.ofCode(init.elemType()), init.dims());
-      }
-    } catch (RuntimeException ex) {
-      for (OrtValue v : values) {
-        if (v != null) {
-          v.close();
-        }
-      }
-      arena.close();
-      throw ex;
-    }
-    return new WeightTensors(arena, values, bytes);
-  }
-
-  /** The data of every initializer ({@link #forEach}), copied into {@code arena}. */
-  private static MemorySegment[] materialize(Map<String, Tensor> tensors,
-      List<ExternalInitializer> initializers, Arena arena) {
-    MemorySegment[] data = new MemorySegment[initializers.size()];
-    forEach(tensors, initializers, (i, d) -> data[i] = arena.allocate(d.byteSize(), 64).copyFrom(d));
-    return data;
-  }
+  private WeightTensors() {}
 
   /** Takes one initializer's data (by its index in the graph's list), valid during the call. */
   interface Sink {
@@ -251,24 +195,5 @@ final class WeightTensors implements AutoCloseable {
       }
     }
     return GraphDtype.FLOAT32;
-  }
-
-  OrtValue[] values() {
-    return values;
-  }
-
-  /** Bytes of data handed to ONNX Runtime (made here or wrapped in place). */
-  long bytes() {
-    return bytes;
-  }
-
-  @Override
-  public void close() {
-    for (OrtValue v : values) {
-      v.close();
-    }
-    if (converted.scope().isAlive()) {
-      converted.close();
-    }
   }
 }

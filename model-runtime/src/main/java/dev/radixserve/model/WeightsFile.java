@@ -79,6 +79,7 @@ final class WeightsFile {
     boolean[] written = new boolean[initializers.size()];
     Map<String, Long> bySource = new HashMap<>();
     long end = 0;
+    long length = 0;
     long data = 0;
     for (int i = 0; i < offsets.length; i++) {
       ExternalInitializer init = initializers.get(i);
@@ -93,9 +94,10 @@ final class WeightsFile {
       written[i] = true;
       bySource.put(key, end);
       data += bytes;
-      end = (end + bytes + ALIGN - 1) / ALIGN * ALIGN;
+      length = end + bytes;
+      end = (length + ALIGN - 1) / ALIGN * ALIGN;
     }
-    return new Layout(offsets, written, end, data);
+    return new Layout(offsets, written, length, data);
   }
 
   /**
@@ -178,7 +180,10 @@ final class WeightsFile {
           writeAt(ch, data, layout.offsets()[i]);
         }
       });
-      ch.truncate(layout.length());
+      if (ch.size() != layout.length()) {
+        throw new IllegalStateException("wrote " + ch.size() + " bytes of weights, the layout"
+            + " has " + layout.length());
+      }
     } catch (IOException e) {
       throw new UncheckedIOException("writing the weights to " + file, e);
     }
