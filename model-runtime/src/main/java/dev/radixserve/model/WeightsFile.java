@@ -118,17 +118,28 @@ final class WeightsFile {
         if (!Files.isRegularFile(file) || Files.size(file) != layout.length()) {
           Path partial = Files.createTempFile(folder, file.getFileName() + ".", ".partial");
           Files.delete(partial);
-          write(partial, tensors, graph.initializers(), layout);
-          Files.move(partial, file, StandardCopyOption.ATOMIC_MOVE,
-              StandardCopyOption.REPLACE_EXISTING);
-          LOG.info(String.format("weights written to %s (%s)", file, MemoryPlan.mib(layout.length())));
+          try {
+            write(partial, tensors, graph.initializers(), layout);
+            Files.move(partial, file, StandardCopyOption.ATOMIC_MOVE,
+                StandardCopyOption.REPLACE_EXISTING);
+          } finally {
+            Files.deleteIfExists(partial); // a failed write leaves no partial entry behind
+          }
+          LOG.info(String.format("weights written to %s (%s)", file,
+              MemoryPlan.mib(layout.length())));
         } else {
           LOG.info("weights mapped from " + file + " (written by an earlier start)");
         }
       } else {
         folder = Files.createTempDirectory(store.dir(), "radixserve-weights-");
         file = folder.resolve("weights.bin");
-        write(file, tensors, graph.initializers(), layout);
+        try {
+          write(file, tensors, graph.initializers(), layout);
+        } catch (RuntimeException e) {
+          Files.deleteIfExists(file);
+          Files.deleteIfExists(folder);
+          throw e;
+        }
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the weights under " + store.dir(), e);
