@@ -240,7 +240,8 @@ class ConfigPrecedenceTest {
         + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, "
         + "kv-cache-dtype, "
         + "cuda-device-id, cuda-tf32, fair-share, max-seqs-per-request, client-id-header, "
-        + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size, kv-offload-disk-write, "
+        + "kv-offload-memory, kv-offload-dir, weights-cache, kv-offload-disk-size, "
+        + "kv-offload-disk-write, "
         + "quantization, "
         + "quantization-block-size, quantization-zero-points, quantization-lm-head, "
         + "quantization-head-block-size, tool-call-parser, reasoning-parser)",
