@@ -69,10 +69,15 @@ class KvEventsEndToEndTest {
   }
 
   static int post(RadixServer s, String path, String body) {
+    return send(s, "POST", path, body).statusCode();
+  }
+
+  static HttpResponse<String> send(RadixServer s, String method, String path, String body) {
     try {
       return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + path))
-          .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
-          HttpResponse.BodyHandlers.ofString()).statusCode();
+          .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+              : HttpRequest.BodyPublishers.ofString(body)).build(),
+          HttpResponse.BodyHandlers.ofString());
     } catch (Exception e) {
       throw new RuntimeException(e);
     }
@@ -160,7 +165,7 @@ class KvEventsEndToEndTest {
   }
 
   /** Every event the publisher sent has reached the follower. */
-  private static void awaitDelivered(Replica r) throws InterruptedException {
+  static void awaitDelivered(Replica r) throws InterruptedException {
     KvEventPublisher p = r.server().kvEvents().orElseThrow();
     for (int i = 0; i < 1000 && !p.drained(); i++) {
       Thread.sleep(10);
