@@ -52,7 +52,7 @@ class GatewayMetricsContractTest {
   }
 
   private static JsonNode scrape() throws Exception {
-    String out = TestPython.run(List.of(TestPython.python(),
+    String out = PythonClients.run(List.of(PythonClients.python(),
         Path.of("src", "test", "gateway", "vllm_consumers.py").toAbsolutePath().toString(),
         "metrics", "http://127.0.0.1:" + server.port() + "/metrics"), Path.of("."));
     return JSON.readTree(out).get("families");

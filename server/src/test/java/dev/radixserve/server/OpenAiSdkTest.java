@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  * Pydantic / zod {@code response_format}, {@code tools} with {@code tool_choice: required} and
  * parsed arguments, streamed tool-call deltas (scripts in {@code src/test/sdk}). The clients come
  * from {@code .ci/install-sdks.sh} ({@code RADIXSERVE_SDK_PYTHON}, {@code
- * RADIXSERVE_SDK_NODE_DIR}; see {@link TestPython}).
+ * RADIXSERVE_SDK_NODE_DIR}; see {@link PythonClients}).
  */
 class OpenAiSdkTest {
 
@@ -32,11 +32,11 @@ class OpenAiSdkTest {
   }
 
   private static String required(String env) {
-    return TestPython.required(env);
+    return PythonClients.required(env);
   }
 
   private static void run(List<String> command, Path workDir) throws Exception {
-    TestPython.run(command, workDir);
+    PythonClients.run(command, workDir);
   }
 
   private static String baseUrl() {

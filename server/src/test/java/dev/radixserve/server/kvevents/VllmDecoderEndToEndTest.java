@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.radixserve.server.TestPython;
+import dev.radixserve.server.PythonClients;
 import dev.radixserve.server.config.KvEventEncoding;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -37,7 +37,7 @@ class VllmDecoderEndToEndTest {
   @ParameterizedTest
   @EnumSource(KvEventEncoding.class)
   void vllmsOwnDecoderRebuildsTheRadixTree(KvEventEncoding encoding) throws Exception {
-    String python = TestPython.python();
+    String python = PythonClients.python();
     KvEventsEndToEndTest.Replica r = KvEventsEndToEndTest.start(encoding);
     KvEventPublisher publisher = r.server().kvEvents().orElseThrow();
     Path err = Files.createTempFile("vllm-subscriber", ".err");

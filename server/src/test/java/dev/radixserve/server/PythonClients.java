@@ -15,9 +15,9 @@ import org.junit.jupiter.api.Assumptions;
  * with third-party clients. Without it such a test is skipped, unless {@code
  * RADIXSERVE_SDK_TESTS} is set (as {@code .ci/run} does): then it fails.
  */
-public final class TestPython {
+public final class PythonClients {
 
-  private TestPython() {}
+  private PythonClients() {}
 
   /** The value of {@code env}, which {@code .ci/install-sdks.sh} sets. */
   public static String required(String env) {
