@@ -1,6 +1,8 @@
 package dev.radixserve.server.http;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.radixserve.cache.CacheNamespace;
 import dev.radixserve.model.sampling.SamplingParams;
@@ -42,16 +44,20 @@ final class RenderEndpoints {
 
   /** On a worker; answers on the channel's event loop. */
   void render(ChannelHandlerContext ctx, byte[] body, boolean chat) {
-    GenerationRequest g = parser.parse(JsonBody.readObject(body), chat);
+    JsonNode request = JsonBody.readObject(body);
+    GenerationRequest g = parser.parse(request, chat);
+    // vLLM: the request's stream_options when streaming, else null
+    JsonNode streamOptions = g.stream() ? request.get("stream_options") : null;
     ArrayNode all = Responses.JSON.createArrayNode();
     for (int[] prompt : g.prompts()) {
-      all.add(generateRequest(g, prompt, chat));
+      all.add(generateRequest(g, prompt, chat, streamOptions));
     }
     Object out = chat ? all.get(0) : all;
     ctx.executor().execute(() -> responses.json(ctx, 200, out));
   }
 
-  private ObjectNode generateRequest(GenerationRequest g, int[] prompt, boolean chat) {
+  private ObjectNode generateRequest(GenerationRequest g, int[] prompt, boolean chat,
+      JsonNode streamOptions) {
     ObjectNode r = Responses.JSON.createObjectNode();
     r.put("request_id", (chat ? "chatcmpl-" : "cmpl-") + UUID.randomUUID());
     ArrayNode ids = r.putArray("token_ids");
@@ -63,11 +69,7 @@ final class RenderEndpoints {
         limits.maxTokensFor(prompt.length, g.maxTokens(), chat ? "messages" : "prompt")));
     r.put("model", modelName);
     r.put("stream", g.stream());
-    if (g.stream()) {
-      r.putObject("stream_options").put("include_usage", g.includeUsage());
-    } else {
-      r.putNull("stream_options");
-    }
+    r.set("stream_options", streamOptions == null ? NullNode.getInstance() : streamOptions);
     String salt = CacheNamespace.saltOf(g.namespace());
     if (salt == null) {
       r.putNull("cache_salt");

@@ -72,6 +72,11 @@ class RenderEndpointsEndToEndTest {
     assertTrue(rendered.get("features").isNull());
     assertEquals(3, rendered.get("sampling_params").get("max_tokens").asInt());
     assertEquals(0.0, rendered.get("sampling_params").get("temperature").asDouble());
+    assertTrue(rendered.get("stream_options").isNull(), "not streaming");
+    ObjectNode streamed = chat.deepCopy().put("stream", true);
+    streamed.putObject("stream_options").put("include_usage", true);
+    assertEquals(true, post("/v1/chat/completions/render", streamed, 200)
+        .at("/stream_options/include_usage").asBoolean());
 
     JsonNode done = post("/v1/chat/completions", chat, 200);
     assertEquals(tokens.length, done.get("usage").get("prompt_tokens").asInt());
@@ -103,6 +108,7 @@ class RenderEndpointsEndToEndTest {
       assertTrue(g.get("request_id").asText().startsWith("cmpl-"));
       assertEquals(8, g.get("sampling_params").get("max_tokens").asInt());
       assertTrue(g.get("stream").asBoolean());
+      assertTrue(g.get("stream_options").isNull(), "none sent: null, as vLLM answers");
       assertEquals("tenant-a", g.get("cache_salt").asText());
       assertEquals(0, g.get("priority").asInt());
       assertTrue(g.get("kv_transfer_params").isNull());
