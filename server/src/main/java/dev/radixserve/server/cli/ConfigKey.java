@@ -100,6 +100,8 @@ enum ConfigKey {
       c -> ConfigValues.formatBytes(c.kvOffloadMemoryBytes())),
   KV_OFFLOAD_DIR("kv-offload-dir", (b, v) -> b.kvOffloadDir = Path.of(ConfigValues.text(v)),
       c -> c.kvOffloadDir() == null ? null : c.kvOffloadDir().toString()),
+  WEIGHTS_CACHE("weights-cache", (b, v) -> b.weightsCache = Path.of(ConfigValues.text(v)),
+      c -> c.weightsCache() == null ? null : c.weightsCache().toString()),
   KV_OFFLOAD_DISK_SIZE("kv-offload-disk-size",
       (b, v) -> b.kvOffloadDiskBytes = ConfigValues.bytes(v),
       c -> ConfigValues.formatBytes(c.kvOffloadDiskBytes())),

@@ -250,6 +250,13 @@ final class ServeCommand implements Callable<Integer> {
           + " and loaded instead of recomputed. Default: 0 (off). Env RADIXSERVE_KV_OFFLOAD_MEMORY.")
   String kvOffloadMemory;
 
+  @Option(names = "--weights-cache", paramLabel = "DIR", order = 92,
+      description = "Keep the weights as ONNX Runtime maps them (quantized, converted) in this"
+          + " directory, one file per checkpoint and quantization: a restart maps the file"
+          + " instead of quantizing again. Default: none (a temporary file, deleted once"
+          + " loaded). Env RADIXSERVE_WEIGHTS_CACHE.")
+  String weightsCache;
+
   @Option(names = "--kv-offload-dir", paramLabel = "DIR", order = 51,
       description = "Disk tier below the KV pool: evicted blocks (and, at shutdown, the cached"
           + " ones) are written here; a restart with the same model reuses them. Default: none."

@@ -58,6 +58,9 @@ import java.time.Duration;
  * @param toolCallParser the tool-call syntax of chat replies ({@code auto}: the template's family)
  * @param reasoningParser how chat replies split into reasoning and content ({@code auto}: the
  *     template's family)
+ * @param weightsCache directory where the weights as ONNX Runtime maps them (quantized,
+ *     converted) are kept across restarts, one file per checkpoint and quantization, so a restart
+ *     skips quantizing; null: a temporary file, deleted once the model is loaded
  * @param kvCacheDtype what the KV pool stores in ({@code --kv-cache-dtype}); null: auto, the
  *     graph's dtype ({@link KvDtype#of}); checked against the device ({@link
  *     Device#requireKvDtype})
@@ -101,7 +104,8 @@ public record ServerConfig(
     QuantSpec.HeadSetting quantizationHead,
     ToolCallParserSetting toolCallParser,
     ReasoningParserSetting reasoningParser,
-    KvDtype kvCacheDtype) {
+    KvDtype kvCacheDtype,
+    Path weightsCache) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -225,6 +229,7 @@ public record ServerConfig(
     b.toolCallParser = toolCallParser;
     b.reasoningParser = reasoningParser;
     b.kvCacheDtype = kvCacheDtype;
+    b.weightsCache = weightsCache;
     return b;
   }
 
@@ -276,6 +281,7 @@ public record ServerConfig(
     public ReasoningParserSetting reasoningParser = ReasoningParserSetting.AUTO;
     /** null: auto (the graph's dtype: float32 on the CPU). */
     public KvDtype kvCacheDtype;
+    public Path weightsCache;
 
     public Device.Kind device = Device.Kind.CPU;
     /** null: float32 on the CPU, float16 on CUDA. */
@@ -316,7 +322,7 @@ public record ServerConfig(
           kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes, kvOffloadDiskWrite,
           quantization(), new QuantSpec.HeadSetting(quantizationLmHead,
               quantizationHeadBlockSize), toolCallParser, reasoningParser,
-              kvCacheDtype);
+              kvCacheDtype, weightsCache);
     }
 
     /**

@@ -94,6 +94,7 @@ class ServeCommandTest {
         client-id-header: null
         kv-offload-memory: 0
         kv-offload-dir: null
+        weights-cache: null
         kv-offload-disk-size: 16g
         kv-offload-disk-write: reused
         quantization: none
