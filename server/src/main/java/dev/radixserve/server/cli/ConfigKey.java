@@ -10,6 +10,7 @@ import dev.radixserve.server.config.ReasoningParserSetting;
 import dev.radixserve.server.config.ToolCallParserSetting;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.kvtier.DiskWritePolicy;
+import dev.radixserve.server.spec.SpeculativeMode;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
@@ -70,6 +71,12 @@ enum ConfigKey {
       (b, v) -> b.maxChoicesPerRequest = ConfigValues.integer(v), ServerConfig::maxChoicesPerRequest),
   MAX_STOP_LENGTH("max-stop-length", (b, v) -> b.maxStopLength = ConfigValues.integer(v),
       ServerConfig::maxStopLength),
+  SPECULATIVE("speculative",
+      (b, v) -> b.speculative = ConfigValues.choice(v, SpeculativeMode.class),
+      c -> ConfigValues.formatChoice(c.speculation().mode())),
+  SPECULATIVE_MAX_TOKENS("speculative-max-tokens",
+      (b, v) -> b.speculativeMaxTokens = ConfigValues.integer(v),
+      c -> c.speculation().maxTokens()),
   PREFILL_CHUNK_SIZE("prefill-chunk-size", (b, v) -> b.prefillChunkSize = ConfigValues.integer(v),
       ServerConfig::prefillChunkSize),
   MAX_CONNECTIONS("max-connections", (b, v) -> b.maxConnections = ConfigValues.integer(v),

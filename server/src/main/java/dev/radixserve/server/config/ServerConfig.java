@@ -7,6 +7,8 @@ import dev.radixserve.model.ort.CudaProvider;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.server.kvtier.DiskWritePolicy;
+import dev.radixserve.server.spec.Speculation;
+import dev.radixserve.server.spec.SpeculativeMode;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -61,6 +63,8 @@ import java.time.Duration;
  * @param kvCacheDtype what the KV pool stores in ({@code --kv-cache-dtype}); null: auto, the
  *     graph's dtype ({@link KvDtype#of}); checked against the device ({@link
  *     Device#requireKvDtype})
+ * @param speculation speculative decoding ({@code --speculative}, {@code
+ *     --speculative-max-tokens})
  */
 public record ServerConfig(
     String host,
@@ -101,7 +105,8 @@ public record ServerConfig(
     QuantSpec.HeadSetting quantizationHead,
     ToolCallParserSetting toolCallParser,
     ReasoningParserSetting reasoningParser,
-    KvDtype kvCacheDtype) {
+    KvDtype kvCacheDtype,
+    Speculation speculation) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -147,6 +152,9 @@ public record ServerConfig(
     }
     kvCacheDtype = device.requireKvDtype(
         kvCacheDtype == null ? KvDtype.of(device.dtype()) : kvCacheDtype);
+    if (speculation == null) {
+      speculation = Speculation.off();
+    }
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -225,6 +233,8 @@ public record ServerConfig(
     b.toolCallParser = toolCallParser;
     b.reasoningParser = reasoningParser;
     b.kvCacheDtype = kvCacheDtype;
+    b.speculative = speculation.mode();
+    b.speculativeMaxTokens = speculation.maxTokens();
     return b;
   }
 
@@ -276,6 +286,8 @@ public record ServerConfig(
     public ReasoningParserSetting reasoningParser = ReasoningParserSetting.AUTO;
     /** null: auto (the graph's dtype: float32 on the CPU). */
     public KvDtype kvCacheDtype;
+    public SpeculativeMode speculative = SpeculativeMode.OFF;
+    public int speculativeMaxTokens = 8;
 
     public Device.Kind device = Device.Kind.CPU;
     /** null: float32 on the CPU, float16 on CUDA. */
@@ -316,7 +328,8 @@ public record ServerConfig(
           kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes, kvOffloadDiskWrite,
           quantization(), new QuantSpec.HeadSetting(quantizationLmHead,
               quantizationHeadBlockSize), toolCallParser, reasoningParser,
-              kvCacheDtype);
+              kvCacheDtype, new Speculation(speculative, speculativeMaxTokens,
+                  Speculation.DEFAULT_MAX_BATCH));
     }
 
     /**

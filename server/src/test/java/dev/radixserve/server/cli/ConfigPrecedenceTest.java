@@ -122,6 +122,8 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.TOOL_CALL_PARSER, "llama3_json");
     values.put(ConfigKey.REASONING_PARSER, "deepseek_r1");
     values.put(ConfigKey.KV_CACHE_DTYPE, "bfloat16");
+    values.put(ConfigKey.SPECULATIVE, "ngram");
+    values.put(ConfigKey.SPECULATIVE_MAX_TOKENS, "6");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
@@ -140,7 +142,8 @@ class ConfigPrecedenceTest {
         new QuantSpec.HeadSetting(true, 128),
         dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON,
         dev.radixserve.server.config.ReasoningParserSetting.DEEPSEEK_R1,
-        dev.radixserve.model.graph.KvDtype.BFLOAT16);
+        dev.radixserve.model.graph.KvDtype.BFLOAT16,
+        dev.radixserve.server.spec.Speculation.ngram(6));
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
