@@ -225,7 +225,18 @@ class EngineHarness {
   /** A prompt of request {@code group} from {@code client} at {@code priority}. */
   Sequence submit(String id, String group, String client, int priority, int[] prompt, int n,
       int maxTokens, boolean promptLogprobs) {
-    EngineRequest r = new EngineRequest(id, group, prompt, SamplingParams.greedy(), n, maxTokens,
+    return submit(id, group, client, priority, prompt, n, maxTokens, promptLogprobs,
+        SamplingParams.greedy());
+  }
+
+  /** A request of its own, sampled with {@code params}. */
+  Sequence submit(String id, int[] prompt, int n, int maxTokens, SamplingParams params) {
+    return submit(id, id, id, 0, prompt, n, maxTokens, false, params);
+  }
+
+  private Sequence submit(String id, String group, String client, int priority, int[] prompt,
+      int n, int maxTokens, boolean promptLogprobs, SamplingParams params) {
+    EngineRequest r = new EngineRequest(id, group, prompt, params, n, maxTokens,
         true, "", new TokenSink() {
           @Override
           public void onPromptLogprobs(List<SampledToken> scoredTokens) {

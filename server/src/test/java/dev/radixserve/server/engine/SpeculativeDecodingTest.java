@@ -4,10 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.radixserve.model.ForwardBatch;
+import dev.radixserve.model.sampling.SamplingParams;
 import dev.radixserve.server.spec.Speculation;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.IntStream;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -60,11 +62,49 @@ class SpeculativeDecodingTest {
     }
   }
 
+  /**
+   * The fake model, sampled: the cycle's next token is the likeliest (logit 3) but two others
+   * (logit 1.5, every other token ruled out) are drawn now and then; drafts of the cycle are then accepted or rejected by
+   * the draw. With the same seed, the tokens are those of decoding without speculation: the
+   * sampler draws one number per emitted token, in the same order either way, so the output
+   * distribution is the model's exactly (standard rejection sampling with a one-point draft).
+   */
+  @ParameterizedTest
+  @CsvSource({"true", "false"})
+  void seededSampledTokensAreThoseWithoutSpeculation(boolean caching) {
+    EngineHarness.Forward sampled = (step, batch) -> {
+      float[][] rows = CYCLING.run(step, batch);
+      for (float[] row : rows) {
+        int next = 0;
+        while (row[next] == 0) {
+          next++;
+        }
+        java.util.Arrays.fill(row, Float.NEGATIVE_INFINITY);
+        row[next] = 3;
+        row[400 + next % 5] = 1.5f;
+        row[410 + next % 3] = 1.5f;
+      }
+      return rows;
+    };
+    SamplingParams params = new SamplingParams(1.0, 0, 1, 0, 42L, 1, 0, 0, Set.of(), false, 0);
+    Map<String, List<Integer>> plain = run(new EngineHarness(64, 4, caching,
+        dev.radixserve.server.config.SchedulePolicy.FCFS, 64, VOCAB, sampled), params);
+    EngineHarness spec = EngineHarness.speculative(64, 4, caching, 64, VOCAB, sampled,
+        Speculation.ngram(5));
+    assertEquals(plain, run(spec, params));
+    assertTrue(spec.accepted > 0 && spec.drafted > spec.accepted,
+        "drafted " + spec.drafted + ", accepted " + spec.accepted);
+  }
+
   private static Map<String, List<Integer>> run(EngineHarness h) {
+    return run(h, SamplingParams.greedy());
+  }
+
+  private static Map<String, List<Integer>> run(EngineHarness h, SamplingParams params) {
     for (int r = 0; r < 3; r++) {
       int shift = r;
       int[] prompt = IntStream.range(0, 6 + r).map(i -> 100 + (i + shift) % 7).toArray();
-      h.submit("r" + r, prompt, r == 2 ? 2 : 1, 30);
+      h.submit("r" + r, prompt, r == 2 ? 2 : 1, 30, params);
     }
     for (int i = 0; i < 10_000 && h.scheduler.hasWork(); i++) {
       h.step();
