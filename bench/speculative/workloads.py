@@ -16,6 +16,14 @@ Workloads (one request each per round, streamed, max_tokens DECODE):
 Each round uses contexts no earlier round used (offsets in the texts move), so no server reuses
 a cached prompt or drafts from an earlier round's output.
 
+With REASK=1 the two greedy workloads are each sent twice and only the second is measured: the
+same question asked again (a regenerated answer, a second user asking the same thing). Greedy
+decoding is deterministic, so its answer is the first one's token for token: the copy is forced
+by the model itself, whatever its weights, which is what makes this honest on random weights
+(a random-weight model does not quote its context, so the fresh workloads above draft little).
+radixserve drafts it from its prefix cache (the first answer is in the radix tree); llama.cpp's
+n-gram modes look only at the request's own tokens, and its prompt cache reuses the prompt.
+
 decode tok/s: completion tokens after the first / time from the first streamed chunk to the last.
 
 usage: workloads.py URL ROUND DECODE  -> one JSON line per workload on stdout
@@ -32,7 +40,7 @@ import pydoc_data.topics
 from transformers import PreTrainedTokenizerFast
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CONTEXT = 1500
+CONTEXT = int(os.environ.get("CONTEXT", 1500))  # tokens of each context
 
 
 def tokenizer():
@@ -94,7 +102,11 @@ def main():
         model = json.load(r)["data"][0]["id"]
     tok = tokenizer()
     decode(url, model, tok.encode("Warm-up: one short request first."), 8, {})
+    reask = os.environ.get("REASK") == "1"
     for name, (prompt, extra) in prompts(tok, rnd).items():
+        if reask and not extra:
+            decode(url, model, prompt, max_tokens, extra)  # the first asking, unmeasured
+            name += " (re-ask)"
         m = decode(url, model, prompt, max_tokens, extra)
         m["workload"] = name
         m["load"] = os.getloadavg()[0]

@@ -71,12 +71,6 @@ enum ConfigKey {
       (b, v) -> b.maxChoicesPerRequest = ConfigValues.integer(v), ServerConfig::maxChoicesPerRequest),
   MAX_STOP_LENGTH("max-stop-length", (b, v) -> b.maxStopLength = ConfigValues.integer(v),
       ServerConfig::maxStopLength),
-  SPECULATIVE("speculative",
-      (b, v) -> b.speculative = ConfigValues.choice(v, SpeculativeMode.class),
-      c -> ConfigValues.formatChoice(c.speculation().mode())),
-  SPECULATIVE_MAX_TOKENS("speculative-max-tokens",
-      (b, v) -> b.speculativeMaxTokens = ConfigValues.integer(v),
-      c -> c.speculation().maxTokens()),
   PREFILL_CHUNK_SIZE("prefill-chunk-size", (b, v) -> b.prefillChunkSize = ConfigValues.integer(v),
       ServerConfig::prefillChunkSize),
   MAX_CONNECTIONS("max-connections", (b, v) -> b.maxConnections = ConfigValues.integer(v),
@@ -137,7 +131,15 @@ enum ConfigKey {
       c -> ConfigValues.formatChoice(c.toolCallParser())),
   REASONING_PARSER("reasoning-parser",
       (b, v) -> b.reasoningParser = ConfigValues.choice(v, ReasoningParserSetting.class),
-      c -> ConfigValues.formatChoice(c.reasoningParser()));
+      c -> ConfigValues.formatChoice(c.reasoningParser())),
+  // YAML 1.1 reads an unquoted `off` as false: a config file's `speculative: off` means off
+  SPECULATIVE("speculative",
+      (b, v) -> b.speculative = "false".equals(v.strip()) ? SpeculativeMode.OFF
+          : ConfigValues.choice(v, SpeculativeMode.class),
+      c -> ConfigValues.formatChoice(c.speculation().mode())),
+  SPECULATIVE_MAX_TOKENS("speculative-max-tokens",
+      (b, v) -> b.speculativeMaxTokens = ConfigValues.integer(v),
+      c -> c.speculation().maxTokens());
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

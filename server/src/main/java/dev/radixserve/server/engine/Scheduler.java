@@ -143,7 +143,7 @@ final class Scheduler {
       if (selfPreempted) {
         break; // s was the newest: nothing after it is left
       }
-      ScheduledStep.Chunk chunk = want == 1 ? decodeChunk(s, budget - 1)
+      ScheduledStep.Chunk chunk = want == 1 ? decodeChunk(i, budget - 1)
           : new ScheduledStep.Chunk(s, want);
       chunks.add(chunk);
       budget -= chunk.tokens();
@@ -155,17 +155,27 @@ final class Scheduler {
   }
 
   /**
-   * One token of {@code s}, and the draft tokens the speculator proposes after it where the
-   * budget and the free blocks have room (a draft never evicts or preempts).
+   * One token of running sequence {@code i}, and the draft tokens the speculator proposes after
+   * it where the budget and the free blocks have room: blocks the running sequences after it
+   * need for this step are left to them, so a draft never makes the scheduler evict or preempt.
    */
-  private ScheduledStep.Chunk decodeChunk(Sequence s, int budget) {
-    int[] draft = speculator.draft(s, running.size(), Math.min(budget, blocks.draftRoom(s)));
+  private ScheduledStep.Chunk decodeChunk(int i, int budget) {
+    Sequence s = running.get(i);
+    int[] draft = speculator.draft(s, running.size(), () -> {
+      int reserve = 0;
+      for (int j = i + 1; j < running.size(); j++) {
+        Sequence o = running.get(j);
+        int next = o.numComputed + Math.min(o.length() - o.numComputed, prefillChunkSize);
+        reserve += Math.max(0, SequenceBlocks.blocksFor(next, blocks.blockSize()) - o.tableSize());
+      }
+      return Math.min(budget, blocks.draftRoom(s, reserve));
+    });
     if (draft.length == 0) {
       return new ScheduledStep.Chunk(s, 1);
     }
     if (!blocks.ensureCapacity(s, s.numComputed + 1 + draft.length)) {
       throw new IllegalStateException("a draft of " + draft.length + " tokens for " + s
-          + " found no blocks in a room of " + blocks.draftRoom(s) + " positions");
+          + " found no blocks for it");
     }
     return new ScheduledStep.Chunk(s, draft);
   }

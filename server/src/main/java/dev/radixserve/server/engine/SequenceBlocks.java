@@ -346,11 +346,11 @@ final class SequenceBlocks {
 
   /**
    * Positions {@code s} could grow by beyond the token it decodes next without evicting anything:
-   * room in its table's last block and the free blocks (what a draft may take: speculation never
-   * evicts a cached block, nor preempts anyone).
+   * room in its table's last block and the free blocks but {@code reserved} (what a draft may
+   * take: speculation never evicts a cached block).
    */
-  int draftRoom(Sequence s) {
-    return (s.tableSize() + pool.freeCount()) * blockSize - (s.numComputed + 1);
+  int draftRoom(Sequence s, int reserved) {
+    return (s.tableSize() + pool.freeCount() - reserved) * blockSize - (s.numComputed + 1);
   }
 
   /**

@@ -6,6 +6,7 @@ import dev.radixserve.server.spec.PromptLookup;
 import dev.radixserve.server.spec.RadixDraftIndex;
 import dev.radixserve.server.spec.Speculation;
 import java.util.Optional;
+import java.util.function.IntSupplier;
 
 /**
  * Picks each decoding sequence's draft tokens for the scheduler and learns from how they were
@@ -32,9 +33,9 @@ final class Speculator {
    *
    * @param running sequences running now
    * @param room most positions the step may add beyond the decoded token (token budget, free
-   *     blocks)
+   *     blocks); asked only when {@code s} may draft
    */
-  int[] draft(Sequence s, int running, int room) {
+  int[] draft(Sequence s, int running, IntSupplier room) {
     // a pure decode: one token left, and it is not the last of a (re)computed prefill
     if (!settings.enabled() || running > settings.maxBatch()
         || s.length() - s.numComputed != 1 || s.numComputed < s.prefillEnd) {
@@ -47,7 +48,10 @@ final class Speculator {
     // the step yields one token more than it accepts: nothing is drafted past max_tokens (and
     // so past the model's length, which validation keeps max_tokens within)
     int k = Math.min(s.draftLength.next(),
-        Math.min(s.request.maxTokens() - s.outputTokens - 1, room));
+        s.request.maxTokens() - s.outputTokens - 1);
+    if (k > 0) {
+      k = Math.min(k, room.getAsInt());
+    }
     if (k <= 0) {
       return DraftSource.NONE;
     }

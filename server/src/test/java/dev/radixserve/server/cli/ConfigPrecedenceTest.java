@@ -245,7 +245,8 @@ class ConfigPrecedenceTest {
         + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size, kv-offload-disk-write, "
         + "quantization, "
         + "quantization-block-size, quantization-zero-points, quantization-lm-head, "
-        + "quantization-head-block-size, tool-call-parser, reasoning-parser)",
+        + "quantization-head-block-size, tool-call-parser, reasoning-parser, speculative,"
+        + " speculative-max-tokens)",
         e.getMessage());
   }
 
