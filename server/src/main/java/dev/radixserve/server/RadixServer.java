@@ -227,7 +227,7 @@ public final class RadixServer {
             new Engine.FairShareSettings(config.fairShare(), config.effectiveMaxSeqsPerRequest()),
             config.speculation()),
         EngineObserver.both(metrics, cacheRecorder));
-    metrics.bindEngine(engine);
+    metrics.bindEngine(engine, config.blockSize(), config.servedModelName());
     if (kvEvents != null) {
       metrics.bindKvEvents(kvEvents);
     }

@@ -27,7 +27,7 @@ import java.util.TreeSet;
  *   <li>everything else that {@link GgufBlocks#dequantizable} reads (the embedding and LM head in
  *       Q8_0/Q4_0, Q4_1/Q5_0/Q5_1 and the K-quants anywhere, and the projections of a file that
  *       mixes types) is dequantized to fp32 exactly as ggml does: served exactly, at fp32's
- *       memory, or requantized by {@code --quantization int8|int4} (BENCHMARKS.md gives the cost);
+ *       memory, or requantized by {@code --quantization int8|int4} (docs/benchmarks/journal/2026-11-21-to-28.md gives the cost);
  *   <li>IQ, ternary and the other types are refused by tensor and type;
  *   <li>Llama's q/k rows (and biases), which llama.cpp's converter permutes for its interleaved
  *       rope, are read back in transformers' order ({@link GgufBlocks#unpermute}).
