@@ -8,7 +8,8 @@
 #     MODEL_DIR: the HF checkpoint (no tokenizer files: r50k_base ids);
 #     JAR: server/target/radixserve.jar; OUT: results.jsonl and logs
 #     VARIANTS: rs-off rs-ngram lc-off lc-ngram (default: all four)
-#     env: THREADS (2), DECODE (96 tokens per request), LLAMA_CPP (/work/llamacpp/src)
+#     env: THREADS (2), DECODE (96 tokens per request), LLAMA_CPP (/work/llamacpp/src),
+#     FIRST_ROUND (1: rounds FIRST_ROUND..ROUNDS, each with contexts of its own)
 # The GGUF (OUT/../bench-1b-q8_0.gguf, made once): convert_q8.py, after
 # bench/llamacpp/gpt2_tokenizer_files.py wrote r50k_base's files beside a link to the weights.
 set -u
@@ -27,7 +28,7 @@ gguf=${GGUF:-/tmp/spec1b/bench-1b-q8_0.gguf}
 mkdir -p "$out"
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null' EXIT
-for r in $(seq 1 "$rounds"); do
+for r in $(seq "${FIRST_ROUND:-1}" "$rounds"); do
   for v in $variants; do
     port=$((20000 + RANDOM % 20000))
     case $v in
