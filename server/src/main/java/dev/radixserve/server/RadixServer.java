@@ -229,7 +229,8 @@ public final class RadixServer {
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
             config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests(),
-            new Engine.FairShareSettings(config.fairShare(), config.effectiveMaxSeqsPerRequest())),
+            new Engine.FairShareSettings(config.fairShare(), config.effectiveMaxSeqsPerRequest()),
+            config.speculation()),
         EngineObserver.both(metrics, cacheRecorder));
     metrics.bindEngine(engine, config.blockSize(), config.servedModelName());
     if (kvEvents != null) {

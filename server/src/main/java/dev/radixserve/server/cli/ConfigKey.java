@@ -10,6 +10,7 @@ import dev.radixserve.server.config.ReasoningParserSetting;
 import dev.radixserve.server.config.ToolCallParserSetting;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.kvtier.DiskWritePolicy;
+import dev.radixserve.server.spec.SpeculativeMode;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
@@ -132,7 +133,15 @@ enum ConfigKey {
       c -> ConfigValues.formatChoice(c.toolCallParser())),
   REASONING_PARSER("reasoning-parser",
       (b, v) -> b.reasoningParser = ConfigValues.choice(v, ReasoningParserSetting.class),
-      c -> ConfigValues.formatChoice(c.reasoningParser()));
+      c -> ConfigValues.formatChoice(c.reasoningParser())),
+  // YAML 1.1 reads an unquoted `off` as false: a config file's `speculative: off` means off
+  SPECULATIVE("speculative",
+      (b, v) -> b.speculative = "false".equals(v.strip()) ? SpeculativeMode.OFF
+          : ConfigValues.choice(v, SpeculativeMode.class),
+      c -> ConfigValues.formatChoice(c.speculation().mode())),
+  SPECULATIVE_MAX_TOKENS("speculative-max-tokens",
+      (b, v) -> b.speculativeMaxTokens = ConfigValues.integer(v),
+      c -> c.speculation().maxTokens());
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

@@ -175,6 +175,18 @@ final class ServeCommand implements Callable<Integer> {
           + "Env RADIXSERVE_PREFILL_CHUNK_SIZE.")
   String prefillChunkSize;
 
+  @Option(names = "--speculative", paramLabel = "ngram|off", order = 56,
+      description = "Speculative decoding: ngram drafts the next tokens from the sequence's own "
+          + "prompt and output and from the prefix cache's token runs in its namespace, and "
+          + "verifies them in one step (outputs unchanged); off decodes one token per step. "
+          + "Env RADIXSERVE_SPECULATIVE.")
+  String speculative;
+
+  @Option(names = "--speculative-max-tokens", paramLabel = "N", order = 57,
+      description = "Most draft tokens one sequence verifies in one step (1..64). "
+          + "Env RADIXSERVE_SPECULATIVE_MAX_TOKENS.")
+  String speculativeMaxTokens;
+
   @Option(names = "--max-connections", paramLabel = "N", order = 33,
       description = "Open connections beyond which new ones get 503 and are closed. "
           + "Env RADIXSERVE_MAX_CONNECTIONS.")

@@ -7,6 +7,8 @@ import dev.radixserve.model.ort.CudaProvider;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.server.kvtier.DiskWritePolicy;
+import dev.radixserve.server.spec.Speculation;
+import dev.radixserve.server.spec.SpeculativeMode;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -64,6 +66,8 @@ import java.time.Duration;
  * @param kvCacheDtype what the KV pool stores in ({@code --kv-cache-dtype}); null: auto, the
  *     graph's dtype ({@link KvDtype#of}); checked against the device ({@link
  *     Device#requireKvDtype})
+ * @param speculation speculative decoding ({@code --speculative}, {@code
+ *     --speculative-max-tokens})
  */
 public record ServerConfig(
     String host,
@@ -105,7 +109,8 @@ public record ServerConfig(
     ToolCallParserSetting toolCallParser,
     ReasoningParserSetting reasoningParser,
     KvDtype kvCacheDtype,
-    Path weightsCache) {
+    Path weightsCache,
+    Speculation speculation) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -151,6 +156,9 @@ public record ServerConfig(
     }
     kvCacheDtype = device.requireKvDtype(
         kvCacheDtype == null ? KvDtype.of(device.dtype()) : kvCacheDtype);
+    if (speculation == null) {
+      speculation = Speculation.off();
+    }
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -230,6 +238,8 @@ public record ServerConfig(
     b.reasoningParser = reasoningParser;
     b.kvCacheDtype = kvCacheDtype;
     b.weightsCache = weightsCache;
+    b.speculative = speculation.mode();
+    b.speculativeMaxTokens = speculation.maxTokens();
     return b;
   }
 
@@ -282,6 +292,8 @@ public record ServerConfig(
     /** null: auto (the graph's dtype: float32 on the CPU). */
     public KvDtype kvCacheDtype;
     public Path weightsCache;
+    public SpeculativeMode speculative = SpeculativeMode.OFF;
+    public int speculativeMaxTokens = 8;
 
     public Device.Kind device = Device.Kind.CPU;
     /** null: float32 on the CPU, float16 on CUDA. */
@@ -322,7 +334,8 @@ public record ServerConfig(
           kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes, kvOffloadDiskWrite,
           quantization(), new QuantSpec.HeadSetting(quantizationLmHead,
               quantizationHeadBlockSize), toolCallParser, reasoningParser,
-              kvCacheDtype, weightsCache);
+              kvCacheDtype, weightsCache, new Speculation(speculative, speculativeMaxTokens,
+                  Speculation.DEFAULT_MAX_BATCH));
     }
 
     /**

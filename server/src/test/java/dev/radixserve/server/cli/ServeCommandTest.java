@@ -104,6 +104,8 @@ class ServeCommandTest {
         quantization-head-block-size: auto
         tool-call-parser: auto
         reasoning-parser: auto
+        speculative: "off"
+        speculative-max-tokens: 8
         """, r.out());
   }
 
