@@ -261,10 +261,11 @@ final class VectorRowAttention implements RowAttention {
   /**
    * acc[a .. a + 8L) += p[base + j] * v_j for the block's positions j in [j0, end), the 8
    * accumulators in registers; v_j's 8 vectors at {@code v0 + (j - j0) * rowBytes}. Per element
-   * the same fmas in the same order as {@link #valuesOneQuery8} and {@link #addWeighted}.
+   * the same fmas in the same order as {@link #valuesOneQuery8} and {@link #addWeighted}. {@code
+   * d0} is a long for {@link Rows#load}'s reason.
    */
   private void valueChunk8(float[] acc, int a, float[] p, int base, int j0, int end,
-      MemorySegment values, long v0, int d0, long rowBytes) {
+      MemorySegment values, long v0, long d0, long rowBytes) {
     FloatVector o0 = FloatVector.fromArray(SP, acc, a);
     FloatVector o1 = FloatVector.fromArray(SP, acc, a + L);
     FloatVector o2 = FloatVector.fromArray(SP, acc, a + 2 * L);
@@ -523,7 +524,14 @@ final class VectorRowAttention implements RowAttention {
       this.dtype = dtype;
     }
 
-    abstract FloatVector load(MemorySegment m, long row, int d);
+    /**
+     * {@code d} is a long, and callers add to it as a long, so that {@code row + (d0 + i * L) *
+     * 4} stays one affine address C2 can fold: with an int {@code d}, the int-to-long conversion
+     * after the addition (which may overflow in int) kept C2 from folding it, and {@link
+     * #valueChunk8}'s loop ran ~10 % slower than with plain fp32 loads
+     * (docs/benchmarks/journal/2026-11-28-kernel-prefill.md).
+     */
+    abstract FloatVector load(MemorySegment m, long row, long d);
 
     final float get(MemorySegment m, long row, int d) {
       return dtype.decode(m, row, d);
@@ -572,8 +580,8 @@ final class VectorRowAttention implements RowAttention {
       }
 
       @Override
-      FloatVector load(MemorySegment m, long row, int d) {
-        return FloatVector.fromMemorySegment(SP, m, row + (long) d * Float.BYTES, BO);
+      FloatVector load(MemorySegment m, long row, long d) {
+        return FloatVector.fromMemorySegment(SP, m, row + d * Float.BYTES, BO);
       }
     }
 
@@ -587,7 +595,7 @@ final class VectorRowAttention implements RowAttention {
       }
 
       @Override
-      FloatVector load(MemorySegment m, long row, int d) {
+      FloatVector load(MemorySegment m, long row, long d) {
         return floats(shorts(m, row + 2L * d).lanewise(VectorOperators.LSHL, 16));
       }
     }
@@ -606,7 +614,7 @@ final class VectorRowAttention implements RowAttention {
        * (exact, and no float subnormal on the way); infinity and NaN: exponent all ones.
        */
       @Override
-      FloatVector load(MemorySegment m, long row, int d) {
+      FloatVector load(MemorySegment m, long row, long d) {
         IntVector h = shorts(m, row + 2L * d);
         IntVector exp = h.and(0x7C00);
         IntVector shifted = h.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
@@ -629,7 +637,7 @@ final class VectorRowAttention implements RowAttention {
       }
 
       @Override
-      FloatVector load(MemorySegment m, long row, int d) {
+      FloatVector load(MemorySegment m, long row, long d) {
         return ((FloatVector) bytes(m, row + Float.BYTES + d)
             .convertShape(VectorOperators.B2F, SP, 0)).mul(m.get(F, row));
       }
@@ -646,7 +654,7 @@ final class VectorRowAttention implements RowAttention {
 
       /** As {@link F16}: exponent rebiased by 127 - 7, subnormals times 2^-9, 0x7F NaN. */
       @Override
-      FloatVector load(MemorySegment m, long row, int d) {
+      FloatVector load(MemorySegment m, long row, long d) {
         IntVector b = ((IntVector) bytes(m, row + Float.BYTES + d)
             .convertShape(VectorOperators.B2I, IS, 0)).and(0xFF);
         IntVector mag = b.and(0x7F);
