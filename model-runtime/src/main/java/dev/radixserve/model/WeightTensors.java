@@ -25,8 +25,9 @@ import java.util.Map;
  * session gets for them ({@code AddExternalInitializers}), in the type the graph declares (fp32,
  * or its fp16/bf16, rounded to nearest even). A dense F32 weight wanted as fp32, native and
  * 4-byte aligned, is wrapped as it is; others (F16, BF16, heap or misaligned data, another
- * type) are converted into memory owned here. A quantized weight is quantized here, once for its three parts
- * ({@link BlockQuantizer}), from whatever dtype the checkpoint has, or, from a GPTQ or AWQ
+ * type, rows decoded from another format's blocks) are converted into memory owned here. A
+ * quantized weight is quantized here, once for its three parts ({@link BlockQuantizer}), from
+ * whatever the checkpoint has, or, from a GPTQ or AWQ
  * checkpoint, repacked from its own blocks ({@link CheckpointRepacker}). Everything is made in
  * native memory one checkpoint tensor at a time (no whole-model float or quantized copy on the
  * heap). ONNX Runtime copies the data while it creates the session, so these values (and the
@@ -155,11 +156,21 @@ final class WeightTensors implements AutoCloseable {
 
   private static MemorySegment fp32(Tensor t, Arena arena) {
     MemorySegment data = t.data();
-    if (t.dtype() == DType.F32 && data.isNative() && data.address() % Float.BYTES == 0) {
+    if (t.dtype() == DType.F32 && t.decoder() == null && data.isNative()
+        && data.address() % Float.BYTES == 0) {
       return data;
     }
     long n = t.elementCount();
     MemorySegment copy = arena.allocate(n * Float.BYTES, 64);
+    if (t.decoder() != null) {
+      float[] row = new float[t.rowLength()];
+      for (long r = 0; r < n / row.length; r++) {
+        t.readRow(r, row);
+        MemorySegment.copy(row, 0, copy, ValueLayout.JAVA_FLOAT, r * row.length * Float.BYTES,
+            row.length);
+      }
+      return copy;
+    }
     for (long k = 0; k < n; k++) {
       copy.setAtIndex(ValueLayout.JAVA_FLOAT, k, t.get(k));
     }
@@ -169,8 +180,12 @@ final class WeightTensors implements AutoCloseable {
   private static MemorySegment convert(Tensor t, GraphDtype dtype, Arena arena) {
     long n = t.elementCount();
     MemorySegment copy = arena.allocate(n * dtype.bytes(), 64);
-    for (long k = 0; k < n; k++) {
-      dtype.store(copy, k, t.get(k));
+    float[] row = new float[t.rowLength()];
+    for (long r = 0; r < n / row.length; r++) {
+      t.readRow(r, row);
+      for (int i = 0; i < row.length; i++) {
+        dtype.store(copy, r * row.length + i, row[i]);
+      }
     }
     return copy;
   }
