@@ -51,7 +51,7 @@ final class GgufBlocks {
 
   /** The checkpoint quantization a file's {@link #repackable} projections are served in. */
   static CheckpointQuantization quantization(GgmlType type) {
-    return new CheckpointQuantization(CheckpointQuantization.Method.GPTQ,
+    return new CheckpointQuantization(CheckpointQuantization.Method.GGUF,
         type == GgmlType.Q8_0 ? 8 : 4, BLOCK, 0);
   }
 

@@ -36,7 +36,7 @@ public final class GgufWeights implements ModelWeights {
             + f.primary().getFileName(), f.get(GgufKeys.ARCHITECTURE),
         f.get(GgufKeys.FILE_TYPE), tensors.describeTypes(), bytes,
         q != null ? tensors.projectionType() + " blocks as MatMulNBits " + q.bits()
-            + "-bit, block 32 (repacked, not requantized)"
+            + "-bit, block 32 (repacked bit for bit, not requantized)"
             : requantize != QuantMode.NONE ? "requantized to " + requantize.label()
                 + " (MatMulNBits; decoded from the file's blocks one tensor at a time)"
             : "as floats (F32/F16/BF16 as stored)", tokenizerSource)
