@@ -50,7 +50,7 @@ import jdk.incubator.vector.VectorSpecies;
  * fp16 and fp8: exponent rebias, with subnormals through an exact integer conversion; int8: a
  * conversion; int8 and fp8 then times the row's scale). The conversions are exact but for that
  * one multiplication, and lane-wise, so the sums keep their order and their bits. A server runs
- * one KV dtype, so each load site sees one {@link Rows} class and C2 inlines it.
+ * one KV dtype, so only one {@link Rows} class is loaded ({@link Rows#of}) and C2 inlines it.
  */
 final class VectorRowAttention implements RowAttention {
 
@@ -529,13 +529,21 @@ final class VectorRowAttention implements RowAttention {
       return dtype.decode(m, row, d);
     }
 
+    /**
+     * Each class's own factory, not {@code new} here: returning a {@code new Bf16()} as a {@link
+     * Rows} makes the verifier load Bf16 with this method, so all five classes were loaded in
+     * every JVM, C2's class-hierarchy analysis no longer saw a single {@code load}, and each of a
+     * key row's 8 loads kept a type-profile guard (-XX:+PrintInlining: "TypeProfile ... = F32").
+     * A class loads only when its {@code create} first runs, so a server, which
+     * runs one dtype, loads one and inlines it unguarded.
+     */
     static Rows of(KvDtype dtype) {
       return switch (dtype) {
-        case FLOAT32 -> new F32();
-        case BFLOAT16 -> new Bf16();
-        case FLOAT16 -> new F16();
-        case INT8 -> new I8();
-        case FP8 -> new Fp8();
+        case FLOAT32 -> F32.create();
+        case BFLOAT16 -> Bf16.create();
+        case FLOAT16 -> F16.create();
+        case INT8 -> I8.create();
+        case FP8 -> Fp8.create();
       };
     }
 
@@ -555,6 +563,10 @@ final class VectorRowAttention implements RowAttention {
     }
 
     static final class F32 extends Rows {
+      static Rows create() {
+        return new F32();
+      }
+
       F32() {
         super(KvDtype.FLOAT32);
       }
@@ -566,6 +578,10 @@ final class VectorRowAttention implements RowAttention {
     }
 
     static final class Bf16 extends Rows {
+      static Rows create() {
+        return new Bf16();
+      }
+
       Bf16() {
         super(KvDtype.BFLOAT16);
       }
@@ -577,6 +593,10 @@ final class VectorRowAttention implements RowAttention {
     }
 
     static final class F16 extends Rows {
+      static Rows create() {
+        return new F16();
+      }
+
       F16() {
         super(KvDtype.FLOAT16);
       }
@@ -600,6 +620,10 @@ final class VectorRowAttention implements RowAttention {
     }
 
     static final class I8 extends Rows {
+      static Rows create() {
+        return new I8();
+      }
+
       I8() {
         super(KvDtype.INT8);
       }
@@ -612,6 +636,10 @@ final class VectorRowAttention implements RowAttention {
     }
 
     static final class Fp8 extends Rows {
+      static Rows create() {
+        return new Fp8();
+      }
+
       Fp8() {
         super(KvDtype.FP8);
       }
