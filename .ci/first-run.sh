@@ -3,7 +3,8 @@
 # default java is older than 25: JDK 17 first on PATH and no JAVA_HOME (stricter than the README,
 # which asks for JAVA_HOME: ./mvnw and ./radixserve must find the JDK 25 themselves). Passes when
 # the server it starts answers 200 on /health. Also checks that ./radixserve ignores a JAVA_HOME
-# that points at the older JDK. Clones HEAD: commit first to test uncommitted changes.
+# that points at the older JDK, and runs the README's "Call it" examples against the server
+# (.ci/quick-start.sh). Clones HEAD: commit first to test uncommitted changes.
 # Usage: .ci/first-run.sh [OLD_JDK_HOME]   (default /usr/lib/jvm/java-17-openjdk-amd64)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,6 +55,8 @@ if [ "${status:-}" != 200 ]; then
 fi
 
 echo "first-run: /health 200 on port $port"
+# the README's curl and SDK examples against that server
+bash .ci/quick-start.sh "$port" README.md
 # JAVA_HOME pointing at the older JDK: the launcher still runs the jar on a JDK 25
 JAVA_HOME="$old_jdk" ./radixserve --version | grep -q '^JVM 2[5-9]' \
   || { echo "first-run: ./radixserve with JAVA_HOME=$old_jdk did not run on Java 25+" >&2; exit 1; }

@@ -40,7 +40,7 @@ COMPOSE=()
 MODELS_CREATED=""
 
 say() { echo "check-image: [$((SECONDS - START))s] $*"; }
-# The docker commands README.md shows are printed as they run.
+# The docker commands docs/docker.md shows are printed as they run.
 exec 3>&2
 show() { echo "+ $*" >&3; "$@"; }
 fail() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces BENCHMARKS.md's prefix-cache table: every workload, cache on vs off, one run each.
+# Reproduces docs/benchmarks/journal/2026-11-21-to-28.md's prefix-cache table: every workload, cache on vs off, one run each.
 # Starts pairs of servers (prefix caching on / off) from the built jar on loopback ports, runs
 # `bench`, writes JSON, text and PNG into OUT (default bench-out/), and stops the servers.
 #   ./mvnw -B -ntp -q -DskipTests package && server/bench-all.sh [OUT]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fair-share and connection benchmarks (BENCHMARKS.md, "Fair shares between clients").
+"""Fair-share and connection benchmarks (docs/benchmarks/journal/2026-11-21-to-28.md, "Fair shares between clients").
 
 Starts the server jar (embedded model unless --model) with fair shares on and off, one after the
 other, and measures:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces BENCHMARKS.md's routing table: N replicas (default 3) with KV events on loopback,
+# Reproduces docs/benchmarks/journal/2026-11-21-to-28.md's routing table: N replicas (default 3) with KV events on loopback,
 # each workload sent round-robin and by the longest prefix the replicas' events report (from
 # cold caches both times), cached-token ratio of both. Writes text and JSON into OUT.
 #   ./mvnw -B -ntp -q -DskipTests package && server/bench-routing.sh [OUT] [N]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What offloading costs when nothing comes back (BENCHMARKS.md, "Cache tiers at 0 % reuse"):
+# What offloading costs when nothing comes back (docs/benchmarks/journal/2026-11-21-to-28.md, "Cache tiers at 0 % reuse"):
 # the `unique` workload (every prompt distinct, 128 x 256-token prompts = twice the pool, so
 # every request evicts and every eviction is offloaded) with the tiers off, host memory, and disk,
 # interleaved: REPS rounds, each running the three in a rotated order, one server at a time on a

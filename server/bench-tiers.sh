@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces BENCHMARKS.md's cache-tier figures: the tiered-system-prompts workload (working set
+# Reproduces docs/benchmarks/journal/2026-11-21-to-28.md's cache-tier figures: the tiered-system-prompts workload (working set
 # 4x the pool) with the tiers off, host memory, and disk; then a known 1,000-token prompt's
 # first-request latency after a restart with the disk tier (warm) against one without (cold).
 # One server at a time on a loopback port; JSON and text go to OUT (default bench-out/tiers).

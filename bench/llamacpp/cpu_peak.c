@@ -5,7 +5,7 @@
 //
 //   gcc -O2 -march=native -o /tmp/cpu_peak bench/llamacpp/cpu_peak.c && /tmp/cpu_peak
 //
-// BENCHMARKS.md ("How far each engine's int4 prefill is from this core's peak") quotes it.
+// docs/benchmarks/journal/2026-11-21-to-28.md ("How far each engine's int4 prefill is from this core's peak") quotes it.
 #include <immintrin.h>
 #include <stdio.h>
 #include <time.h>

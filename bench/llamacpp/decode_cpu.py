@@ -5,7 +5,7 @@ WARM unmeasured requests (default 6), then N streamed greedy requests (distinct 
 prompts, max_tokens 128, ignore_eos, one at a time, measure.py's decode()); prints the process's
 CPU ms per completion token (utime + stime of every thread, /proc/PID/task/*/stat, their 16-token
 prefills included) and the same per thread name (trailing digits dropped, so Netty's event loops
-or the GC threads add up). Used for BENCHMARKS.md's "Where radixserve's decode CPU goes".
+or the GC threads add up). Used for docs/benchmarks/journal/2026-11-21-to-28.md's "Where radixserve's decode CPU goes".
 
 usage: WARM=6 decode_cpu.py URL PID [N] [SEED]
 """

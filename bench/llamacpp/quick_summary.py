@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Medians per server of quick.sh's results.jsonl, and the radixserve / llama-server ratios
-(wall and per CPU-second), as BENCHMARKS.md's tables give them; a variant with serve flags
+(wall and per CPU-second), as docs/benchmarks/journal/2026-11-21-to-28.md's tables give them; a variant with serve flags
 after colons (rs-int4:--quantization-block-size:64) is set against its mode's llama-server, and
 a checkpoint served from another directory (rs-none@DIR: a 4-bit GPTQ/AWQ one) against Q4_0.
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Memory of one radixserve start: seconds until /health is 200, VmRSS then, VmRSS after 8 greedy
-# requests of 32 tokens, and VmHWM; one Markdown table row (BENCHMARKS.md "The KV pool faulted in
+# requests of 32 tokens, and VmHWM; one Markdown table row (docs/benchmarks/journal/2026-11-21-to-28.md "The KV pool faulted in
 # at start").
 #
 #   bench/llamacpp/rss.sh JAR MODEL_DIR none|int8|int4 [extra serve flags...]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The table for BENCHMARKS.md from compare.sh's OUT: medians over rounds per server, wall clock
+"""The table for docs/benchmarks/journal/2026-11-21-to-28.md from compare.sh's OUT: medians over rounds per server, wall clock
 and per CPU-second of the server process, and the radixserve / llama-server ratio per pair
 (none/F32, int8/Q8_0, int4/Q4_0).
 

@@ -4,7 +4,7 @@
 # requests of 16 tokens; the Java heap's committed size; batch-1 decode rate of one 64-token
 # greedy completion (a sanity figure, not a speed benchmark). One Markdown table row:
 # | mode | ready | VmHWM | VmRSS at ready | VmRSS | RssAnon | RssFile | heap committed | decode | load |
-# (BENCHMARKS.md "A model costs its bytes").
+# (docs/benchmarks/journal/2026-11-21-to-28.md "A model costs its bytes").
 #
 #   bench/memory/footprint.sh JAR MODEL_DIR none|int8|int4 [extra serve flags...]
 #   JAVA_OPTS (default: none beyond the launcher's) is passed to java.

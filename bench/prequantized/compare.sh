@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPTQ/AWQ checkpoints served on their own blocks beside the float checkpoint quantized at load,
-# one server at a time on one thread (BENCHMARKS.md, "Pre-quantized GPTQ and AWQ checkpoints"):
+# one server at a time on one thread (docs/benchmarks/journal/2026-11-21-to-28.md, "Pre-quantized GPTQ and AWQ checkpoints"):
 # per server its start (launch to /health), resident memory after start, and
 # bench/llamacpp/measure.py's batch-1 decode and 512-token prefill; ROUNDS rounds, interleaved.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPTQ and round-to-nearest checkpoints of the two trained GPT-2s (BENCHMARKS.md, "GPTQ
+# GPTQ and round-to-nearest checkpoints of the two trained GPT-2s (docs/benchmarks/journal/2026-11-21-to-28.md, "GPTQ
 # checkpoints against radixserve's own rounding"), then the torch-side check of each:
 # usage: gptq_all.sh OUT [PYTHON]   (PYTHON: one with torch, transformers, tokenizers, safetensors)
 # Writes OUT/<model>-<variant>/ (a GPTQ v1 model directory), OUT/runs.log, OUT/check.log.

@@ -386,7 +386,7 @@ def autogptq_pack_v1(Wlayer, scales, zeros, g_idx, bits):
     """make_fixtures.autogptq_pack_v1 (Wlayer [N, K] after fasterquant; scales/zeros [N, G]
     float32), with the number of zero points 0. Upstream packs a zero point 0 as −1 cast to
     uint32, which corrupts the later fields of its word; make_fixtures refuses it (an assert),
-    and so does this: none occurred in any run recorded in BENCHMARKS.md."""
+    and so does this: none occurred in any run recorded in docs/benchmarks/journal/2026-11-21-to-28.md."""
     n_zero0 = int((zeros < 1).sum())
     if n_zero0:
         raise SystemExit(f"{n_zero0} zero points are 0: AutoGPTQ's v1 packing corrupts them")

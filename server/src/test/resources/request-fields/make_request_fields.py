@@ -1,6 +1,6 @@
 """Writes request-fields.json: the request fields of the completions and chat APIs as the
 official OpenAI Python SDK and vLLM define them. RequestFieldsTest checks that the server's
-table (RequestFields) puts each in exactly one group, and that the README says the same.
+table (RequestFields) puts each in exactly one group, and that docs/api.md says the same.
 
 OpenAI: read from the installed `openai` package at generation time, the keys of the
 TypedDicts `CompletionCreateParamsStreaming` / `NonStreaming` (both endpoints; they add

@@ -14,7 +14,7 @@ import java.util.BitSet;
  * runtime's attention reads each sequence's blocks in table order; when they are adjacent in the
  * pool the hardware prefetcher follows one stream across block boundaries, and when they are
  * scattered it starts again at every block (measured on the CPU kernel: 25-35 % more read
- * bandwidth, BENCHMARKS.md). Blocks freed to the pool carry no cache value (the tree has already
+ * bandwidth, docs/benchmarks/journal/2026-11-21-to-28.md). Blocks freed to the pool carry no cache value (the tree has already
  * given them up), so which one is reused first matters only for this layout.
  *
  * <p>A bit set of free ids: an allocation scans it by words ({@code nextSetBit} / {@code

@@ -12,7 +12,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 /**
- * JMH benchmarks (run only by the {@code jmh} profile, see BENCHMARKS.md). The tree holds 10,000
+ * JMH benchmarks (run only by the {@code jmh} profile, see docs/benchmarks/journal/2026-11-21-to-28.md). The tree holds 10,000
  * cached sequences of B = 16: each is one of 50 shared 2,048-token prefixes plus a unique tail of
  * 64 to 320 tokens (the 50 prefixes are locked, as by running requests); long prompts of
  * 1k, 8k and 32k tokens extend shared prefixes.

@@ -16,7 +16,7 @@ import java.util.Optional;
  * pages nearly every page of a decode step misses the TLB. Anonymous memory mapped and advised
  * {@code MADV_HUGEPAGE} before its first touch is faulted in as 2 MB pages (the kernel's
  * {@code transparent_hugepage} setting {@code madvise} or {@code always}): the kernel's streaming
- * read over the pool ran ~25% faster on this project's 2-core machine (BENCHMARKS.md). Elsewhere,
+ * read over the pool ran ~25% faster on this project's 2-core machine (docs/benchmarks/journal/2026-11-21-to-28.md). Elsewhere,
  * when {@code mmap} fails, or with {@code -Dradixserve.hugePages=false} (for hosts where huge
  * pages are unwanted), it falls back to {@link Arena#allocate} (same contents, 4 KB pages).
  *

@@ -28,7 +28,7 @@ import java.util.Set;
  * makes its forms of every packed matrix before originals go, and the checkpoint's mapped pages
  * are resident (file pages: the kernel can drop them, so the check against free memory leaves
  * them out, see {@link #peakAnonymousBytes}). Measured against this on the 1B shape: serving
- * 0.69–1.17× the plan, peak 0.75–0.97× (BENCHMARKS.md "A model costs its bytes"): the
+ * 0.69–1.17× the plan, peak 0.75–0.97× (docs/benchmarks/journal/2026-11-21-to-28.md "A model costs its bytes"): the
  * MatMulNBits term over-counts there, while {@code MemoryPlanTest}'s smaller model shows it.
  *
  * @param weightBytes the initializers handed to ONNX Runtime: the weights as served (quantized
@@ -46,7 +46,7 @@ public record MemoryPlan(long weightBytes, long prepackedBytes, long nbitsBytes,
 
   /**
    * The process without a model, measured: a server on the embedded GPT-2 (a few MiB of weights)
-   * settles at about this RSS (BENCHMARKS.md "A model costs its bytes").
+   * settles at about this RSS (docs/benchmarks/journal/2026-11-21-to-28.md "A model costs its bytes").
    */
   public static final long RUNTIME_BYTES = 320L << 20;
 

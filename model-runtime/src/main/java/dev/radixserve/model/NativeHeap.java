@@ -11,7 +11,7 @@ import java.util.Optional;
  * load, the weights made for ONNX Runtime and its own transient copies are freed, but glibc keeps
  * freed chunks that were not mapped on their own (most tensors: below its mmap threshold once it
  * has grown) resident in its arenas. Measured, that was most of the gap between a served model's
- * RSS and its weights (BENCHMARKS.md "A model costs its bytes"). A no-op where the C library has
+ * RSS and its weights (docs/benchmarks/journal/2026-11-21-to-28.md "A model costs its bytes"). A no-op where the C library has
  * no {@code malloc_trim} (musl, macOS).
  */
 public final class NativeHeap {

@@ -12,7 +12,7 @@ import java.util.Random;
 
 /**
  * Decode step time against its memory roofline, and prefill throughput, for the CPU runner. Run
- * as a main class (BENCHMARKS.md has the command):
+ * as a main class (docs/benchmarks/journal/2026-11-21-to-28.md has the command):
  *
  * <pre>
  *   DecodeStepBench [embedded|gpt2-small|llama-small] [intra-op threads = 2] [seqs = 1,8,32,64]

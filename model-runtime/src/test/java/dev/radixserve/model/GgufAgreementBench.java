@@ -18,7 +18,7 @@ import java.util.Map;
  * quantization route, greedy decoding from each prompt of a transformers {@code expected.json},
  * reported as the share of tokens before the first divergence from the reference's greedy
  * tokens, the teacher-forced top-1 agreement, and the largest logprob difference of the
- * reference's token. A measurement, not a test (BENCHMARKS.md has the command and the figures):
+ * reference's token. A measurement, not a test (docs/benchmarks/journal/2026-11-21-to-28.md has the command and the figures):
  *
  * <pre>
  *   GgufAgreementBench REFERENCE.json FILE.gguf[:ROUTE] ...

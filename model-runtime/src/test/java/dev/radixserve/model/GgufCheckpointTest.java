@@ -154,7 +154,7 @@ class GgufCheckpointTest {
    * llama.cpp's own answers on the same files ({@code llama_server_reference.py}): /tokenize of
    * the fixed texts (BOS as the file says, special tokens parsed) equals radixserve's ids; greedy
    * decoding gives llama-server's tokens (F32/F16; the quantized files' agreement is in
-   * BENCHMARKS.md); the chat template's tokens equal /apply-template + /tokenize where the
+   * docs/benchmarks/journal/2026-11-21-to-28.md); the chat template's tokens equal /apply-template + /tokenize where the
    * template prints no date (Llama 3.2's prints today's, and llama-server strips its BOS text).
    */
   @ParameterizedTest(name = "{0}-{1}")

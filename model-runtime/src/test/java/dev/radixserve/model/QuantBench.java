@@ -19,7 +19,7 @@ import java.util.SplittableRandom;
 
 /**
  * Quantization modes side by side in one run: accuracy against fp32 and speed against each
- * mode's memory roofline. Run as a main class (BENCHMARKS.md has the command):
+ * mode's memory roofline. Run as a main class (docs/benchmarks/journal/2026-11-21-to-28.md has the command):
  *
  * <pre>
  *   QuantBench [gpt2-small|embedded|bf16-checkpoint] [intra-op threads = 2]
@@ -593,7 +593,7 @@ public final class QuantBench {
    * The bytes a decode step reads beyond the format's: MLAS's int8-compute kernels (accuracy
    * level 4, x86) keep one float per block of each quantized weight matrix, the block's share of
    * the zero-point correction, and read them every step in a pass of their own (an fp32 GEMV
-   * over (K / block) x N floats; BENCHMARKS.md, "Where each engine's time goes").
+   * over (K / block) x N floats; docs/benchmarks/journal/2026-11-21-to-28.md, "Where each engine's time goes").
    */
   static long blockSumBytes(ModelConfig c, QuantSpec q) {
     return overMatrices(c, q, (spec, k, n) -> spec.quantized() && spec.accuracyLevel() == 4

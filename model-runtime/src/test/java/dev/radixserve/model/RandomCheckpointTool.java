@@ -9,7 +9,7 @@ import dev.radixserve.model.weights.RandomLlama;
 import java.nio.file.Path;
 
 /**
- * Writes a random-weight checkpoint for benchmarks (BENCHMARKS.md has the commands):
+ * Writes a random-weight checkpoint for benchmarks (docs/benchmarks/journal/2026-11-21-to-28.md has the commands):
  * {@code RandomCheckpointTool llama-small|gpt2-small DIR [F32|F16|BF16] [gptq|awq GROUP [act-order]]},
  * seed 0, the same weights as {@code DecodeStepBench}'s model of that name; with {@code gptq} or
  * {@code awq} its projections rounded to 4 bits per group of GROUP inputs

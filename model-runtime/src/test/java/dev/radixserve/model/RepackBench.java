@@ -8,7 +8,7 @@ import java.util.List;
 
 /**
  * How long repacking a GPTQ/AWQ checkpoint's layers into MatMulNBits takes, on one thread
- * (BENCHMARKS.md, "Pre-quantized GPTQ and AWQ checkpoints"): {@code RepackBench DIR [ROUNDS]}
+ * (docs/benchmarks/journal/2026-11-21-to-28.md, "Pre-quantized GPTQ and AWQ checkpoints"): {@code RepackBench DIR [ROUNDS]}
  * prints each round's time for every layer of the checkpoint in DIR.
  */
 public final class RepackBench {

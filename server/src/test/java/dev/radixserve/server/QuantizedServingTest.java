@@ -166,7 +166,7 @@ class QuantizedServingTest {
       assertEquals(expected, greedy(on, prompts()));
       assertEquals(expected, greedy(on, prompts()), "second round, from the cache");
       assertQuiescent(on);
-      // measured on this prompt: int8 0.0062, int4 0.048 (BENCHMARKS.md's teacher-forced
+      // measured on this prompt: int8 0.0062, int4 0.048 (docs/benchmarks/journal/2026-11-21-to-28.md's teacher-forced
       // figures on this model: 0.0051 and 0.046); the bounds leave about 3-4x
       assertChangedButClose(fp32, promptLogprobs(on), mode, "embedded");
     } finally {

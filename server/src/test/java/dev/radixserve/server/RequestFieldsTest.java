@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Every request field that the official OpenAI Python SDK's {@code CompletionCreateParams} and
  * vLLM's request models define is in exactly one group of {@link RequestFields} (honoured,
- * refused, ignored), the README's table says the same, and over the real server each refused
+ * refused, ignored), docs/api.md's table says the same, and over the real server each refused
  * field with a value it cannot honour is a 400 naming it, while its neutral value and every
  * ignored field are served. The field lists are {@code request-fields/request-fields.json}, which
  * {@code make_request_fields.py} beside it writes; with the SDK installed ({@code
@@ -149,15 +149,15 @@ class RequestFieldsTest {
     assertEquals(fixture(), JSON.readTree(out.toFile()));
   }
 
-  /** The README's table between its markers: field → (completions group, chat group). */
+  /** The API reference's table between its markers: field → (completions group, chat group). */
   @Test
-  void theReadmeTableIsTheServersTable() throws Exception {
-    String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
-    int from = readme.indexOf("<!-- request-fields -->");
-    int to = readme.indexOf("<!-- /request-fields -->");
-    assertTrue(from >= 0 && to > from, "README has no request-fields table");
+  void theDocumentedTableIsTheServersTable() throws Exception {
+    String page = Files.readString(Path.of("..", "docs", "api.md"), StandardCharsets.UTF_8);
+    int from = page.indexOf("<!-- request-fields -->");
+    int to = page.indexOf("<!-- /request-fields -->");
+    assertTrue(from >= 0 && to > from, "docs/api.md has no request-fields table");
     Map<String, String> documented = new TreeMap<>();
-    for (String line : readme.substring(from, to).split("\n")) {
+    for (String line : page.substring(from, to).split("\n")) {
       String[] cells = line.split("\\|");
       if (cells.length < 5 || !cells[1].trim().startsWith("`")) {
         continue;

@@ -220,7 +220,7 @@ final class PagedAttentionKernel {
             * Math.min(rule.window(), s.pastLens()[q] + end - s.cuSeqlens()[q]);
         // A run of one query (a decode step) takes every head: its slots are then read whole,
         // in order, at the memory's bandwidth (about 1.7x faster than 12 items reading a 256-byte
-        // head slice every 3 KB, and than partial rows: BENCHMARKS.md, "Decode attention reads
+        // head slice every 3 KB, and than partial rows: docs/benchmarks/journal/2026-11-21-to-28.md, "Decode attention reads
         // whole slots"). A prefill run of up to 16 queries reuses each slot it reads 16 times.
         int group = end - t == 1 ? numHeads : 1;
         for (int h = 0; h < numHeads; h += group) {

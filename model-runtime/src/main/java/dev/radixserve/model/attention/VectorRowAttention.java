@@ -31,7 +31,7 @@ import jdk.incubator.vector.VectorSpecies;
  * position instead: for each slot j, for each head i, s[i][j] = scale * q_i · k_j, and later
  * acc_i += p[i][j] * v_j. The pool is then read slot after slot, whole rows in address order,
  * which the hardware prefetchers follow at the memory's bandwidth; one head's 256-byte slice of
- * every 3 KB row was read at about half of it (BENCHMARKS.md, "Decode attention reads whole
+ * every 3 KB row was read at about half of it (docs/benchmarks/journal/2026-11-21-to-28.md, "Decode attention reads whole
  * slots"). Each (head, slot) pair does the very operations, in the same order, that the blocked
  * loops do, so a token gives the same bits as a decode step and inside a prefill run.
  *

@@ -27,10 +27,15 @@ import java.util.TreeSet;
  *       one of the two;
  *   <li>everything else that {@link GgufBlocks#dequantizable} reads (the embedding and LM head in
  *       Q8_0/Q4_0, Q4_1/Q5_0/Q5_1 and the K-quants anywhere, and the projections of a file that
+<<<<<<< HEAD
  *       mixes types) stays in its blocks in the mapping and is dequantized exactly as ggml does
  *       a row at a time when the session is made ({@link GgufBlocks#decoded}): requantized into
  *       MatMulNBits' blocks one tensor at a time ({@link #requantize} by default, the
  *       quantized embedding and LM head), or widened to fp32 where a spec serves floats;
+=======
+ *       mixes types) is dequantized to fp32 exactly as ggml does: served exactly, at fp32's
+ *       memory, or requantized by {@code --quantization int8|int4} (docs/benchmarks/journal/2026-11-21-to-28.md gives the cost);
+>>>>>>> main
  *   <li>IQ, ternary and the other types are refused by tensor and type;
  *   <li>Llama's q/k rows (and biases), which llama.cpp's converter permutes for its interleaved
  *       rope, are read back in transformers' order ({@link GgufBlocks#unpermute}).
@@ -138,7 +143,7 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
    * grid, zero points kept, at about the file's bytes), int8 for the 5-, 6- and 8-bit ones (a
    * 4-bit grid would lose what their extra bits hold); NONE when most are floats. A mixed file
    * (llama-quantize's Q4_K_M keeps some layers in Q6_K) takes its majority's mode for every
-   * layer, since one spec serves all layers. BENCHMARKS/journal 2026-11-28-gguf gives the cost.
+   * layer, since one spec serves all layers. docs/benchmarks/journal/2026-11-28-gguf.md gives the cost.
    */
   static QuantMode nearestMode(Map<String, GgufFile.TensorInfo> names) {
     long four = 0;

@@ -16,13 +16,16 @@ import java.nio.file.StandardCopyOption;
 import java.util.List;
 
 /**
- * Locates and loads {@code libonnxruntime.so} once per process and resolves {@code OrtGetApiBase}.
+ * Locates and loads ONNX Runtime's native library once per process and resolves {@code OrtGetApiBase}.
  *
  * <p>Where the library comes from, first match wins:
  * <ol>
  *   <li>system property {@value #PATH_PROPERTY} or environment variable {@value #PATH_ENV}: a path
- *       to a {@code libonnxruntime.so} (e.g. a CUDA build; its provider libraries must lie beside it);
- *   <li>the resource {@value #RESOURCE_DIR}{@code libonnxruntime.so} of the
+ *       to a {@code libonnxruntime.so} (e.g. a CUDA build; its provider libraries must lie beside it)
+ *       or {@code .dylib};
+ *   <li>the resource {@code ai/onnxruntime/native/<platform>/libonnxruntime.so} (or
+ *       {@code .dylib}), the platform chosen by {@code os.name} and {@code os.arch}
+ *       ({@link OrtPlatform}), of the
  *       {@code com.microsoft.onnxruntime} jar on the class path ({@code onnxruntime} or
  *       {@code onnxruntime_gpu}), extracted with its provider libraries into a private temporary
  *       directory.
@@ -33,7 +36,6 @@ final class OrtLibrary {
 
   static final String PATH_PROPERTY = "radixserve.ort.library";
   static final String PATH_ENV = "RADIXSERVE_ORT_LIBRARY";
-  static final String RESOURCE_DIR = "ai/onnxruntime/native/linux-x64/";
   /** Shipped beside the main library in the GPU jar; loaded by ONNX Runtime itself by name. */
   private static final List<String> PROVIDER_LIBRARIES = List.of(
       "libonnxruntime_providers_shared.so",
@@ -96,17 +98,23 @@ final class OrtLibrary {
   }
 
   private static Path extract() {
+    String osName = System.getProperty("os.name", "");
+    String osArch = System.getProperty("os.arch", "");
+    OrtPlatform platform = OrtPlatform.of(osName, osArch)
+        .orElseThrow(() -> new IllegalStateException(OrtPlatform.unsupported(osName, osArch)));
     ClassLoader loader = OrtLibrary.class.getClassLoader();
-    try (InputStream main = loader.getResourceAsStream(RESOURCE_DIR + "libonnxruntime.so")) {
+    try (InputStream main = loader.getResourceAsStream(platform.resource())) {
       if (main == null) {
-        throw new IllegalStateException("no " + RESOURCE_DIR + "libonnxruntime.so on the class path;"
-            + " add com.microsoft.onnxruntime:onnxruntime or set " + PATH_PROPERTY);
+        // the CPU jar carries every OrtPlatform; the GPU artifact (-Pcuda) only linux-x64
+        throw new IllegalStateException("no " + platform.resource() + " on the class path for "
+            + osName + " " + osArch + " (the -Pcuda jar carries linux-x64 only);"
+            + " use the CPU jar, or set -D" + PATH_PROPERTY + " or " + PATH_ENV);
       }
       Path dir = Files.createTempDirectory("radixserve-ort-");
       dir.toFile().deleteOnExit();
-      Path lib = copy(main, dir.resolve("libonnxruntime.so"));
+      Path lib = copy(main, dir.resolve(platform.library()));
       for (String name : PROVIDER_LIBRARIES) {
-        try (InputStream in = loader.getResourceAsStream(RESOURCE_DIR + name)) {
+        try (InputStream in = loader.getResourceAsStream(platform.resource(name))) {
           if (in != null) {
             copy(in, dir.resolve(name));
           }

@@ -15,7 +15,7 @@ package dev.radixserve.model.quant;
  *     way). It may differ from {@code mode}: int4 layers take an int8 head by default
  * @param headBlockSize the LM head's own block size, or 0 for auto ({@link #headBlockFor}): a
  *     large int8 head is a third or more of a small model's bytes per decode step, and larger
- *     blocks there cost no measurable accuracy (BENCHMARKS.md, "The LM head's own block size")
+ *     blocks there cost no measurable accuracy (docs/benchmarks/journal/2026-11-21-to-28.md, "The LM head's own block size")
  * @param accuracyLevel MatMulNBits' {@code accuracy_level}: 0 (unset: compute in A's type), 1
  *     (fp32) .. 4 (A quantized to int8 per block on the fly: the CPU's integer dot products)
  * @param checkpoint where the layers' blocks come from: null when quantized here at load from the
@@ -27,11 +27,11 @@ package dev.radixserve.model.quant;
 public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, QuantMode headMode,
     int headBlockSize, int accuracyLevel, CheckpointQuantization checkpoint) {
 
-  /** Block size when none is given (see BENCHMARKS.md: 32 against 64). */
+  /** Block size when none is given (see docs/benchmarks/journal/2026-11-21-to-28.md: 32 against 64). */
   public static final int DEFAULT_BLOCK_SIZE = 32;
   /** An int8 head's block size under auto, where it divides the head's K. */
   public static final int DEFAULT_INT8_HEAD_BLOCK_SIZE = 128;
-  /** The CPU's level: int8 activations against int8/int4 weights (see BENCHMARKS.md). */
+  /** The CPU's level: int8 activations against int8/int4 weights (see docs/benchmarks/journal/2026-11-21-to-28.md). */
   public static final int CPU_ACCURACY_LEVEL = 4;
 
   /**
@@ -92,7 +92,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   }
 
   /**
-   * {@code mode} with the defaults (BENCHMARKS.md, "Quantized weights"): block 32, zero points
+   * {@code mode} with the defaults (docs/benchmarks/journal/2026-11-21-to-28.md, "Quantized weights"): block 32, zero points
    * under int4 only ({@link #defaultZeroPoints}), the CPU's accuracy level, and the LM head in
    * int8 under both int8 and int4 (an int8 head costs next to nothing in accuracy and reads a
    * quarter of fp32's bytes; a 4-bit head costs far more: llama.cpp likewise writes Q4_0's output
@@ -105,7 +105,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
 
   /**
    * Whether {@code mode} takes zero points unless told otherwise: under int4 yes. On a trained
-   * model (BENCHMARKS.md, "Accuracy on a trained model") 4-bit blocks with a zero point followed
+   * model (docs/benchmarks/journal/2026-11-21-to-28.md, "Accuracy on a trained model") 4-bit blocks with a zero point followed
    * fp32 closer than symmetric ones (mean |Δ logprob| 0.040 against 0.047, greedy agreement 88 %
    * against 77 %) at the same speed; 8-bit blocks gained nothing measurable, and stay symmetric.
    * (Random weights, symmetric about zero, showed no difference.)

@@ -19,7 +19,7 @@ import java.util.List;
  * spread evenly over its data, first and last included. New weights of the same shape under the
  * same name differ in their sampled pages (a fine-tune changes every tensor; so does another
  * random seed), so the KV cache's tiers can tell them apart without reading the whole file
- * (BENCHMARKS.md "A model costs its bytes" measures it on the 1B shape). A change confined to
+ * (docs/benchmarks/journal/2026-11-21-to-28.md "A model costs its bytes" measures it on the 1B shape). A change confined to
  * bytes between the samples goes unseen: this is a fingerprint, not an integrity check.
  */
 public final class WeightsDigest {

@@ -15,7 +15,7 @@ import java.util.SplittableRandom;
 /**
  * Cost of structured-output masks over GPT-2's vocabulary (50,257 tokens), as the engine pays
  * it: per sampled token, {@link ConstraintState#mask} on a logits row and {@link
- * ConstraintState#advance}. Run as a main class (BENCHMARKS.md has the command):
+ * ConstraintState#advance}. Run as a main class (docs/benchmarks/journal/2026-11-21-to-28.md has the command):
  *
  * <pre>
  *   MaskBench [walks = 200] [max tokens per walk = 120]

@@ -13,7 +13,7 @@ import java.util.function.BiPredicate;
  * ChatCompletionRequest}) defines: it is {@linkplain Handling#HONOURED honoured}, {@linkplain
  * Handling#REFUSED refused} with a 400 naming it unless it holds its neutral value, or
  * {@linkplain Handling#IGNORED accepted and ignored} because it does not change the output
- * (bookkeeping and hints that the SDKs and their users send). The README's parameter table is
+ * (bookkeeping and hints that the SDKs and their users send). The parameter table of docs/api.md is
  * this table; a test holds both against the SDK's and vLLM's field lists.
  */
 public final class RequestFields {
@@ -24,7 +24,7 @@ public final class RequestFields {
   /**
    * @param neutral for a refused field, the values that ask for nothing the server lacks
    *     (null always passes): {@code (value, body) -> accepted}
-   * @param why for refused and ignored fields, the reason, as the 400 and the README say it
+   * @param why for refused and ignored fields, the reason, as the 400 and docs/api.md say it
    */
   public record Field(String name, Handling handling, BiPredicate<JsonNode, JsonNode> neutral,
       String why) {}
@@ -134,7 +134,7 @@ public final class RequestFields {
 
   private RequestFields() {}
 
-  /** The table of one endpoint, in the README's order. */
+  /** The table of one endpoint, in docs/api.md's order. */
   public static Map<String, Field> of(boolean chat) {
     return chat ? CHAT : COMPLETIONS;
   }

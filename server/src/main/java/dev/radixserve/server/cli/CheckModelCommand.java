@@ -48,7 +48,7 @@ import picocli.CommandLine.Spec;
     name = "check-model",
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
-    description = "Load a Hugging Face GPT-2 directory as serve --model would, run one token, "
+    description = "Load a model directory or GGUF file as serve --model would, run one token, "
         + "and print the configuration, weight files, tokenizer and EOS ids it found.")
 final class CheckModelCommand implements Callable<Integer> {
 

@@ -26,7 +26,7 @@ import picocli.CommandLine.Spec;
     name = "radixserve",
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
-    description = "OpenAI-compatible GPT-2 inference server with a radix-tree prefix cache.")
+    description = "OpenAI-compatible LLM inference server with a radix-tree prefix cache.")
 public final class Main implements Runnable {
 
   @Spec

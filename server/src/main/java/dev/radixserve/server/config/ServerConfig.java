@@ -17,7 +17,7 @@ import java.time.Duration;
  *
  * @param host address to bind
  * @param port HTTP port (0 picks a free one, for tests)
- * @param model Hugging Face GPT-2 directory; null serves the embedded random-weight model
+ * @param model a Hugging Face model directory or a GGUF file; null serves the embedded random-weight model
  * @param servedModelName the model id clients send and {@code /v1/models} lists
  * @param blockSize tokens per KV block
  * @param kvCacheMemoryBytes KV pool budget in bytes; used when numBlocks is null

@@ -32,7 +32,7 @@ import java.util.concurrent.Semaphore;
  * requests stream changes in. Also times, without the model, the engine-thread snapshot and the
  * view's build, select and diff on a cache of the same prompts.
  *
- * <p>Run as BENCHMARKS.md says: {@code CacheViewBench [sequences, default 10000] [--offline]}.
+ * <p>Run as docs/benchmarks/journal/2026-11-21-to-28.md says: {@code CacheViewBench [sequences, default 10000] [--offline]}.
  */
 public final class CacheViewBench {
 

@@ -94,7 +94,7 @@ class DashboardMetricsTest {
     while (t.find()) {
       typed.add(t.group(1));
     }
-    // the README's table: 22 families (histograms add a _max gauge of their own)
+    // docs/observability.md's table: 22 families (histograms add a _max gauge of their own)
     assertTrue(typed.size() >= 22, "radixserve_ families: " + typed);
     assertEquals(typed, help.keySet(), "families without a # HELP line");
     help.forEach((name, text) -> {

@@ -17,7 +17,7 @@ import java.util.Random;
 
 /**
  * What a 1,000-token prefix costs to compute against what it costs to load from each tier, on
- * the runner alone (no server, no scheduling). Run as a main class (BENCHMARKS.md has the
+ * the runner alone (no server, no scheduling). Run as a main class (docs/benchmarks/journal/2026-11-21-to-28.md has the
  * command):
  *
  * <pre>
