@@ -106,6 +106,10 @@ check 'radixserve_requests_running' 'v >= 0'
 check 'radixserve_prefix_cache_queried_tokens_total' 'v > 0'
 check 'sum(radixserve_http_responses_total)' 'v >= 4'
 check 'count(radixserve_kv_tier_entries)' 'v == 2'
+# vLLM's names for gateways (docs/gateway-compat.md): colons and labels as Prometheus stores them
+check 'vllm:prefix_cache_queries_total' 'v > 0'
+check 'vllm:kv_cache_usage_perc' '0 <= v <= 1'
+check 'vllm:cache_config_info{block_size!="",num_gpu_blocks!=""}' 'v == 1'
 
 # The Grafana dashboard: every metric it names is in /metrics, every query returns series.
 curl -fsS "http://127.0.0.1:$SERVER_PORT/metrics" > "$WORK/metrics.txt"

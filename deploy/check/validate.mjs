@@ -6,7 +6,10 @@
 //  2. the references between them and radixserve's own settings: selectors, named ports,
 //     RBAC subjects, the InferencePool's picker Service and port, the route's backend, every
 //     RADIXSERVE_* variable against config/radixserve.yaml, and that the event port, block size
-//     and model name agree between the replicas and the endpoint picker.
+//     and model name agree between the replicas and the endpoint picker;
+//  3. every picker plugin's parameters against the strict schema of the pinned picker version
+//     (schemas/epp-plugin-parameters.json, field names from llm-d-router v0.10.0's Go source),
+//     and that the picker's render URL (token-producer vllm.url) reaches the replicas.
 // Usage: node validate.mjs           check the manifests
 //        node validate.mjs --self-test  also check that broken copies are rejected
 import { readFileSync, readdirSync, statSync } from "node:fs";
@@ -24,6 +27,10 @@ const root = join(here, "..", "..");
 const ajv = new Ajv({ allErrors: true, strict: false });
 const poolSchema = ajv.compile(JSON.parse(readFileSync(join(here, "schemas/inferencepool-v1.json"))));
 const eppSchema = ajv.compile(JSON.parse(readFileSync(join(here, "schemas/endpoint-picker-config.json"))));
+// each plugin type's parameters as the pinned picker (llm-d-router v0.10.0) decodes them, strictly
+const pluginDefs = JSON.parse(readFileSync(join(here, "schemas/epp-plugin-parameters.json"))).definitions;
+const pluginSchemas = Object.fromEntries(Object.keys(pluginDefs).filter((k) => k.includes("-"))
+  .map((type) => [type, ajv.compile({ definitions: pluginDefs, $ref: `#/definitions/${type}` })]));
 
 const MODELS = {
   "v1/Service": core.Service, "v1/ServiceAccount": core.ServiceAccount,
@@ -185,6 +192,11 @@ export function check(docs, settingsYaml) {
       fail(where, ajvErrors(eppSchema));
       continue;
     }
+    for (const p of epp.plugins) {
+      const valid = pluginSchemas[p.type];
+      if (!valid) fail(where, `plugin type ${p.type}: no parameter schema for it (schemas/epp-plugin-parameters.json)`);
+      else if (p.parameters !== undefined && !valid(p.parameters)) fail(where, `${p.type} parameters: ${ajvErrors(valid)}`);
+    }
     const names = new Set(epp.plugins.map((p) => p.name ?? p.type));
     const refs = [...epp.schedulingProfiles.flatMap((s) => s.plugins.map((p) => p.pluginRef)),
       ...(epp.dataLayer?.sources ?? []).flatMap((s) => [s.pluginRef, ...(s.extractors ?? []).map((x) => x.pluginRef)])];
@@ -196,8 +208,22 @@ export function check(docs, settingsYaml) {
     }
     if (producer.kvEventsConfig?.podDiscoveryConfig?.socketPort !== eventPort) fail(where, `socketPort ${producer.kvEventsConfig?.podDiscoveryConfig?.socketPort} != replicas' event port ${eventPort}`);
     if (producer.kvEventsConfig?.engineType !== "vllm") fail(where, "engineType is not vllm");
-    if (String(producer.tokenProcessorConfig?.blockSize) !== env.RADIXSERVE_BLOCK_SIZE) fail(where, `blockSize ${producer.tokenProcessorConfig?.blockSize} != RADIXSERVE_BLOCK_SIZE ${env.RADIXSERVE_BLOCK_SIZE}`);
-    if (params("token-producer").modelName !== model) fail(where, `token-producer model ${params("token-producer").modelName} != served model ${model}`);
+    if (producer.tokenProcessorConfig?.blockSize !== undefined) fail(where, "tokenProcessorConfig.blockSize is deprecated in the picker; use blockSizeTokens");
+    if (String(producer.tokenProcessorConfig?.blockSizeTokens) !== env.RADIXSERVE_BLOCK_SIZE) fail(where, `blockSizeTokens ${producer.tokenProcessorConfig?.blockSizeTokens} != RADIXSERVE_BLOCK_SIZE ${env.RADIXSERVE_BLOCK_SIZE}`);
+    const replayPort = Number(/:(\d+)$/.exec(env.RADIXSERVE_KV_EVENTS_REPLAY_ENDPOINT ?? "")?.[1]);
+    const replaySocket = producer.kvEventsConfig?.podDiscoveryConfig?.replaySocketPort;
+    if (replaySocket !== undefined && replaySocket !== replayPort) fail(where, `replaySocketPort ${replaySocket} != replicas' replay port ${replayPort}`);
+    const tokens = params("token-producer");
+    if (tokens.modelName !== model) fail(where, `token-producer model ${tokens.modelName} != served model ${model}`);
+    if (tokens.udsTokenizerConfig) fail(where, "token-producer uses the deprecated UDS tokenizer sidecar; radixserve serves vLLM's render endpoints (vllm.url)");
+    // the render URL must reach the replicas: a Service selecting their pods, on a port they serve
+    const render = /^http:\/\/([a-z0-9-]+)(?:\.[a-z0-9.-]+)?:(\d+)$/.exec(tokens.vllm?.url ?? "");
+    const renderService = render && named("Service", render[1]);
+    if (!renderService) fail(where, `token-producer vllm.url ${tokens.vllm?.url} names no Service here`);
+    else if (!renderService.doc.spec.ports.some((p) => p.port === Number(render[2]))
+      || !labelsMatch(renderService.doc.spec.selector, replica[0]?.d.doc.spec.template.metadata.labels)) {
+      fail(where, `token-producer vllm.url ${tokens.vllm.url} does not reach the radixserve pods`);
+    }
     const selector = producer.kvEventsConfig?.podDiscoveryConfig?.podLabelSelector ?? "llm-d.ai/inference-serving=true";
     const wanted = Object.fromEntries(selector.split(",").map((kv) => kv.split("=")));
     if (!labelsMatch(wanted, replica[0]?.d.doc.spec.template.metadata.labels)) fail(where, `podLabelSelector ${selector} misses the radixserve pods`);
@@ -224,7 +250,13 @@ function selfTest(docs, settingsYaml) {
     "an unknown setting": mutate("Deployment", "radixserve", (d) => { d.spec.template.spec.containers[0].env.push({ name: "RADIXSERVE_KV_EVENT", value: "true" }); }),
     "a socket port the pods do not publish on": mutate("ConfigMap", "radixserve-epp-config", editEpp((e) => { e.plugins.find((p) => p.type === "precise-prefix-cache-producer").parameters.kvEventsConfig.podDiscoveryConfig.socketPort = 5556; })),
     "a dangling pluginRef": mutate("ConfigMap", "radixserve-epp-config", editEpp((e) => { e.schedulingProfiles[0].plugins.push({ pluginRef: "nope" }); })),
-    "a block size mismatch": mutate("ConfigMap", "radixserve-epp-config", editEpp((e) => { e.plugins.find((p) => p.type === "precise-prefix-cache-producer").parameters.tokenProcessorConfig.blockSize = 64; })),
+    "a block size mismatch": mutate("ConfigMap", "radixserve-epp-config", editEpp((e) => { e.plugins.find((p) => p.type === "precise-prefix-cache-producer").parameters.tokenProcessorConfig.blockSizeTokens = 64; })),
+    "a renamed plugin field (strictly decoded by the picker)": mutate("ConfigMap", "radixserve-epp-config", editEpp((e) => { const t = e.plugins.find((p) => p.type === "precise-prefix-cache-producer").parameters.tokenProcessorConfig; t.blockSizeToken = t.blockSizeTokens; delete t.blockSizeTokens; })),
+    "parameters on a plugin that takes none": mutate("ConfigMap", "radixserve-epp-config", editEpp((e) => { e.plugins.find((p) => p.type === "queue-scorer").parameters = { weight: 2 }; })),
+    "the deprecated blockSize": mutate("ConfigMap", "radixserve-epp-config", editEpp((e) => { const t = e.plugins.find((p) => p.type === "precise-prefix-cache-producer").parameters.tokenProcessorConfig; t.blockSize = 16; })),
+    "a render URL no Service answers": mutate("ConfigMap", "radixserve-epp-config", editEpp((e) => { e.plugins.find((p) => p.type === "token-producer").parameters.vllm.url = "http://radixserve:8080"; })),
+    "the deprecated tokenizer sidecar": mutate("ConfigMap", "radixserve-epp-config", editEpp((e) => { e.plugins.find((p) => p.type === "token-producer").parameters.udsTokenizerConfig = { socketFile: "/tmp/t.socket" }; })),
+    "a replay port the pods do not serve": mutate("ConfigMap", "radixserve-epp-config", editEpp((e) => { e.plugins.find((p) => p.type === "precise-prefix-cache-producer").parameters.kvEventsConfig.podDiscoveryConfig.replaySocketPort = 5559; })),
     "a route to no pool": mutate("HTTPRoute", "radixserve", (d) => { d.spec.rules[0].backendRefs[0].name = "other"; }),
   };
   let missed = 0;

@@ -48,6 +48,13 @@ public interface CacheListener {
   default void evicted(String namespace, long nodeId, int[] pathTokens, int[] blocks) {}
 
   /**
+   * A reset ({@link PrefixCache#evictAll}) left the tree empty; called after the reset's
+   * {@link #evicted} calls. Never called for evictions that make room, even when they empty the
+   * tree: a subscriber learns of those block by block.
+   */
+  default void cleared() {}
+
+  /**
    * A lock was taken on the path ending at {@code nodeId} (a running request now protects it).
    * Not called for a root handle (an empty match), which protects nothing.
    *

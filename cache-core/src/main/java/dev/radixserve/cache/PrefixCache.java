@@ -77,7 +77,10 @@ public interface PrefixCache {
    */
   int evict(int nBlocks);
 
-  /** Evicts every unlocked node ({@code /reset_prefix_cache}); returns blocks freed. */
+  /**
+   * Evicts every unlocked node ({@code /reset_prefix_cache}); returns blocks freed. Listeners
+   * hear {@link CacheListener#cleared} when nothing is left.
+   */
   int evictAll();
 
   /** Blocks held by the tree that no lock protects (can be evicted now). */

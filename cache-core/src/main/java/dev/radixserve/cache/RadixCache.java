@@ -319,7 +319,13 @@ public final class RadixCache implements PrefixCache {
 
   @Override
   public int evictAll() {
-    return evict(Integer.MAX_VALUE);
+    int freed = evict(Integer.MAX_VALUE);
+    if (cachedBlocks() == 0) {
+      for (CacheListener l : listeners) {
+        l.cleared();
+      }
+    }
+    return freed;
   }
 
   @Override

@@ -226,7 +226,7 @@ public final class RadixServer {
             config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests(),
             new Engine.FairShareSettings(config.fairShare(), config.effectiveMaxSeqsPerRequest())),
         EngineObserver.both(metrics, cacheRecorder));
-    metrics.bindEngine(engine);
+    metrics.bindEngine(engine, config.blockSize(), config.servedModelName());
     if (kvEvents != null) {
       metrics.bindKvEvents(kvEvents);
     }

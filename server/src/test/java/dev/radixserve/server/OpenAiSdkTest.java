@@ -1,16 +1,11 @@
 package dev.radixserve.server;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -19,8 +14,7 @@ import org.junit.jupiter.api.Test;
  * Pydantic / zod {@code response_format}, {@code tools} with {@code tool_choice: required} and
  * parsed arguments, streamed tool-call deltas (scripts in {@code src/test/sdk}). The clients come
  * from {@code .ci/install-sdks.sh} ({@code RADIXSERVE_SDK_PYTHON}, {@code
- * RADIXSERVE_SDK_NODE_DIR}); without them the test is skipped, unless {@code
- * RADIXSERVE_SDK_TESTS} is set (as {@code .ci/run} does), then it fails.
+ * RADIXSERVE_SDK_NODE_DIR}; see {@link PythonClients}).
  */
 class OpenAiSdkTest {
 
@@ -38,27 +32,11 @@ class OpenAiSdkTest {
   }
 
   private static String required(String env) {
-    String v = System.getenv(env);
-    if (v == null || v.isBlank()) {
-      if (System.getenv("RADIXSERVE_SDK_TESTS") != null) {
-        throw new AssertionError("RADIXSERVE_SDK_TESTS is set but " + env
-            + " is not (run .ci/install-sdks.sh)");
-      }
-      Assumptions.abort(env + " is not set: the OpenAI SDK test is skipped"
-          + " (eval \"$(bash .ci/install-sdks.sh)\"; CI runs it)");
-    }
-    return v;
+    return PythonClients.required(env);
   }
 
   private static void run(List<String> command, Path workDir) throws Exception {
-    Path log = Files.createTempFile("sdk", ".log");
-    Process p = new ProcessBuilder(command).directory(workDir.toFile())
-        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    if (!p.waitFor(5, TimeUnit.MINUTES)) {
-      p.destroyForcibly();
-    }
-    String out = Files.readString(log, StandardCharsets.UTF_8);
-    assertEquals(0, p.exitValue(), String.join(" ", command) + ":\n" + out);
+    PythonClients.run(command, workDir);
   }
 
   private static String baseUrl() {

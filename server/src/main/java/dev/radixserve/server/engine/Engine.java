@@ -351,6 +351,7 @@ public final class Engine {
     }
     gauges = new EngineGauges(requests.size() - waitingRequests, waitingRequests,
         blocks.totalBlocks(), blocks.freeBlocks(), cache.map(PrefixCache::cachedBlocks).orElse(0),
+        cache.map(PrefixCache::evictableBlocks).orElse(0),
         ClientLoads.top(scheduler.running(), scheduler.waiting(), EngineGauges.TOP_CLIENTS));
   }
 

@@ -35,8 +35,7 @@ final class GenerationEndpoint {
     this.c = c;
     this.responses = responses;
     this.limits = c.limits();
-    this.parser = new RequestParser(c.tokenizer(), c.chatTemplate(), c.modelName(), c.limits(),
-        c.toolCallSyntax(), c.reasoningSyntax());
+    this.parser = c.requestParser();
     this.workers = workers;
   }
 

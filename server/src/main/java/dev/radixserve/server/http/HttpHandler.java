@@ -6,6 +6,7 @@ import dev.radixserve.server.api.ToolCallSyntax;
 import dev.radixserve.model.chat.ChatTemplate;
 import dev.radixserve.server.api.ApiException;
 import dev.radixserve.server.api.RequestLimits;
+import dev.radixserve.server.api.RequestParser;
 import dev.radixserve.server.engine.Engine;
 import dev.radixserve.server.metrics.ServerMetrics;
 import io.netty.buffer.ByteBufUtil;
@@ -35,11 +36,16 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
 
   private static final Logger LOG = Logger.getLogger(HttpHandler.class.getName());
   private static final String MODELS = "/v1/models";
-  private static final Map<String, HttpMethod> ROUTES = Map.of(
-      "/v1/completions", HttpMethod.POST, "/v1/chat/completions", HttpMethod.POST,
-      MODELS, HttpMethod.GET, "/tokenize", HttpMethod.POST, "/detokenize", HttpMethod.POST,
-      "/version", HttpMethod.GET, "/metrics", HttpMethod.GET,
-      "/reset_prefix_cache", HttpMethod.POST, "/health", HttpMethod.GET);
+  private static final String COMPLETIONS_RENDER = "/v1/completions/render";
+  private static final String CHAT_RENDER = "/v1/chat/completions/render";
+  private static final Map<String, HttpMethod> ROUTES = Map.ofEntries(
+      Map.entry("/v1/completions", HttpMethod.POST),
+      Map.entry("/v1/chat/completions", HttpMethod.POST),
+      Map.entry(COMPLETIONS_RENDER, HttpMethod.POST), Map.entry(CHAT_RENDER, HttpMethod.POST),
+      Map.entry(MODELS, HttpMethod.GET), Map.entry("/tokenize", HttpMethod.POST),
+      Map.entry("/detokenize", HttpMethod.POST), Map.entry("/version", HttpMethod.GET),
+      Map.entry("/metrics", HttpMethod.GET), Map.entry("/reset_prefix_cache", HttpMethod.POST),
+      Map.entry("/health", HttpMethod.GET));
   /** Routes served without the API key: probes and monitoring. */
   static final Set<String> OPEN_ROUTES = Set.of("/health", "/metrics", "/version");
 
@@ -55,7 +61,14 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
       ServerMetrics metrics,
       String modelName, RequestLimits limits, String apiKey, BooleanSupplier ready,
       String modelRoot, String weightsDigest, String clientIdHeader,
-      ToolCallSyntax toolCallSyntax, ReasoningSyntax reasoningSyntax) {}
+      ToolCallSyntax toolCallSyntax, ReasoningSyntax reasoningSyntax) {
+
+    /** The parser of completions and chat requests, for generation and render alike. */
+    RequestParser requestParser() {
+      return new RequestParser(tokenizer, chatTemplate, modelName, limits, toolCallSyntax,
+          reasoningSyntax);
+    }
+  }
 
   private final Context c;
   private final Responses responses;
@@ -63,6 +76,7 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
   private final Workers workers;
   private final GenerationEndpoint generation;
   private final TokenizeEndpoints tokenize;
+  private final RenderEndpoints render;
   private final ModelCards models;
   private final ClientId clientId;
 
@@ -73,6 +87,7 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     this.workers = new Workers(Runtime.getRuntime().availableProcessors(), responses);
     this.generation = new GenerationEndpoint(c, responses, workers);
     this.tokenize = new TokenizeEndpoints(c.tokenizer(), c.limits().maxModelLen(), responses);
+    this.render = new RenderEndpoints(c.requestParser(), c.limits(), c.modelName(), responses);
     this.clientId = new ClientId(c.clientIdHeader());
     this.models = new ModelCards(c.modelName(), c.modelRoot(), c.weightsDigest(),
         c.limits().maxModelLen(),
@@ -119,6 +134,8 @@ public final class HttpHandler extends SimpleChannelInboundHandler<FullHttpReque
       case MODELS -> responses.json(ctx, 200, models.list());
       case ModelCards.PREFIX -> responses.json(ctx, 200,
           models.card(path.substring(ModelCards.PREFIX.length())));
+      case COMPLETIONS_RENDER, CHAT_RENDER -> workers.utility(ctx,
+          () -> render.render(ctx, body, route.equals(CHAT_RENDER)));
       case "/tokenize" -> workers.utility(ctx, () -> tokenize.tokenize(ctx, body));
       case "/detokenize" -> workers.utility(ctx, () -> tokenize.detokenize(ctx, body));
       case "/version" -> responses.json(ctx, 200, Map.of("version", "0.1.0"));

@@ -26,6 +26,6 @@ sealed interface CacheChange {
   /** A block a tier no longer holds. */
   record TierRemoved(String medium, long hash) implements CacheChange {}
 
-  /** The cache holds nothing any more (a reset or an eviction emptied it). */
+  /** A reset emptied the cache (after the reset's {@link Removed} records). */
   record Cleared() implements CacheChange {}
 }

@@ -26,7 +26,8 @@ import java.util.logging.Logger;
  *
  * so every whole block of the tree is owned by exactly one node and a split changes nothing
  * that a subscriber sees. The recorder keeps each node's span (from its parent's end at store
- * time, updated on splits); when the last node leaves, it records {@link CacheChange.Cleared}.
+ * time, updated on splits). Every eviction is recorded block by block, also one that empties
+ * the tree; {@link CacheChange.Cleared} is recorded only for a reset that left it empty.
  */
 final class CacheEventRecorder implements CacheListener {
 
@@ -104,9 +105,11 @@ final class CacheEventRecorder implements CacheListener {
     if (to > from) {
       offer(new CacheChange.Removed(namespace, pathTokens, from, to));
     }
-    if (spans.isEmpty()) {
-      offer(new CacheChange.Cleared());
-    }
+  }
+
+  @Override
+  public void cleared() {
+    offer(new CacheChange.Cleared());
   }
 
   /** A tier below the pool now holds a block (any thread: only the queue is touched). */

@@ -37,8 +37,9 @@ sealed interface KvEvent {
   record AllBlocksCleared() implements KvEvent {}
 
   /**
-   * The events for one batch of changes, hashed. An {@link CacheChange.Cleared} subsumes every
-   * change before it in the batch (they describe blocks that are gone), so it replaces them.
+   * The events for one batch of changes, hashed, one for one. A reset's {@link
+   * CacheChange.Cleared} follows its {@code BlockRemoved} events, which are kept: an indexer that
+   * only logs {@code AllBlocksCleared} (older llm-d) still drops every block.
    */
   static List<KvEvent> of(List<CacheChange> changes, BlockHasher hasher) {
     List<KvEvent> events = new ArrayList<>(changes.size());
@@ -59,12 +60,7 @@ sealed interface KvEvent {
             t.parentHash(), t.tokens(), b, t.salt(), t.medium()));
         case CacheChange.TierRemoved t ->
             events.add(new BlockRemoved(new long[] {t.hash()}, t.medium()));
-        case CacheChange.Cleared c -> {
-          // the pool's blocks are all gone; the tiers' are not
-          events.removeIf(e -> !(e instanceof BlockStored st && !st.medium().equals(MEDIUM))
-              && !(e instanceof BlockRemoved rm && !rm.medium().equals(MEDIUM)));
-          events.add(new AllBlocksCleared());
-        }
+        case CacheChange.Cleared c -> events.add(new AllBlocksCleared());
       }
     }
     return events;

@@ -119,8 +119,12 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
     return Duration.ofMillis(ms);
   }
 
-  /** Binds the engine-state gauges. */
-  public void bindEngine(Engine engine) {
+  /**
+   * Binds the engine-state gauges, radixserve's and vLLM's (see {@link VllmMeters}).
+   *
+   * @param modelName the served model name, vLLM's {@code model_name} label
+   */
+  public void bindEngine(Engine engine, int blockSize, String modelName) {
     engineGauges = engine::gauges;
     gauge("radixserve.requests.running", "Requests admitted (at least one choice running)",
         engine::gauges, EngineGauges::runningRequests);
@@ -133,8 +137,16 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
     gauge("radixserve.kv.cache.blocks.cached",
         "KV blocks held by the radix prefix cache (locked or not)", engine::gauges,
         EngineGauges::cachedBlocks);
-    gauge("radixserve.kv.cache.usage.ratio", "KV blocks in use or cached / all KV blocks",
-        engine::gauges, g -> (g.totalBlocks() - g.freeBlocks()) / (double) g.totalBlocks());
+    gauge("radixserve.kv.cache.blocks.evictable",
+        "KV blocks the prefix cache holds that no running request locks (free on demand)",
+        engine::gauges, EngineGauges::evictableBlocks);
+    gauge("radixserve.kv.cache.usage.ratio",
+        "KV blocks neither free nor evictable / all KV blocks (vLLM's meaning)", engine::gauges,
+        VllmMeters::kvUsage);
+    gauge("radixserve.kv.cache.occupancy.ratio",
+        "KV blocks not on the free list (in use or cached) / all KV blocks", engine::gauges,
+        g -> (g.totalBlocks() - g.freeBlocks()) / (double) g.totalBlocks());
+    VllmMeters.bind(registry, engine::gauges, queried, hit, blockSize, modelName);
   }
 
   /** Binds each cache tier's gauges and counters, tagged {@code tier} (only with tiers). */

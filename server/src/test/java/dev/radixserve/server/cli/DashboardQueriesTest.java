@@ -36,6 +36,8 @@ class DashboardQueriesTest {
         "radixserve_prompt_tokens_cached_total", "radixserve_kv_cache_usage_ratio",
         "radixserve_kv_cache_blocks_total", "radixserve_kv_cache_blocks_free",
         "radixserve_kv_cache_blocks_cached", "radixserve_requests_running",
+        // KV usage in vLLM's meaning beside the occupancy (issue 42)
+        "radixserve_kv_cache_occupancy_ratio", "radixserve_kv_cache_blocks_evictable",
         "radixserve_requests_waiting", "radixserve_preemptions_total",
         "radixserve_evicted_blocks_total", "radixserve_http_responses_total",
         "jvm_memory_used_bytes",

@@ -76,14 +76,16 @@ class KvEventEncoderTest {
   }
 
   @Test
-  void tierChangesBecomeEventsWithTheirMediumAndOutliveAClearOfThePool() {
+  void tierChangesBecomeEventsWithTheirMediumAndAResetKeepsItsRemovals() {
     BlockHasher hasher = new BlockHasher("m", 2);
     List<KvEvent> events = KvEvent.of(List.of(
         new CacheChange.Removed("", new int[] {1, 2}, 0, 1),
         new CacheChange.TierStored("CPU", 5, null, new int[] {1, 2}, "t"),
         new CacheChange.Cleared(),
         new CacheChange.TierRemoved("DISK", 6)), hasher);
-    assertEquals(List.of("BlockStored CPU [5] null t", "AllBlocksCleared", "BlockRemoved DISK [6]"),
+    long block0 = hasher.chain("", new int[] {1, 2}, 1)[0];
+    assertEquals(List.of("BlockRemoved GPU [" + block0 + "]", "BlockStored CPU [5] null t",
+            "AllBlocksCleared", "BlockRemoved DISK [6]"),
         events.stream().map(e -> switch (e) {
           case KvEvent.BlockStored s -> "BlockStored " + s.medium() + " "
               + java.util.Arrays.toString(s.hashes()) + " " + s.parentHash() + " " + s.salt();

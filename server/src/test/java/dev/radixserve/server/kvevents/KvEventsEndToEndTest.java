@@ -44,15 +44,15 @@ import org.junit.jupiter.api.Test;
 class KvEventsEndToEndTest {
 
   private static final int B = 4;
-  private static final String MODEL = ServerConfig.EMBEDDED_MODEL_NAME;
+  static final String MODEL = ServerConfig.EMBEDDED_MODEL_NAME;
   private static final List<String> SALTS = List.of("", "", "tenant-a", "tenant-b");
-  private static final ObjectMapper JSON = new ObjectMapper();
+  static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient HTTP = HttpClient.newHttpClient();
 
-  private record Replica(RadixServer server, KvEventFollower follower,
+  record Replica(RadixServer server, KvEventFollower follower,
       List<KvEventDecoder.Event> events) {}
 
-  private static Replica start(KvEventEncoding encoding) {
+  static Replica start(KvEventEncoding encoding) {
     ServerConfig.Builder b = LocalServers.builder(40); // 160 tokens of KV in all
     b.blockSize = B;
     b.maxNumSeqs = 6;
@@ -68,11 +68,16 @@ class KvEventsEndToEndTest {
         new KvEventFollower(p.endpoint(), p.replayEndpoint(), "kv@", events::add), events);
   }
 
-  private static int post(RadixServer s, String path, String body) {
+  static int post(RadixServer s, String path, String body) {
+    return send(s, "POST", path, body).statusCode();
+  }
+
+  static HttpResponse<String> send(RadixServer s, String method, String path, String body) {
     try {
       return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + path))
-          .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
-          HttpResponse.BodyHandlers.ofString()).statusCode();
+          .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+              : HttpRequest.BodyPublishers.ofString(body)).build(),
+          HttpResponse.BodyHandlers.ofString());
     } catch (Exception e) {
       throw new RuntimeException(e);
     }
@@ -103,7 +108,7 @@ class KvEventsEndToEndTest {
     return body;
   }
 
-  private static int[] range(int from, int n) {
+  static int[] range(int from, int n) {
     int[] t = new int[n];
     for (int i = 0; i < n; i++) {
       t[i] = from + i;
@@ -112,7 +117,7 @@ class KvEventsEndToEndTest {
   }
 
   /** Runs {@code n} requests, {@code concurrency} at a time, resetting the cache mid-way. */
-  private static void workload(RadixServer s, Random rnd, int n, int concurrency) {
+  static void workload(RadixServer s, Random rnd, int n, int concurrency) {
     List<ObjectNode> bodies = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       bodies.add(request(rnd));
@@ -132,7 +137,7 @@ class KvEventsEndToEndTest {
     }
   }
 
-  private static void awaitQuiescent(RadixServer s) throws InterruptedException {
+  static void awaitQuiescent(RadixServer s) throws InterruptedException {
     EngineSnapshot snap = s.inspect();
     for (int i = 0; i < 500 && !snap.quiescent(); i++) {
       Thread.sleep(10);
@@ -142,8 +147,25 @@ class KvEventsEndToEndTest {
     assertTrue(snap.quiescent(), snap.toString());
   }
 
+  /**
+   * Pressure whatever the timing: six greedy choices of one 20-token prompt grow 10 blocks each
+   * past their 5 shared ones, 65 blocks against the pool's 40, so some choices are preempted and
+   * blocks evicted (a random workload preempts only when enough requests overlap).
+   */
+  static void crowd(RadixServer s) throws InterruptedException {
+    ObjectNode crowd = JSON.createObjectNode();
+    crowd.put("model", MODEL);
+    crowd.putPOJO("prompt", range(500, 20));
+    crowd.put("n", 6);
+    crowd.put("max_tokens", 40);
+    crowd.put("temperature", 0);
+    crowd.put("ignore_eos", true);
+    assertEquals(200, post(s, "/v1/completions", crowd.toString()));
+    awaitQuiescent(s);
+  }
+
   /** Every event the publisher sent has reached the follower. */
-  private static void awaitDelivered(Replica r) throws InterruptedException {
+  static void awaitDelivered(Replica r) throws InterruptedException {
     KvEventPublisher p = r.server().kvEvents().orElseThrow();
     for (int i = 0; i < 1000 && !p.drained(); i++) {
       Thread.sleep(10);
@@ -156,7 +178,7 @@ class KvEventsEndToEndTest {
   }
 
   /** The hashes of every whole block on every node's path, straight from the radix cache. */
-  private static Set<Long> cachedHashes(RadixServer s) {
+  static Set<Long> cachedHashes(RadixServer s) {
     Set<Long> hashes = new HashSet<>();
     s.replayCache(new CacheListener() {
       @Override
@@ -218,18 +240,7 @@ class KvEventsEndToEndTest {
         assertEquals(200, post(r.server(), "/reset_prefix_cache", "")); // idle: clears all
         workload(r.server(), rnd, 25, 4);
         awaitQuiescent(r.server());
-        // pressure whatever the timing: six greedy choices of one 20-token prompt grow 10 blocks
-        // each past their 5 shared ones, 65 blocks against the pool's 40, so some choices are
-        // preempted (the random workload above preempts only when enough requests overlap)
-        ObjectNode crowd = JSON.createObjectNode();
-        crowd.put("model", MODEL);
-        crowd.putPOJO("prompt", range(500, 20));
-        crowd.put("n", 6);
-        crowd.put("max_tokens", 40);
-        crowd.put("temperature", 0);
-        crowd.put("ignore_eos", true);
-        assertEquals(200, post(r.server(), "/v1/completions", crowd.toString()));
-        awaitQuiescent(r.server());
+        crowd(r.server());
       }
       for (Replica r : replicas) {
         awaitDelivered(r);
