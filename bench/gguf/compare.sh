@@ -26,14 +26,7 @@ lc=${LLAMACPP:-/work/llamacpp/src/build/bin}
 . "$repo/.ci/java-home.sh"
 mkdir -p "$out"
 pid=
-
-stop() {
-  if [ -n "$pid" ]; then
-    kill "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    pid=
-  fi
-}
+. "$repo/bench/llamacpp/servers.sh" # stop
 trap stop EXIT
 
 kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }
