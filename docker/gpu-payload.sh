@@ -4,9 +4,12 @@
 # targets, in at most four pieces of at most 60 MiB. The GPU host needs only python3, bash and the
 # NVIDIA driver. docker/GPU.md is the checklist for a GPU window.
 #
-#   docker/gpu-payload.sh pack [--no-build] [--rehearsal]   on a build machine; writes
-#       gpu-payload/radixserve-gpu-K-of-N.tar and prints their count and sizes.
+#   docker/gpu-payload.sh pack [--no-build] [--rehearsal] [--device-tool]   on a build machine;
+#       writes gpu-payload/radixserve-gpu-K-of-N.tar and prints their count and sizes.
 #       --no-build   packs the jar and test classes as they are in */target (built with -Pcuda)
+#       --device-tool  pieces for this project's device tool, whose every call carries the working
+#                    tree beside the piece, 64 MiB in all: each piece gets what the tree leaves of
+#                    that (measured now), and the pack may take up to 8 pieces
 #       --rehearsal  CI's stand-in: the real runtime, jar, tests and unpacking, but tiny stand-ins
 #                    (same names and sonames) for the CUDA libraries and the CPU build's ONNX
 #                    Runtime, so no CUDA download, cut or compression (see docker/check-gpu-payload.sh)
@@ -30,7 +33,7 @@ max_pieces=${GPU_PAYLOAD_MAX_PIECES:-4}
 archs=${GPU_PAYLOAD_ARCHS:-90}
 # x86 filter + preset 9: about 10% smaller than xz's default on these libraries, in the same time
 read -r -a xz_opts <<< "${GPU_PAYLOAD_XZ:---x86 --lzma2=preset=9}"
-usage="usage: gpu-payload.sh pack [--no-build] [--rehearsal] | run [PAYLOAD_DIR [STEP...]]"
+usage="usage: gpu-payload.sh pack [--no-build] [--rehearsal] [--device-tool] | run [PAYLOAD_DIR [STEP...]]"
 
 say() { echo "gpu-payload: $*" >&2; }
 
@@ -95,10 +98,28 @@ stub_library() {  # $1 soname, $2 path
   rm -f "$c"
 }
 
+# The room a device-tool call leaves for a piece: 64 MiB less what travels with every call (the
+# tracked files and the untracked ones git does not ignore) less 1 MiB for the tar headers and
+# the tool's own rounding. The tree grows with the project, so this is measured at each pack.
+device_tool_piece_bytes() {
+  local tree
+  tree=$(cd "$root" && git ls-files -z --cached --others --exclude-standard \
+    | xargs -0 -r stat -c %s -- 2>/dev/null | awk '{s += $1} END {print s + 0}')
+  local room=$((64 * 1024 * 1024 - tree - 1024 * 1024))
+  say "device tool: the working tree is $((tree / 1024 / 1024)) MiB, so each piece gets $((room / 1024 / 1024)) MiB"
+  [ "$room" -ge $((8 * 1024 * 1024)) ] || { say "the working tree leaves under 8 MiB per call"; exit 1; }
+  echo "$room"
+}
+
 pack() {
   local build=1 rehearsal=0
   for a in "$@"; do
-    case "$a" in --no-build) build=0 ;; --rehearsal) rehearsal=1 ;; *) echo "$usage" >&2; exit 2 ;; esac
+    case "$a" in
+      --no-build) build=0 ;;
+      --rehearsal) rehearsal=1 ;;
+      --device-tool) piece=$(device_tool_piece_bytes); max_pieces=${GPU_PAYLOAD_MAX_PIECES:-8} ;;
+      *) echo "$usage" >&2; exit 2 ;;
+    esac
   done
   cd "$root"
   source .ci/java-home.sh
