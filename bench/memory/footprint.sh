@@ -1,30 +1,36 @@
 #!/bin/bash
-# One radixserve start on a checkpoint: seconds until /health is 200, then VmHWM (peak while
-# loading), and VmRSS split into anonymous and file-backed pages, at ready and after 4 greedy
-# requests of 16 tokens; the Java heap's committed size; batch-1 decode rate of one 64-token
+# One server start on a model: seconds until /health is 200, then VmHWM (peak while loading),
+# and VmRSS split into anonymous and file-backed pages, at ready and after 4 greedy requests of
+# 16 tokens; the Java heap's committed size (radixserve); batch-1 decode rate of one 64-token
 # greedy completion (a sanity figure, not a speed benchmark). One Markdown table row:
 # | mode | ready | VmHWM | VmRSS at ready | VmRSS | RssAnon | RssFile | heap committed | decode | load |
-# (docs/benchmarks/journal/2026-11-21-to-28.md "A model costs its bytes").
+# (docs/benchmarks/journal/2026-11-28-memory.md).
 #
 #   bench/memory/footprint.sh JAR MODEL_DIR none|int8|int4 [extra serve flags...]
+#   bench/memory/footprint.sh LLAMA_SERVER GGUF LABEL [extra llama-server flags...]
 #   JAVA_OPTS (default: none beyond the launcher's) is passed to java.
 set -u
-jar=$1
+server=$1
 model=$2
 mode=$3
 shift 3
 name=$(basename "$model")
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../../.ci/java-home.sh"
-java=java
-[ -z "${JAVA_HOME:-}" ] || java="$JAVA_HOME/bin/java"
 port=$((20000 + RANDOM % 20000))
 log=/tmp/footprint-$mode-$$.log
 t0=$(date +%s.%N)
-# shellcheck disable=SC2086
-"$java" --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector ${JAVA_OPTS:-} \
-  -jar "$jar" serve --model "$model" --host 127.0.0.1 --port "$port" --threads 2 \
-  --kv-cache-memory 256m --quantization "$mode" "$@" > "$log" 2>&1 &
+if [ "$(basename "$server")" = llama-server ]; then
+  # llama.cpp's server as a user runs it on this CPU (--no-repack: its AMX repack SIGILLs here)
+  "$server" -m "$model" --host 127.0.0.1 --port "$port" -t 2 --no-repack "$@" > "$log" 2>&1 &
+else
+  . "$here/../../.ci/java-home.sh"
+  java=java
+  [ -z "${JAVA_HOME:-}" ] || java="$JAVA_HOME/bin/java"
+  # shellcheck disable=SC2086
+  "$java" --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector ${JAVA_OPTS:-} \
+    -jar "$server" serve --model "$model" --host 127.0.0.1 --port "$port" --threads 2 \
+    --kv-cache-memory 256m --quantization "$mode" "$@" > "$log" 2>&1 &
+fi
 pid=$!
 trap 'kill "$pid" 2>/dev/null' EXIT
 until curl -sf "127.0.0.1:$port/health" > /dev/null; do

@@ -67,12 +67,9 @@ public final class BoundModelRunner implements ModelRunner {
       env = Resources.track(opened, OrtEnv.create("radixserve"));
       GraphDtype dtype = device.dtype();
       OnnxGraph decoder = weights.graph().build(blockSize, dtype, quant);
-      try (SessionOptions options = options(intraOpThreads);
-          WeightTensors initializers = WeightTensors.of(weights.tensors(), decoder.initializers(),
-              host)) {
-        options.addExternalInitializers(decoder.initializerNames(),
-            List.of(initializers.values()));
-        session = Resources.track(opened, OrtSession.create(env, decoder.model(), options));
+      try (SessionOptions options = options(intraOpThreads)) {
+        session = Resources.track(opened, WeightsFile.session(env, decoder, weights.tensors(),
+            options, WeightStore.temporary()));
       }
       NativeHeap.trim(); // the weights made for the session and its transient copies are freed
       MemoryInfo poolMemory = Resources.track(opened, device.kind() == Device.Kind.CUDA

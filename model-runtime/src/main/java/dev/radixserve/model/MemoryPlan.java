@@ -6,77 +6,104 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.radixserve.model.graph.ExternalInitializer;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.OnnxGraph;
-import dev.radixserve.model.ort.ElementType;
 import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.model.weights.Tensor;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 /**
  * What a model will cost in memory on the CPU runner ({@link OnnxModelRunner}), known before a
- * weight is read: the graph is built (cheap) and its initializers counted as they will be made.
+ * weight is read: the graph is built (cheap) and its initializers counted as they will be made
+ * and read.
  *
  * <pre>
- *   serving = weights + packed MatMulNBits weights + graph constants + KV pool + runtime
- *   peak    = serving + weights + pre-packed + checkpoint
+ *   serving = resident weights + packing + graph constants + KV pool + runtime
+ *   peak    = serving + the largest tensor's work while loading
  * </pre>
  *
- * Serving: ONNX Runtime keeps its copy of the weights; MatMulNBits' pre-packed form of its B
- * is counted beside it (an int8 layer held about its B twice on an 80 M-parameter model; Gemm's
- * packed fp32 replaces the original). Peak, while the session is created: the weights exist twice ({@link
- * WeightTensors}' native copy and ONNX Runtime's, {@code AddExternalInitializers}), pre-packing
- * makes its forms of every packed matrix before originals go, and the checkpoint's mapped pages
- * are resident (file pages: the kernel can drop them, so the check against free memory leaves
- * them out, see {@link #peakAnonymousBytes}). Measured against this on the 1B shape: serving
- * 0.69–1.17× the plan, peak 0.75–0.97× (docs/benchmarks/journal/2026-11-21-to-28.md "A model costs its bytes"): the
- * MatMulNBits term over-counts there, while {@code MemoryPlanTest}'s smaller model shows it.
+ * The weights are a file ONNX Runtime maps ({@link WeightsFile}). Resident: every initializer
+ * except the tables read by row (an embedding's Gather or GatherBlockQuantized: mapped, resident
+ * only where tokens touch them, so they are left out here and grow with the vocabulary served).
+ * A matrix that is pre-packed (MatMulNBits, Gemm, MatMul) has its packed form in place of its
+ * mapping; MatMulNBits' packed form also holds its scales and a sum per block (MLAS), while the
+ * original scales stay mapped: packing = twice the MatMulNBits scales, plus {@value
+ * #NBITS_SESSION_MIB} MiB for a graph with any MatMulNBits, an allowance measured rather than
+ * derived (an 80 M-parameter model held 30–90 MiB more than its packed weights, int4 and int8,
+ * varying from run to run). While loading, one
+ * checkpoint tensor per worker is read (its pages dropped once done) and made twice (the
+ * quantizer's blocks on the heap and their native copy written out); counted once, for the
+ * largest, on top of serving (the pre-packing of a matrix while its mapping is resident is
+ * smaller). Measured against this on the 1B shape and held by {@code MemoryPlanTest} on a small
+ * model (docs/benchmarks/journal/2026-11-28-memory.md).
  *
- * @param weightBytes the initializers handed to ONNX Runtime: the weights as served (quantized
- *     blocks, scales and zero points, fp32 otherwise)
- * @param prepackedBytes the part of {@code weightBytes} that an operator pre-packs
- * @param nbitsBytes the part that is MatMulNBits' B (its packed form stays beside it)
+ * @param weightBytes the weights file: every initializer once (a tied table's quantized blocks,
+ *     read by the head and the embedding, once)
+ * @param residentBytes the initializers that are resident once loaded (all but row-read tables)
+ * @param packingBytes what pre-packing adds beside them (MatMulNBits' scales and block sums)
  * @param graphBytes the serialized graph, whose constants (rotary tables) ONNX Runtime keeps
  * @param kvPoolBytes the KV pool, allocated and touched at start
- * @param checkpointBytes the checkpoint's tensors as stored (memory-mapped while loading)
+ * @param loadBytes the largest checkpoint tensor's work while loading: its data as stored
+ *     (mapped, dropped once done) and twice what is made from it
+ * @param loadFileBytes the part of {@code loadBytes} that is the checkpoint's file pages
  * @param runtimeBytes the process without model: JVM (heap after the load's collection, code),
  *     ONNX Runtime's library and threads; an estimate ({@link #RUNTIME_BYTES})
  */
-public record MemoryPlan(long weightBytes, long prepackedBytes, long nbitsBytes, long graphBytes,
-    long kvPoolBytes, long checkpointBytes, long runtimeBytes) {
+public record MemoryPlan(long weightBytes, long residentBytes, long packingBytes,
+    long graphBytes, long kvPoolBytes, long loadBytes, long loadFileBytes, long runtimeBytes) {
 
   /**
    * The process without a model, measured: a server on the embedded GPT-2 (a few MiB of weights)
-   * settles at about this RSS (docs/benchmarks/journal/2026-11-21-to-28.md "A model costs its bytes").
+   * settles at about this RSS.
    */
   public static final long RUNTIME_BYTES = 320L << 20;
 
-  private static final Set<String> PACKING_OPS = Set.of("MatMulNBits", "Gemm", "MatMul");
+  /** What a session with MatMulNBits holds beyond its packed weights, measured (see above). */
+  static final long NBITS_SESSION_MIB = 48;
+
+  /** Operators that read their data input by row: a table they read is resident where read. */
+  private static final Set<String> LOOKUP_OPS = Set.of("Gather", "GatherBlockQuantized");
 
   /** What the server settles at once loaded. */
   public long servingBytes() {
-    return weightBytes + nbitsBytes + graphBytes + kvPoolBytes + runtimeBytes;
+    return residentBytes + packingBytes + graphBytes + kvPoolBytes + runtimeBytes;
   }
 
-  /** The most RSS the process reaches while it loads (the session's creation). */
+  /** The most RSS the process reaches while it loads. */
   public long peakBytes() {
-    return peakAnonymousBytes() + checkpointBytes;
+    return servingBytes() + loadBytes;
   }
 
   /** The peak less the checkpoint's file pages: memory the kernel cannot reclaim. */
   public long peakAnonymousBytes() {
-    return servingBytes() + weightBytes + prepackedBytes;
+    return peakBytes() - loadFileBytes;
   }
 
   /** A pool of {@code numBlocks} blocks of {@code blockSize} tokens. */
   public static MemoryPlan of(ModelWeights weights, int blockSize, int numBlocks,
       QuantSpec quant) {
     OnnxGraph graph = weights.graph().build(blockSize, GraphDtype.FLOAT32, quant);
-    long checkpoint = weights.tensors().values().stream().mapToLong(t -> t.data().byteSize())
-        .sum();
-    return new MemoryPlan(graph.initializerBytes(), packedBytes(graph, PACKING_OPS),
-        packedBytes(graph, Set.of("MatMulNBits")), graph.model().length,
-        numBlocks * KvPool.bytesPerBlock(weights.config(), blockSize), checkpoint,
-        RUNTIME_BYTES);
+    ModelProto model;
+    try {
+      model = ModelProto.parseFrom(graph.model());
+    } catch (InvalidProtocolBufferException e) {
+      throw new IllegalStateException("the graph built here does not parse", e);
+    }
+    Set<String> lookups = lookupOnly(graph, model.getGraph().getNodeList());
+    long resident = 0;
+    for (ExternalInitializer i : graph.initializers()) {
+      if (!lookups.contains(i.name())) {
+        resident += WeightsFile.bytes(i);
+      }
+    }
+    long[] load = largestTask(weights.tensors(), graph);
+    return new MemoryPlan(WeightsFile.layout(graph.initializers()).dataBytes(), resident,
+        packing(graph, model.getGraph().getNodeList()), graph.model().length,
+        numBlocks * KvPool.bytesPerBlock(weights.config(), blockSize), load[0] + load[1],
+        load[0], RUNTIME_BYTES);
   }
 
   /** A pool of as many blocks as fit in {@code kvBudgetBytes}. */
@@ -86,39 +113,74 @@ public record MemoryPlan(long weightBytes, long prepackedBytes, long nbitsBytes,
         quant);
   }
 
-  /** Bytes of the initializers that an operator of {@code ops} reads as its B (input 1). */
-  static long packedBytes(OnnxGraph graph, Set<String> ops) {
+  /** Initializers that only a row lookup reads (as its data, scales or zero points). */
+  private static Set<String> lookupOnly(OnnxGraph graph, List<NodeProto> nodes) {
+    Set<String> names = new HashSet<>(graph.initializerNames());
+    Set<String> lookup = new HashSet<>();
+    Set<String> other = new HashSet<>();
+    for (NodeProto node : nodes) {
+      boolean byRow = LOOKUP_OPS.contains(node.getOpType());
+      for (int k = 0; k < node.getInputCount(); k++) {
+        String in = node.getInput(k);
+        if (names.contains(in)) {
+          (byRow && k != 1 ? lookup : other).add(in);
+        }
+      }
+    }
+    lookup.removeAll(other);
+    return lookup;
+  }
+
+  /** What pre-packing adds: twice MatMulNBits' scales (input 2), and the session allowance. */
+  private static long packing(OnnxGraph graph, List<NodeProto> nodes) {
     Map<String, Long> bytes = new HashMap<>();
     for (ExternalInitializer i : graph.initializers()) {
-      long b = ElementType.ofCode(i.elemType()).bytes();
-      for (long d : i.dims()) {
-        b *= d;
-      }
-      bytes.put(i.name(), b);
-    }
-    ModelProto model;
-    try {
-      model = ModelProto.parseFrom(graph.model());
-    } catch (InvalidProtocolBufferException e) {
-      throw new IllegalStateException("the graph built here does not parse", e);
+      bytes.put(i.name(), WeightsFile.bytes(i));
     }
     long total = 0;
-    for (NodeProto node : model.getGraph().getNodeList()) {
-      if (ops.contains(node.getOpType()) && node.getInputCount() > 1) {
-        total += bytes.getOrDefault(node.getInput(1), 0L);
-        bytes.remove(node.getInput(1)); // packed once however many nodes read it
+    boolean any = false;
+    for (NodeProto node : nodes) {
+      if (node.getOpType().equals("MatMulNBits") && node.getInputCount() > 2) {
+        Long b = bytes.remove(node.getInput(2));
+        total += b == null ? 0 : 2 * b;
+        any = true;
       }
     }
-    return total;
+    return total + (any ? NBITS_SESSION_MIB << 20 : 0);
+  }
+
+  /**
+   * The checkpoint tensor whose work while loading is largest ({@link WeightTensors#forEach}
+   * makes one tensor's initializers per task): {its bytes as stored, twice the bytes made}.
+   */
+  private static long[] largestTask(Map<String, Tensor> tensors, OnnxGraph graph) {
+    Map<String, Long> made = new LinkedHashMap<>();
+    WeightsFile.Layout layout = WeightsFile.layout(graph.initializers());
+    List<ExternalInitializer> inits = graph.initializers();
+    for (int i = 0; i < inits.size(); i++) {
+      if (layout.written()[i]) {
+        made.merge(inits.get(i).source().tensor(), WeightsFile.bytes(inits.get(i)), Long::sum);
+      }
+    }
+    long[] largest = {0, 0};
+    made.forEach((name, bytes) -> {
+      Tensor t = tensors.get(name);
+      long stored = t == null ? 0 : t.data().byteSize();
+      if (stored + 2 * bytes > largest[0] + largest[1]) {
+        largest[0] = stored;
+        largest[1] = 2 * bytes;
+      }
+    });
+    return largest;
   }
 
   /** One line per figure, in MiB, for check-model and serve's refusal. */
   public String describe() {
-    return String.format("weights as served %s (+%s MatMulNBits packing), graph constants %s,"
-        + " KV pool %s, runtime ~%s: serving ~%s; peak while loading ~%s (%s of it the"
-        + " checkpoint's mapped pages)", mib(weightBytes), mib(nbitsBytes), mib(graphBytes),
-        mib(kvPoolBytes), mib(runtimeBytes), mib(servingBytes()), mib(peakBytes()),
-        mib(checkpointBytes));
+    return String.format("weights file %s (resident %s, +%s pre-packing; tables read by row are"
+        + " resident only where read), graph constants %s, KV pool %s, runtime ~%s: serving ~%s;"
+        + " peak while loading ~%s", mib(weightBytes), mib(residentBytes), mib(packingBytes),
+        mib(graphBytes), mib(kvPoolBytes), mib(runtimeBytes), mib(servingBytes()),
+        mib(peakBytes()));
   }
 
   public static String mib(long bytes) {

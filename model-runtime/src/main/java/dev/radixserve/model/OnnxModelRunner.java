@@ -24,9 +24,10 @@ import java.util.Optional;
  * which reads the {@link KvPool} in place and writes the new keys and values into it; the cache
  * outputs are bound to the pool's own buffers, so nothing is copied back.
  *
- * <p>Weights are the graph's initializers, handed to ONNX Runtime once at session creation
- * ({@code AddExternalInitializers}; it keeps its own copy, pre-packs the MatMul weights and folds
- * constants). F16/BF16 weights are widened to fp32 for that and dropped again afterwards.
+ * <p>Weights are the graph's initializers, written once into a file that ONNX Runtime maps at
+ * session creation ({@link WeightsFile}; it pre-packs the MatMul weights into memory of its own
+ * and unmaps them, and reads the rest where they lie). F16/BF16 weights are widened to fp32 for
+ * that, one tensor at a time.
  *
  * <p>Not thread-safe: one engine thread calls {@link #forward}.
  */
@@ -46,7 +47,7 @@ public final class OnnxModelRunner implements ModelRunner {
   private boolean closed;
 
   private OnnxModelRunner(ModelWeights weights, KvPool pool, int intraOpThreads,
-      Map<String, String> sessionConfig, QuantSpec quant) {
+      Map<String, String> sessionConfig, QuantSpec quant, WeightStore store) {
     this.config = weights.config();
     this.pool = pool;
     List<AutoCloseable> opened = new ArrayList<>();
@@ -55,14 +56,13 @@ public final class OnnxModelRunner implements ModelRunner {
       this.env = Resources.track(opened, OrtEnv.create("radixserve"));
       OnnxGraph graph = weights.graph().build(pool.blockSize(), GraphDtype.FLOAT32, quant,
           pool.dtype());
-      try (SessionOptions options = SessionOptions.create();
-          WeightTensors initializers = WeightTensors.of(weights.tensors(), graph.initializers(), cpu)) {
+      try (SessionOptions options = SessionOptions.create()) {
         options.intraOpThreads(intraOpThreads).interOpThreads(1).sequentialExecution()
             .optimization(SessionOptions.Optimization.ALL)
-            .addCustomOpDomain(PagedAttentionOp.domain())
-            .addExternalInitializers(graph.initializerNames(), List.of(initializers.values()));
+            .addCustomOpDomain(PagedAttentionOp.domain());
         sessionConfig.forEach(options::config);
-        this.session = Resources.track(opened, OrtSession.create(env, graph.model(), options));
+        this.session = Resources.track(opened, WeightsFile.session(env, graph, weights.tensors(),
+            options, store));
       }
       NativeHeap.trim(); // the weights made for the session and its transient copies are freed
       this.call = Resources.track(opened, session.call(PagedGraph.inputNames(config),
@@ -129,10 +129,21 @@ public final class OnnxModelRunner implements ModelRunner {
    */
   public static OnnxModelRunner create(ModelWeights weights, int blockSize, int numBlocks,
       int intraOpThreads, Map<String, String> sessionConfig, QuantSpec quant, KvDtype kv) {
+    return create(weights, blockSize, numBlocks, intraOpThreads, sessionConfig, quant, kv,
+        WeightStore.temporary());
+  }
+
+  /**
+   * As {@link #create(ModelWeights, int, int, int, Map, QuantSpec, KvDtype)}, the weights file
+   * that ONNX Runtime maps written to (or, cached, found in) {@code store}.
+   */
+  public static OnnxModelRunner create(ModelWeights weights, int blockSize, int numBlocks,
+      int intraOpThreads, Map<String, String> sessionConfig, QuantSpec quant, KvDtype kv,
+      WeightStore store) {
     check(weights, blockSize, quant);
     return new OnnxModelRunner(weights,
         KvPool.ofBlocks(weights.config(), blockSize, numBlocks, kv), intraOpThreads,
-        sessionConfig, quant);
+        sessionConfig, quant, store);
   }
 
   /** A runner whose pool takes as many blocks as fit in {@code kvBudgetBytes}. */
@@ -151,10 +162,17 @@ public final class OnnxModelRunner implements ModelRunner {
   /** As above, the KV pool holding {@code kv}: a budget holds more blocks of a narrower type. */
   public static OnnxModelRunner createForBudget(ModelWeights weights, int blockSize,
       long kvBudgetBytes, int intraOpThreads, QuantSpec quant, KvDtype kv) {
+    return createForBudget(weights, blockSize, kvBudgetBytes, intraOpThreads, quant, kv,
+        WeightStore.temporary());
+  }
+
+  /** As above, the weights file written to (or, cached, found in) {@code store}. */
+  public static OnnxModelRunner createForBudget(ModelWeights weights, int blockSize,
+      long kvBudgetBytes, int intraOpThreads, QuantSpec quant, KvDtype kv, WeightStore store) {
     check(weights, blockSize, quant);
     return new OnnxModelRunner(weights,
         KvPool.forBudget(weights.config(), blockSize, kvBudgetBytes, kv), intraOpThreads,
-        Map.of(), quant);
+        Map.of(), quant, store);
   }
 
   /**

@@ -3,9 +3,6 @@ package dev.radixserve.model;
 import dev.radixserve.model.graph.ExternalInitializer;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.WeightSource;
-import dev.radixserve.model.ort.ElementType;
-import dev.radixserve.model.ort.MemoryInfo;
-import dev.radixserve.model.ort.OrtValue;
 import dev.radixserve.model.quant.BlockQuantizer;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.CheckpointRepacker;
@@ -21,100 +18,83 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One {@link OrtValue} per external initializer the graph declares, in its order: the data the
- * session gets for them ({@code AddExternalInitializers}), in the type the graph declares (fp32,
- * or its fp16/bf16, rounded to nearest even). A dense F32 weight wanted as fp32, native and
- * 4-byte aligned, is wrapped as it is; others (F16, BF16, heap or misaligned data, another
- * type, rows decoded from another format's blocks) are converted into memory owned here. A
- * quantized weight is quantized here, once for its three parts ({@link BlockQuantizer}), from
- * whatever the checkpoint has, or, from a GPTQ or AWQ
- * checkpoint, repacked from its own blocks ({@link CheckpointRepacker}). Everything is made in
- * native memory one checkpoint tensor at a time (no whole-model float or quantized copy on the
- * heap). ONNX Runtime copies the data while it creates the session, so these values (and the
- * memory made here) are closed right after.
- *
- * <p>Why this route: {@code AddInitializer} only replaces an initializer whose data the model
- * already holds (embedding every weight in the protobuf would copy it twice), and ONNX Runtime
- * rejects a data-less initializer; an external-data reference that no file holds, filled from
- * memory by {@code AddExternalInitializers} (API 12), is accepted, and the weights become real
- * initializers (MatMul and MatMulNBits pre-packing, constant folding).
+ * The data of every external initializer the graph declares, made from the checkpoint in the
+ * type the graph declares (fp32, or its fp16/bf16, rounded to nearest even): a dense F32 weight
+ * wanted as fp32 is handed over as it lies; others (F16, BF16, another type, rows decoded from
+ * another format's blocks, a row at a time) are converted. A
+ * quantized weight is quantized here, once for its parts ({@link BlockQuantizer}), from whatever
+ * dtype the checkpoint has, or, from a GPTQ or AWQ checkpoint, repacked from its own blocks
+ * ({@link CheckpointRepacker}). Everything is made in native memory one checkpoint tensor at a
+ * time (no whole-model float or quantized copy, on the heap or off it) and handed to a sink:
+ * {@link WeightsFile} writes it into the file ONNX Runtime maps.
  */
-final class WeightTensors implements AutoCloseable {
+final class WeightTensors {
 
-  private final Arena converted;
-  private final OrtValue[] values;
-  private final long bytes;
+  private WeightTensors() {}
 
-  private WeightTensors(Arena converted, OrtValue[] values, long bytes) {
-    this.converted = converted;
-    this.values = values;
-    this.bytes = bytes;
+  /** Takes one initializer's data (by its index in the graph's list), valid during the call. */
+  interface Sink {
+    void accept(int index, MemorySegment data);
   }
 
   /**
-   * @param tensors the checkpoint's tensors by name ({@code ModelWeights.tensors()})
+   * Makes every initializer's data and hands it to {@code sink}, straight in native memory one
+   * checkpoint tensor at a time: a quantized weight's parts are made right after it is quantized,
+   * in memory of the task's own that is freed once the sink has them, so neither the heap nor
+   * native memory ever holds the model's worth. The checkpoint's pages a task read are dropped
+   * from this process's resident set when it is done ({@link #release}). Tensors run in parallel
+   * over the common pool (at load the quantization is most of the start's extra time); the sink
+   * is called from those threads.
    */
-  static WeightTensors of(Map<String, Tensor> tensors, List<ExternalInitializer> initializers,
-      MemoryInfo info) {
-    Arena arena = Arena.ofShared();
-    OrtValue[] values = new OrtValue[initializers.size()];
-    long bytes = 0;
-    try {
-      MemorySegment[] data = materialize(tensors, initializers, arena);
-      for (MemorySegment d : data) {
-        bytes += d.byteSize();
-      }
-      for (int i = 0; i < values.length; i++) {
-        ExternalInitializer init = initializers.get(i);
-        values[i] = OrtValue.wrap(info, data[i], ElementType.ofCode(init.elemType()), init.dims());
-      }
-    } catch (RuntimeException ex) {
-      for (OrtValue v : values) {
-        if (v != null) {
-          v.close();
-        }
-      }
-      arena.close();
-      throw ex;
-    }
-    return new WeightTensors(arena, values, bytes);
-  }
-
-  /**
-   * The data of every initializer, made straight into native memory one checkpoint tensor at a
-   * time: a quantized weight's parts are written out right after it is quantized, so the heap
-   * holds at most one tensor's blocks per worker, never the model's. Tensors run in parallel
-   * over the common pool (at load the quantization is most of the start's extra time).
-   */
-  private static MemorySegment[] materialize(Map<String, Tensor> tensors,
-      List<ExternalInitializer> initializers, Arena arena) {
-    MemorySegment[] data = new MemorySegment[initializers.size()];
-    Map<String, List<Integer>> partsOf = new LinkedHashMap<>();
+  static void forEach(Map<String, Tensor> tensors, List<ExternalInitializer> initializers,
+      Sink sink) {
+    Map<String, List<Integer>> quantizedParts = new LinkedHashMap<>();
     List<Runnable> tasks = new ArrayList<>();
     for (int i = 0; i < initializers.size(); i++) {
       ExternalInitializer init = initializers.get(i);
       int at = i;
       switch (init.source()) {
-        case WeightSource.Dense d -> tasks.add(() -> data[at] = dense(tensor(tensors, d.tensor()),
-            floatType(init.elemType()), arena));
+        case WeightSource.Dense d -> tasks.add(() -> task(tensors, d.tensor(), arena ->
+            sink.accept(at, dense(tensor(tensors, d.tensor()), floatType(init.elemType()), arena))));
         case WeightSource.Quantized q when q.part() == WeightSource.Part.INPUT_ORDER ->
-            tasks.add(() -> data[at] = inputOrder(tensors, q, arena));
+            tasks.add(() -> task(tensors, q.tensor(),
+                arena -> sink.accept(at, inputOrder(tensors, q, arena))));
         case WeightSource.Quantized q ->
-            partsOf.computeIfAbsent(q.tensor(), k -> new ArrayList<>()).add(i);
+            quantizedParts.computeIfAbsent(q.tensor(), k -> new ArrayList<>()).add(i);
       }
     }
-    partsOf.values().forEach(indices -> tasks.add(() -> {
+    quantizedParts.forEach((name, indices) -> tasks.add(() -> task(tensors, name, arena -> {
       WeightSource.Quantized q = (WeightSource.Quantized) initializers.get(indices.getFirst())
           .source();
       QuantizedWeight w = quantize(tensors, q);
       for (int i : indices) {
         ExternalInitializer init = initializers.get(i);
-        data[i] = part(w, ((WeightSource.Quantized) init.source()).part(),
-            floatType(init.elemType()), arena);
+        sink.accept(i, part(w, ((WeightSource.Quantized) init.source()).part(),
+            floatType(init.elemType()), arena));
       }
-    }));
+    })));
     tasks.parallelStream().forEach(Runnable::run);
-    return data;
+  }
+
+  /** Runs one tensor's work in an arena of its own, then frees it and drops the tensor's pages. */
+  private static void task(Map<String, Tensor> tensors, String name,
+      java.util.function.Consumer<Arena> work) {
+    try (Arena arena = Arena.ofConfined()) {
+      work.accept(arena);
+    }
+    release(tensors.get(name));
+  }
+
+  /**
+   * Drops a memory-mapped tensor's pages from this process's resident set ({@code madvise
+   * MADV_DONTNEED} through {@link MemorySegment#unload}): the file's pages stay in the page
+   * cache, but a load no longer holds the whole checkpoint resident at its peak. Reading the
+   * tensor again faults its pages back in.
+   */
+  private static void release(Tensor t) {
+    if (t != null && t.data().isMapped()) {
+      t.data().unload();
+    }
   }
 
   private static MemorySegment dense(Tensor t, GraphDtype type, Arena arena) {
@@ -230,24 +210,5 @@ final class WeightTensors implements AutoCloseable {
       }
     }
     return GraphDtype.FLOAT32;
-  }
-
-  OrtValue[] values() {
-    return values;
-  }
-
-  /** Bytes of data handed to ONNX Runtime (made here or wrapped in place). */
-  long bytes() {
-    return bytes;
-  }
-
-  @Override
-  public void close() {
-    for (OrtValue v : values) {
-      v.close();
-    }
-    if (converted.scope().isAlive()) {
-      converted.close();
-    }
   }
 }

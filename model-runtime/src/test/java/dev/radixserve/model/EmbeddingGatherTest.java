@@ -65,11 +65,10 @@ class EmbeddingGatherTest {
     try (OrtEnv env = OrtEnv.create("embedding-test");
         MemoryInfo cpu = MemoryInfo.cpu();
         Arena arena = Arena.ofConfined();
-        WeightTensors weights = WeightTensors.of(tensors, graph.initializers(), cpu);
         SessionOptions options = SessionOptions.create()) {
-      options.intraOpThreads(1).addExternalInitializers(graph.initializerNames(),
-          List.of(weights.values()));
-      try (OrtSession session = OrtSession.create(env, graph.model(), options);
+      options.intraOpThreads(1);
+      try (OrtSession session = WeightsFile.session(env, graph, tensors, options,
+              WeightStore.temporary());
           OrtSession.Call call = session.call(List.of(LinearGraph.IDS), List.of(LinearGraph.Y));
           OrtValue in = OrtValue.wrap(cpu, arena.allocateFrom(ValueLayout.JAVA_LONG, ids),
               ElementType.INT64, ids.length)) {

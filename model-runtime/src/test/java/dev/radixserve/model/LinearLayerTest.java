@@ -123,11 +123,10 @@ class LinearLayerTest {
     try (OrtEnv env = OrtEnv.create("linear-test");
         MemoryInfo cpu = MemoryInfo.cpu();
         Arena arena = Arena.ofConfined();
-        WeightTensors weights = WeightTensors.of(tensors, graph.initializers(), cpu);
         SessionOptions options = SessionOptions.create()) {
-      options.intraOpThreads(1).addExternalInitializers(graph.initializerNames(),
-          List.of(weights.values()));
-      try (OrtSession session = OrtSession.create(env, graph.model(), options);
+      options.intraOpThreads(1);
+      try (OrtSession session = WeightsFile.session(env, graph, tensors, options,
+              WeightStore.temporary());
           OrtSession.Call call = session.call(List.of(LinearGraph.X), List.of(LinearGraph.Y));
           OrtValue in = OrtValue.wrap(cpu, arena.allocateFrom(ValueLayout.JAVA_FLOAT, x),
               ElementType.FLOAT, T, x.length / T)) {

@@ -30,6 +30,7 @@ import dev.radixserve.model.tokenizer.TokenizerLoader;
 import dev.radixserve.model.weights.EosTokens;
 import dev.radixserve.model.gguf.GgufModelLoader;
 import dev.radixserve.model.weights.HfModelLoader;
+import dev.radixserve.model.WeightStore;
 import dev.radixserve.model.weights.WeightsDigest;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.RandomGpt2;
@@ -81,14 +82,17 @@ public final class RadixServer {
    * fp16 on the CPU, take the IOBinding runner with its pool in the device's memory.
    */
   private static ModelRunner createRunner(ModelWeights weights, ServerConfig config,
-      QuantSpec quant) {
+      QuantSpec quant, String checkpointKey) {
     Device device = config.device();
     if (device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32) {
+      WeightStore store = config.weightsCache() == null ? WeightStore.temporary()
+          : WeightStore.cache(config.weightsCache(), checkpointKey);
       return config.numBlocks() != null
           ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(),
-              config.threads(), java.util.Map.of(), quant, config.kvCacheDtype())
+              config.threads(), java.util.Map.of(), quant, config.kvCacheDtype(), store)
           : OnnxModelRunner.createForBudget(weights, config.blockSize(),
-              config.kvCacheMemoryBytes(), config.threads(), quant, config.kvCacheDtype());
+              config.kvCacheMemoryBytes(), config.threads(), quant, config.kvCacheDtype(),
+              store);
     }
     // ServerConfig checked that the device's runner keeps the pool in its graph dtype here
     LOG.info("running on " + device.kind().settingName() + " in " + device.dtype().settingName());
@@ -186,7 +190,8 @@ public final class RadixServer {
     long params;
     try (weights) {
       checkMemory(weights, config, quant);
-      runner = createRunner(weights, config, quant);
+      runner = createRunner(weights, config, quant,
+          WeightsDigest.cacheKey(weightsDigest, weightFiles));
       params = weights.tensors().values().stream()
           .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
     }
@@ -224,7 +229,8 @@ public final class RadixServer {
         p -> new LogitsSampler(p, mc.vocabSize()),
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
             config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests(),
-            new Engine.FairShareSettings(config.fairShare(), config.effectiveMaxSeqsPerRequest())),
+            new Engine.FairShareSettings(config.fairShare(), config.effectiveMaxSeqsPerRequest()),
+            config.speculation()),
         EngineObserver.both(metrics, cacheRecorder));
     metrics.bindEngine(engine, config.blockSize(), config.servedModelName());
     if (kvEvents != null) {

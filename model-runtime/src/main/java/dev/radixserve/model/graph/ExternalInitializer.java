@@ -1,8 +1,8 @@
 package dev.radixserve.model.graph;
 
 /**
- * An initializer the graph declares without data: the runner hands ONNX Runtime its data at
- * session creation ({@code AddExternalInitializers}), made from {@code source}.
+ * An initializer the graph declares without data: the runner writes its data, made from {@code
+ * source}, into the weights file ONNX Runtime maps ({@code WeightsFile}).
  *
  * @param elemType ONNX element type code ({@code TensorProto.DataType})
  */

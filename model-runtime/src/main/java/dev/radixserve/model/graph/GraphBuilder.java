@@ -70,9 +70,9 @@ final class GraphBuilder {
   }
 
   /**
-   * Declares an initializer whose data the session gets from the caller
-   * ({@code AddExternalInitializers}) instead of the model: an external-data reference to a
-   * location that no file holds. The runner makes the data from {@code source}.
+   * Declares an initializer whose data the model does not hold: an external-data reference
+   * that the runner points into the weights file it writes from {@code source}
+   * ({@code WeightsFile}).
    */
   void externalInitializer(String name, int elemType, long[] dims, WeightSource source) {
     if (externals.putIfAbsent(name, new ExternalInitializer(name, elemType, dims, source)) != null) {

@@ -17,7 +17,7 @@ import java.util.Map;
  *                 attention_metadata int32 [2] (host memory)
  *                 key_cache_{i}, value_cache_{i} dtype [NB, B, KVH, D]        (per layer)
  *   initializers  {@link #initializers()}: the family's weights in dtype, external data supplied
- *                 by the runner at session creation (AddExternalInitializers)
+ *                 by the runner from a weights file ONNX Runtime maps (WeightsFile)
  *   outputs       logits float [R, vocab]
  *                 key_cache_out_{i}, value_cache_out_{i}: bound by the runner to the very
  *                 buffers of key_cache_{i} / value_cache_{i} (updated in place)

@@ -53,6 +53,24 @@ public final class WeightsDigest {
     return HexFormat.of().formatHex(sha.digest(), 0, 8);
   }
 
+  /**
+   * What names a derived copy of these weights (the quantized file a {@code WeightStore} cache
+   * keeps): the sampled {@code digest}, and each file's real path, size and modification time,
+   * so that a file rewritten in place, even between the digest's samples, misses the cache.
+   */
+  public static String cacheKey(String digest, List<Path> files) {
+    StringBuilder key = new StringBuilder(digest);
+    for (Path file : files) {
+      try {
+        key.append('|').append(file.toRealPath()).append('|').append(java.nio.file.Files.size(file))
+            .append('|').append(java.nio.file.Files.getLastModifiedTime(file).toMillis());
+      } catch (IOException e) {
+        throw new UncheckedIOException("reading " + file + " for its cache key", e);
+      }
+    }
+    return key.toString();
+  }
+
   private static ByteBuffer read(FileChannel ch, long position, long length) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(Math.toIntExact(length));
     while (b.hasRemaining()) {

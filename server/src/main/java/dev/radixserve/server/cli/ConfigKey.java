@@ -10,6 +10,7 @@ import dev.radixserve.server.config.ReasoningParserSetting;
 import dev.radixserve.server.config.ToolCallParserSetting;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.kvtier.DiskWritePolicy;
+import dev.radixserve.server.spec.SpeculativeMode;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
@@ -100,6 +101,8 @@ enum ConfigKey {
       c -> ConfigValues.formatBytes(c.kvOffloadMemoryBytes())),
   KV_OFFLOAD_DIR("kv-offload-dir", (b, v) -> b.kvOffloadDir = Path.of(ConfigValues.text(v)),
       c -> c.kvOffloadDir() == null ? null : c.kvOffloadDir().toString()),
+  WEIGHTS_CACHE("weights-cache", (b, v) -> b.weightsCache = Path.of(ConfigValues.text(v)),
+      c -> c.weightsCache() == null ? null : c.weightsCache().toString()),
   KV_OFFLOAD_DISK_SIZE("kv-offload-disk-size",
       (b, v) -> b.kvOffloadDiskBytes = ConfigValues.bytes(v),
       c -> ConfigValues.formatBytes(c.kvOffloadDiskBytes())),
@@ -130,7 +133,15 @@ enum ConfigKey {
       c -> ConfigValues.formatChoice(c.toolCallParser())),
   REASONING_PARSER("reasoning-parser",
       (b, v) -> b.reasoningParser = ConfigValues.choice(v, ReasoningParserSetting.class),
-      c -> ConfigValues.formatChoice(c.reasoningParser()));
+      c -> ConfigValues.formatChoice(c.reasoningParser())),
+  // YAML 1.1 reads an unquoted `off` as false: a config file's `speculative: off` means off
+  SPECULATIVE("speculative",
+      (b, v) -> b.speculative = "false".equals(v.strip()) ? SpeculativeMode.OFF
+          : ConfigValues.choice(v, SpeculativeMode.class),
+      c -> ConfigValues.formatChoice(c.speculation().mode())),
+  SPECULATIVE_MAX_TOKENS("speculative-max-tokens",
+      (b, v) -> b.speculativeMaxTokens = ConfigValues.integer(v),
+      c -> c.speculation().maxTokens());
 
   static final String ENV_PREFIX = "RADIXSERVE_";
 

@@ -175,6 +175,18 @@ final class ServeCommand implements Callable<Integer> {
           + "Env RADIXSERVE_PREFILL_CHUNK_SIZE.")
   String prefillChunkSize;
 
+  @Option(names = "--speculative", paramLabel = "ngram|off", order = 56,
+      description = "Speculative decoding: ngram drafts the next tokens from the sequence's own "
+          + "prompt and output and from the prefix cache's token runs in its namespace, and "
+          + "verifies them in one step (outputs unchanged); off decodes one token per step. "
+          + "Env RADIXSERVE_SPECULATIVE.")
+  String speculative;
+
+  @Option(names = "--speculative-max-tokens", paramLabel = "N", order = 57,
+      description = "Most draft tokens one sequence verifies in one step (1..64). "
+          + "Env RADIXSERVE_SPECULATIVE_MAX_TOKENS.")
+  String speculativeMaxTokens;
+
   @Option(names = "--max-connections", paramLabel = "N", order = 33,
       description = "Open connections beyond which new ones get 503 and are closed. "
           + "Env RADIXSERVE_MAX_CONNECTIONS.")
@@ -249,6 +261,13 @@ final class ServeCommand implements Callable<Integer> {
       description = "Host-memory tier below the KV pool: evicted blocks are kept here (e.g. 4g)"
           + " and loaded instead of recomputed. Default: 0 (off). Env RADIXSERVE_KV_OFFLOAD_MEMORY.")
   String kvOffloadMemory;
+
+  @Option(names = "--weights-cache", paramLabel = "DIR", order = 92,
+      description = "Keep the weights as ONNX Runtime maps them (quantized, converted) in this"
+          + " directory, one file per checkpoint and quantization: a restart maps the file"
+          + " instead of quantizing again. Default: none (a temporary file, deleted once"
+          + " loaded). Env RADIXSERVE_WEIGHTS_CACHE.")
+  String weightsCache;
 
   @Option(names = "--kv-offload-dir", paramLabel = "DIR", order = 51,
       description = "Disk tier below the KV pool: evicted blocks (and, at shutdown, the cached"

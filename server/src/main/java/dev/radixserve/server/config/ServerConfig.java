@@ -7,6 +7,8 @@ import dev.radixserve.model.ort.CudaProvider;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.server.kvtier.DiskWritePolicy;
+import dev.radixserve.server.spec.Speculation;
+import dev.radixserve.server.spec.SpeculativeMode;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -58,9 +60,14 @@ import java.time.Duration;
  * @param toolCallParser the tool-call syntax of chat replies ({@code auto}: the template's family)
  * @param reasoningParser how chat replies split into reasoning and content ({@code auto}: the
  *     template's family)
+ * @param weightsCache directory where the weights as ONNX Runtime maps them (quantized,
+ *     converted) are kept across restarts, one file per checkpoint and quantization, so a restart
+ *     skips quantizing; null: a temporary file, deleted once the model is loaded
  * @param kvCacheDtype what the KV pool stores in ({@code --kv-cache-dtype}); null: auto, the
  *     graph's dtype ({@link KvDtype#of}); checked against the device ({@link
  *     Device#requireKvDtype})
+ * @param speculation speculative decoding ({@code --speculative}, {@code
+ *     --speculative-max-tokens})
  */
 public record ServerConfig(
     String host,
@@ -101,7 +108,9 @@ public record ServerConfig(
     QuantSpec.HeadSetting quantizationHead,
     ToolCallParserSetting toolCallParser,
     ReasoningParserSetting reasoningParser,
-    KvDtype kvCacheDtype) {
+    KvDtype kvCacheDtype,
+    Path weightsCache,
+    Speculation speculation) {
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
@@ -147,6 +156,9 @@ public record ServerConfig(
     }
     kvCacheDtype = device.requireKvDtype(
         kvCacheDtype == null ? KvDtype.of(device.dtype()) : kvCacheDtype);
+    if (speculation == null) {
+      speculation = Speculation.off();
+    }
     if (servedModelName == null || servedModelName.isBlank()) {
       servedModelName = model == null ? EMBEDDED_MODEL_NAME : model.getFileName().toString();
     }
@@ -225,6 +237,9 @@ public record ServerConfig(
     b.toolCallParser = toolCallParser;
     b.reasoningParser = reasoningParser;
     b.kvCacheDtype = kvCacheDtype;
+    b.weightsCache = weightsCache;
+    b.speculative = speculation.mode();
+    b.speculativeMaxTokens = speculation.maxTokens();
     return b;
   }
 
@@ -276,6 +291,9 @@ public record ServerConfig(
     public ReasoningParserSetting reasoningParser = ReasoningParserSetting.AUTO;
     /** null: auto (the graph's dtype: float32 on the CPU). */
     public KvDtype kvCacheDtype;
+    public Path weightsCache;
+    public SpeculativeMode speculative = SpeculativeMode.OFF;
+    public int speculativeMaxTokens = 8;
 
     public Device.Kind device = Device.Kind.CPU;
     /** null: float32 on the CPU, float16 on CUDA. */
@@ -316,7 +334,8 @@ public record ServerConfig(
           kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes, kvOffloadDiskWrite,
           quantization(), new QuantSpec.HeadSetting(quantizationLmHead,
               quantizationHeadBlockSize), toolCallParser, reasoningParser,
-              kvCacheDtype);
+              kvCacheDtype, weightsCache, new Speculation(speculative, speculativeMaxTokens,
+                  Speculation.DEFAULT_MAX_BATCH));
     }
 
     /**

@@ -3,9 +3,12 @@ package dev.radixserve.server.engine;
 import dev.radixserve.cache.CacheNamespace;
 import dev.radixserve.cache.BlockPool;
 import dev.radixserve.cache.PrefixCache;
+import dev.radixserve.cache.RadixCache;
 import dev.radixserve.model.ModelRunner;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.server.spec.RadixDraftIndex;
+import dev.radixserve.server.spec.Speculation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,6 +36,8 @@ import java.util.logging.Logger;
 public final class Engine {
 
   private static final Logger LOG = Logger.getLogger(Engine.class.getName());
+  /** N-grams the draft index keeps: about 15 MB at 8 draft tokens. */
+  private static final int RADIX_DRAFT_ENTRIES = 1 << 17;
 
   /**
    * Engine settings (from ServerConfig).
@@ -41,12 +46,23 @@ public final class Engine {
    *     {@code maxNumSeqs} per request
    */
   public record Settings(SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
-      int prefillChunkSize, int maxQueuedRequests, FairShareSettings fairShare) {
+      int prefillChunkSize, int maxQueuedRequests, FairShareSettings fairShare,
+      Speculation speculation) {
 
     public Settings {
       if (fairShare == null) {
         fairShare = new FairShareSettings(true, Math.max(1, maxNumSeqs / 4));
       }
+      if (speculation == null) {
+        speculation = Speculation.off();
+      }
+    }
+
+    /** Without speculative decoding. */
+    public Settings(SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
+        int prefillChunkSize, int maxQueuedRequests, FairShareSettings fairShare) {
+      this(policy, maxNumSeqs, maxBatchedTokens, prefillChunkSize, maxQueuedRequests, fairShare,
+          null);
     }
 
     /** Fair shares on, with the default per-request cap. */
@@ -125,16 +141,36 @@ public final class Engine {
       loader = null;
     }
     blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting, tiers, loads);
+    Speculator speculator = new Speculator(settings.speculation(),
+        speculationIndex(cache, settings.speculation(), runner.blockSize()), counting);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
-        settings.maxBatchedTokens(), settings.prefillChunkSize(), settings.fairShare(), counting);
+        settings.maxBatchedTokens(), settings.prefillChunkSize(), settings.fairShare(), counting,
+        speculator);
     this.outputs = new OutputProcessor(scheduler, blocks, samplers, tokenizer, eosTokenIds,
-        counting, requests);
+        counting, requests, speculator);
     publishGauges();
     this.thread = Thread.ofPlatform().name("radixserve-engine").unstarted(this::run);
   }
 
   public void start() {
     thread.start();
+  }
+
+  /**
+   * The index of the cache's token runs that drafts come from: fed by the cache's events from
+   * now on, and told what the cache already holds.
+   */
+  private static Optional<RadixDraftIndex> speculationIndex(Optional<PrefixCache> cache,
+      Speculation speculation, int blockSize) {
+    // a cache that publishes no events (a test's) drafts from each sequence's own tokens only
+    if (!speculation.enabled() || !(cache.orElse(null) instanceof RadixCache radix)) {
+      return Optional.empty();
+    }
+    RadixDraftIndex index = new RadixDraftIndex(blockSize, speculation.maxTokens(),
+        RADIX_DRAFT_ENTRIES);
+    radix.replay(index);
+    radix.addListener(index);
+    return Optional.of(index);
   }
 
   /**
@@ -429,6 +465,11 @@ public final class Engine {
     @Override
     public void evicted(int blocks) {
       delegate.evicted(blocks);
+    }
+
+    @Override
+    public void speculated(int drafted, int accepted) {
+      delegate.speculated(drafted, accepted);
     }
 
     @Override

@@ -33,6 +33,12 @@ public interface EngineObserver {
   default void evicted(int blocks) {}
 
   /**
+   * A step verified {@code drafted} draft tokens of one sequence and the model agreed with the
+   * first {@code accepted} of them (speculative decoding).
+   */
+  default void speculated(int drafted, int accepted) {}
+
+  /**
    * A sequence was admitted (again after a preemption too) with this prefix-cache match; only
    * with prefix caching on.
    *

@@ -64,6 +64,12 @@ record ObserverPair(EngineObserver first, EngineObserver second) implements Engi
   }
 
   @Override
+  public void speculated(int drafted, int accepted) {
+    first.speculated(drafted, accepted);
+    second.speculated(drafted, accepted);
+  }
+
+  @Override
   public void prefixMatched(String requestId, int choice, String namespace, long nodeId,
       int matchedTokens, int queriedTokens) {
     first.prefixMatched(requestId, choice, namespace, nodeId, matchedTokens, queriedTokens);

@@ -29,11 +29,16 @@ final class OutputProcessor {
   private final Set<Integer> eosTokenIds;
   private final EngineObserver observer;
   private final Map<String, RequestState> requests;
+  private final Speculator speculator;
 
-  /** @param eosTokenIds tokens that end a choice unless its request ignores EOS */
+  /**
+   * @param eosTokenIds tokens that end a choice unless its request ignores EOS
+   * @param speculator told how each verified draft fared
+   */
   OutputProcessor(Scheduler scheduler, SequenceBlocks blocks, SamplerFactory samplers,
       Tokenizer tokenizer, Set<Integer> eosTokenIds, EngineObserver observer,
-      Map<String, RequestState> requests) {
+      Map<String, RequestState> requests, Speculator speculator) {
+    this.speculator = speculator;
     this.scheduler = scheduler;
     this.blocks = blocks;
     this.samplers = samplers;
@@ -86,6 +91,10 @@ final class OutputProcessor {
       blocks.copied(s);
       int firstRow = row;
       row += c.rows();
+      if (c.draft().length > 0) {
+        verify(s, c.draft(), logits, firstRow);
+        continue;
+      }
       int start = s.numComputed;
       s.numComputed += c.tokens();
       int prefill = Math.min(s.prefillEnd, s.numComputed) - start;
@@ -111,6 +120,36 @@ final class OutputProcessor {
         fork(s, last);
       }
       emit(s, last);
+    }
+  }
+
+  /**
+   * Speculative decoding's verification: emits tokens from the rows of the decoded token and the
+   * draft after it, in order, exactly as decoding one token per step would (same sampler, same
+   * constraint, same stop conditions), and goes on to row i + 1 only while the token emitted
+   * from row i is draft token i, whose K/V the step computed: the longest agreeing prefix of the
+   * draft plus the model's own next token. Greedy, that is exact agreement; sampled, it is
+   * standard rejection sampling with a one-point draft distribution (accept draft d with
+   * probability p(d), else draw from p without d, renormalized), which is what drawing from p
+   * and comparing with d does; and the sampler draws its random numbers in the same order as
+   * without speculation, so a seeded request gives the same tokens with it on or off. The
+   * positions of the rejected draft tokens are rolled back.
+   */
+  private void verify(Sequence s, int[] draft, float[][] logits, int firstRow) {
+    s.numComputed++; // the decoded token
+    int accepted = 0;
+    boolean running = true;
+    for (int i = 0; running; i++) {
+      running = emit(s, sampleable(logits[firstRow + i]));
+      if (!running || i == draft.length || s.token(s.length() - 1) != draft[i]) {
+        break;
+      }
+      s.numComputed++; // draft token i is the sequence's token now, its K/V computed
+      accepted++;
+    }
+    speculator.verified(s, draft.length, accepted);
+    if (running) {
+      blocks.rollBack(s);
     }
   }
 
@@ -165,14 +204,20 @@ final class OutputProcessor {
     }
   }
 
-  private void emit(Sequence s, float[] logits) {
+  /**
+   * Samples and reports one token of {@code s} (appended to it), retiring {@code s} when it
+   * finishes.
+   *
+   * @return true while {@code s} goes on
+   */
+  private boolean emit(Sequence s, float[] logits) {
     Set<Integer> ends = s.guideEnds;
     if (s.guide != null && !s.guide.mask(logits, ends)) {
       // the vocabulary cannot continue the constrained output (never for byte-level BPE)
       LOG.warning(() -> s + ": no token continues its constrained output; ending it");
       s.request.sink().onOutput(new ChoiceOutput(s.choice, List.of(), FinishReason.COMPLETE));
       retire(s, FinishReason.COMPLETE);
-      return;
+      return false;
     }
     SampledToken t = s.sampler.sample(logits);
     int id = t.tokenId();
@@ -207,6 +252,7 @@ final class OutputProcessor {
     if (finish != null) {
       retire(s, finish);
     }
+    return finish == null;
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.radixserve.server.engine;
 
 import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.server.spec.Speculation;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -10,6 +11,7 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -48,6 +50,7 @@ final class Scheduler {
   private final int prefillChunkSize;
   private final EngineObserver observer;
   private final FairShare fair;
+  private final Speculator speculator;
   private final Deque<Sequence> waiting = new ArrayDeque<>();
   private final List<Sequence> running = new ArrayList<>();
   private final List<Sequence> neverAdmissible = new ArrayList<>();
@@ -55,6 +58,15 @@ final class Scheduler {
 
   Scheduler(SequenceBlocks blocks, SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
       int prefillChunkSize, Engine.FairShareSettings fairShare, EngineObserver observer) {
+    this(blocks, policy, maxNumSeqs, maxBatchedTokens, prefillChunkSize, fairShare, observer,
+        new Speculator(Speculation.off(), Optional.empty(), observer));
+  }
+
+  /** @param speculator drafts tokens for decoding sequences to verify in their step */
+  Scheduler(SequenceBlocks blocks, SchedulePolicy policy, int maxNumSeqs, int maxBatchedTokens,
+      int prefillChunkSize, Engine.FairShareSettings fairShare, EngineObserver observer,
+      Speculator speculator) {
+    this.speculator = speculator;
     this.blocks = blocks;
     this.fair = new FairShare(maxNumSeqs, fairShare);
     this.policy = policy;
@@ -131,13 +143,41 @@ final class Scheduler {
       if (selfPreempted) {
         break; // s was the newest: nothing after it is left
       }
-      chunks.add(new ScheduledStep.Chunk(s, want));
-      budget -= want;
+      ScheduledStep.Chunk chunk = want == 1 ? decodeChunk(i, budget - 1)
+          : new ScheduledStep.Chunk(s, want);
+      chunks.add(chunk);
+      budget -= chunk.tokens();
     }
     if (!preempted && (order != null || (!full && !waiting.isEmpty()))) {
       admit(chunks, budget, order != null ? order : admissionOrder());
     }
     return new ScheduledStep(chunks);
+  }
+
+  /**
+   * One token of running sequence {@code i}, and the draft tokens the speculator proposes after
+   * it where the budget and the free blocks have room: blocks the running sequences after it
+   * need for this step are left to them, so a draft never makes the scheduler evict or preempt.
+   */
+  private ScheduledStep.Chunk decodeChunk(int i, int budget) {
+    Sequence s = running.get(i);
+    int[] draft = speculator.draft(s, running.size(), () -> {
+      int reserve = 0;
+      for (int j = i + 1; j < running.size(); j++) {
+        Sequence o = running.get(j);
+        int next = o.numComputed + Math.min(o.length() - o.numComputed, prefillChunkSize);
+        reserve += Math.max(0, SequenceBlocks.blocksFor(next, blocks.blockSize()) - o.tableSize());
+      }
+      return Math.min(budget, blocks.draftRoom(s, reserve));
+    });
+    if (draft.length == 0) {
+      return new ScheduledStep.Chunk(s, 1);
+    }
+    if (!blocks.ensureCapacity(s, s.numComputed + 1 + draft.length)) {
+      throw new IllegalStateException("a draft of " + draft.length + " tokens for " + s
+          + " found no blocks for it");
+    }
+    return new ScheduledStep.Chunk(s, draft);
   }
 
   /** Slots {@code s} takes when admitted: its choices, before they fork. */

@@ -60,6 +60,9 @@ final class Sequence {
   long lastTokenNanos;
   /** The prompt is computed and the choices have been forked (choice 0 only). */
   boolean forked;
+  /** Speculative decoding: drafts from its own tokens, and how many to verify (set lazily). */
+  dev.radixserve.server.spec.PromptLookup promptLookup;
+  dev.radixserve.server.spec.DraftLength draftLength;
 
   Sequence(EngineRequest request, RequestState state, int choice, Sampler sampler) {
     this.request = request;

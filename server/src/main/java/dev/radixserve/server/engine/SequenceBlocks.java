@@ -345,6 +345,30 @@ final class SequenceBlocks {
   }
 
   /**
+   * Positions {@code s} could grow by beyond the token it decodes next without evicting anything:
+   * room in its table's last block and the free blocks but {@code reserved} (what a draft may
+   * take: speculation never evicts a cached block).
+   */
+  int draftRoom(Sequence s, int reserved) {
+    return (s.tableSize() + pool.freeCount() - reserved) * blockSize - (s.numComputed + 1);
+  }
+
+  /**
+   * After a verified draft: frees the blocks of {@code s} past the one its next token goes into.
+   * They hold only rejected drafts' K/V. Slots past {@code numComputed} in the blocks it keeps
+   * hold them too; those slots are never shared, since the cache takes a sequence's blocks with
+   * its {@code numComputed} tokens only, and the next step that computes a position overwrites
+   * its slot.
+   */
+  void rollBack(Sequence s) {
+    int keep = Math.max(blocksFor(s.length(), blockSize), s.heldBlocks);
+    if (s.tableSize() > keep) {
+      pool.free(Arrays.copyOfRange(s.blockTable(), keep, s.tableSize()));
+      s.truncateBlocks(keep);
+    }
+  }
+
+  /**
    * Inserts the full computed blocks of a running {@code s} into the cache and moves its lock to
    * the new node, so concurrent requests can share them (SGLang's "cache unfinished request").
    * When its prefill is done, the partial last block goes in too (see {@link #sharePartial}).

@@ -46,6 +46,7 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
   private final MultiGauge clientRunning;
   private final MultiGauge clientWaiting;
   private volatile Supplier<EngineGauges> engineGauges;
+  private final SpeculationMeters speculation = new SpeculationMeters(registry);
   private final Timer ttft;
   private final Timer itl;
   private final Timer e2e;
@@ -305,6 +306,11 @@ public final class ServerMetrics implements EngineObserver, AutoCloseable {
   @Override
   public void evicted(int blocks) {
     evicted.increment(blocks);
+  }
+
+  @Override
+  public void speculated(int drafted, int accepted) {
+    speculation.speculated(drafted, accepted);
   }
 
   @Override

@@ -122,6 +122,9 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.TOOL_CALL_PARSER, "llama3_json");
     values.put(ConfigKey.REASONING_PARSER, "deepseek_r1");
     values.put(ConfigKey.KV_CACHE_DTYPE, "bfloat16");
+    values.put(ConfigKey.WEIGHTS_CACHE, "/var/cache/radixserve-weights");
+    values.put(ConfigKey.SPECULATIVE, "ngram");
+    values.put(ConfigKey.SPECULATIVE_MAX_TOKENS, "6");
     assertEquals(ConfigKey.values().length, values.size());
 
     ServerConfig expected = new ServerConfig("127.0.0.1", 0, model, "my-gpt", 32, 2L << 30, 99, 5,
@@ -140,7 +143,8 @@ class ConfigPrecedenceTest {
         new QuantSpec.HeadSetting(true, 128),
         dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON,
         dev.radixserve.server.config.ReasoningParserSetting.DEEPSEEK_R1,
-        dev.radixserve.model.graph.KvDtype.BFLOAT16);
+        dev.radixserve.model.graph.KvDtype.BFLOAT16, Path.of("/var/cache/radixserve-weights"),
+        dev.radixserve.server.spec.Speculation.ngram(6));
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));
 
@@ -239,10 +243,12 @@ class ConfigPrecedenceTest {
         + "max-connections, idle-timeout, header-timeout, body-timeout, warmup, device, dtype, "
         + "kv-cache-dtype, "
         + "cuda-device-id, cuda-tf32, fair-share, max-seqs-per-request, client-id-header, "
-        + "kv-offload-memory, kv-offload-dir, kv-offload-disk-size, kv-offload-disk-write, "
+        + "kv-offload-memory, kv-offload-dir, weights-cache, kv-offload-disk-size, "
+        + "kv-offload-disk-write, "
         + "quantization, "
         + "quantization-block-size, quantization-zero-points, quantization-lm-head, "
-        + "quantization-head-block-size, tool-call-parser, reasoning-parser)",
+        + "quantization-head-block-size, tool-call-parser, reasoning-parser, speculative,"
+        + " speculative-max-tokens)",
         e.getMessage());
   }
 

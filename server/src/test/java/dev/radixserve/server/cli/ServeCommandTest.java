@@ -94,6 +94,7 @@ class ServeCommandTest {
         client-id-header: null
         kv-offload-memory: 0
         kv-offload-dir: null
+        weights-cache: null
         kv-offload-disk-size: 16g
         kv-offload-disk-write: reused
         quantization: none
@@ -103,6 +104,8 @@ class ServeCommandTest {
         quantization-head-block-size: auto
         tool-call-parser: auto
         reasoning-parser: auto
+        speculative: "off"
+        speculative-max-tokens: 8
         """, r.out());
   }
 

@@ -15,6 +15,8 @@ import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.model.sampling.SamplingParams;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
 import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.server.spec.RadixDraftIndex;
+import dev.radixserve.server.spec.Speculation;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -76,6 +78,9 @@ class EngineHarness {
   /** Runs between a step's schedule and its forward (to check what was scheduled). */
   Runnable afterSchedule = () -> {};
   int preemptions;
+  /** Draft tokens verified, and of those accepted (speculative decoding). */
+  int drafted;
+  int accepted;
   int fairSharePreemptions;
   int deferrals;
   /** The batch and logits of the last step. */
@@ -97,7 +102,7 @@ class EngineHarness {
   EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
       int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward) {
     this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, prefillChunk, forward,
-        8, new Engine.FairShareSettings(true, 2), null, Runnable::run);
+        8, new Engine.FairShareSettings(true, 2), null, Runnable::run, Speculation.off());
   }
 
   /**
@@ -108,7 +113,7 @@ class EngineHarness {
       int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward, int maxNumSeqs,
       Engine.FairShareSettings fairShare) {
     this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, prefillChunk, forward,
-        maxNumSeqs, fairShare, null, Runnable::run);
+        maxNumSeqs, fairShare, null, Runnable::run, Speculation.off());
   }
 
   /**
@@ -120,7 +125,18 @@ class EngineHarness {
       int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward,
       Function<RadixCache, BlockTiers> tiers, Executor loader) {
     this(blocks, blockSize, caching, policy, maxBatchedTokens, vocabSize, prefillChunk, forward,
-        8, new Engine.FairShareSettings(true, 2), tiers, loader);
+        8, new Engine.FairShareSettings(true, 2), tiers, loader, Speculation.off());
+  }
+
+  /**
+   * An FCFS harness whose decoding sequences verify drafts (speculative decoding), from their own
+   * tokens and, with caching on, from {@link #cache}'s token runs.
+   */
+  static EngineHarness speculative(int blocks, int blockSize, boolean caching,
+      int maxBatchedTokens, int vocabSize, Forward forward, Speculation speculation) {
+    return new EngineHarness(blocks, blockSize, caching, SchedulePolicy.FCFS, maxBatchedTokens,
+        vocabSize, Integer.MAX_VALUE, forward, 8, new Engine.FairShareSettings(true, 2), null,
+        Runnable::run, speculation);
   }
 
   /**
@@ -139,7 +155,7 @@ class EngineHarness {
   private EngineHarness(int blocks, int blockSize, boolean caching, SchedulePolicy policy,
       int maxBatchedTokens, int vocabSize, int prefillChunk, Forward forward, int maxNumSeqs,
       Engine.FairShareSettings fairShare, Function<RadixCache, BlockTiers> tiers,
-      Executor loader) {
+      Executor loader, Speculation speculation) {
     this.blockSize = blockSize;
     this.forward = forward;
     this.caching = caching;
@@ -166,15 +182,27 @@ class EngineHarness {
       public void fairShareDeferred() {
         deferrals++;
       }
+
+      @Override
+      public void speculated(int draftedTokens, int acceptedTokens) {
+        drafted += draftedTokens;
+        accepted += acceptedTokens;
+      }
     };
     BlockTiers below = tiers == null ? null : tiers.apply(cache);
     sb = new SequenceBlocks(pool,
         caching ? Optional.<PrefixCache>of(cache) : Optional.empty(), blockSize, observer,
         Optional.ofNullable(below), below == null ? null : new TierLoads(loader, () -> { }));
+    Optional<RadixDraftIndex> index = Optional.empty();
+    if (caching && speculation.enabled()) {
+      index = Optional.of(new RadixDraftIndex(blockSize, speculation.maxTokens(), 1 << 12));
+      cache.addListener(index.get());
+    }
+    Speculator speculator = new Speculator(speculation, index, observer);
     scheduler = new Scheduler(sb, policy, maxNumSeqs, maxBatchedTokens, prefillChunk, fairShare,
-        observer);
+        observer, speculator);
     outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, vocabSize), TOKENIZER,
-        Set.of(TOKENIZER.eosTokenId()), observer, requests);
+        Set.of(TOKENIZER.eosTokenId()), observer, requests, speculator);
   }
 
   Sequence submit(String id, int[] prompt, int n, int maxTokens) {
@@ -197,7 +225,18 @@ class EngineHarness {
   /** A prompt of request {@code group} from {@code client} at {@code priority}. */
   Sequence submit(String id, String group, String client, int priority, int[] prompt, int n,
       int maxTokens, boolean promptLogprobs) {
-    EngineRequest r = new EngineRequest(id, group, prompt, SamplingParams.greedy(), n, maxTokens,
+    return submit(id, group, client, priority, prompt, n, maxTokens, promptLogprobs,
+        SamplingParams.greedy());
+  }
+
+  /** A request of its own, sampled with {@code params}. */
+  Sequence submit(String id, int[] prompt, int n, int maxTokens, SamplingParams params) {
+    return submit(id, id, id, 0, prompt, n, maxTokens, false, params);
+  }
+
+  private Sequence submit(String id, String group, String client, int priority, int[] prompt,
+      int n, int maxTokens, boolean promptLogprobs, SamplingParams params) {
+    EngineRequest r = new EngineRequest(id, group, prompt, params, n, maxTokens,
         true, "", new TokenSink() {
           @Override
           public void onPromptLogprobs(List<SampledToken> scoredTokens) {

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Batch-1 decode with and without speculative decoding, on three workloads, against one
+OpenAI-compatible server; the client measures (token-id prompts, so every server sees the same
+ids whatever its tokenizer; r50k_base ids, which radixserve uses for a checkpoint without
+tokenizer files and bench/speculative/run.sh puts into the GGUF for llama.cpp).
+
+Workloads (one request each per round, streamed, max_tokens DECODE):
+- summarise-with-quotes: a 1,500-token context (Python's pydoc topics, English prose) and an
+  instruction to summarise it quoting it; greedy.
+- code-edit: a ~1,500-token Python file (textwrap.py from this Python's standard library, cut at
+  a line) and an instruction to rewrite it with one name changed, the file's opening fence
+  repeated; greedy.
+- control: the summarise prompt with another context, sampled (temperature 1, a seed): a sampled
+  continuation of a random-weight model does not repeat itself, so drafts are almost never
+  accepted; this is the cost of drafting at ~0 % acceptance.
+Each round uses contexts no earlier round used (offsets in the texts move), so no server reuses
+a cached prompt or drafts from an earlier round's output.
+
+With REASK=1 the two greedy workloads are each sent twice and only the second is measured: the
+same question asked again (a regenerated answer, a second user asking the same thing). Greedy
+decoding is deterministic, so its answer is the first one's token for token: the copy is forced
+by the model itself, whatever its weights, which is what makes this honest on random weights
+(a random-weight model does not quote its context, so the fresh workloads above draft little).
+radixserve drafts it from its prefix cache (the first answer is in the radix tree); llama.cpp's
+n-gram modes look only at the request's own tokens, and its prompt cache reuses the prompt.
+
+decode tok/s: completion tokens after the first / time from the first streamed chunk to the last.
+
+usage: workloads.py URL ROUND DECODE  -> one JSON line per workload on stdout
+"""
+import inspect
+import json
+import os
+import sys
+import textwrap
+import time
+import urllib.request
+
+import pydoc_data.topics
+from transformers import PreTrainedTokenizerFast
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONTEXT = int(os.environ.get("CONTEXT", 1500))  # tokens of each context
+
+
+def tokenizer():
+    # r50k_base (GPT-2) ids: the vocabulary radixserve serves a tokenizer-less checkpoint with
+    return PreTrainedTokenizerFast.from_pretrained(os.environ.get("TOKENIZER_DIR", "/tmp/spec1b/src"))
+
+
+def prompts(tok, rnd):
+    prose = tok.encode(" ".join(pydoc_data.topics.topics[k] for k in sorted(pydoc_data.topics.topics)))
+    code = inspect.getsource(textwrap)
+    lines = code.splitlines(keepends=True)
+    start = (rnd * 40) % max(1, len(lines) - 200)
+    body, n = "", 0
+    for line in lines[start:]:
+        if n + len(tok.encode(line)) > CONTEXT:
+            break
+        body += line
+        n += len(tok.encode(line))
+    ask = tok.encode("\n\nSummarise the text above in a few sentences, quoting it where you can:\n")
+    summary = prose[rnd * 2 * CONTEXT:rnd * 2 * CONTEXT + CONTEXT] + ask
+    control = prose[(rnd * 2 + 1) * CONTEXT:(rnd * 2 + 2) * CONTEXT] + ask
+    edit = tok.encode("Rewrite this file with `width` renamed to `columns`; change nothing else.\n"
+                      "```python\n" + body + "```\n\n```python\n")
+    return {"summarise-with-quotes": (summary, {}), "code-edit": (edit, {}),
+            "control": (control, {"temperature": 1.0, "seed": 1000 + rnd})}
+
+
+def decode(url, model, prompt, max_tokens, extra):
+    body = {"model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0,
+            "ignore_eos": True, "stream": True, "stream_options": {"include_usage": True}}
+    body.update(extra)
+    req = urllib.request.Request(url + "/v1/completions", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    first = last = None
+    usage = None
+    start = time.perf_counter()
+    with urllib.request.urlopen(req, timeout=1800) as r:
+        for raw in r:
+            line = raw.decode().strip()
+            if not line.startswith("data:") or line[5:].strip() == "[DONE]":
+                continue
+            chunk = json.loads(line[5:])
+            if chunk.get("usage"):
+                usage = chunk["usage"]
+            if chunk.get("choices"):
+                now = time.perf_counter()
+                first = first or now
+                last = now
+    tokens = usage["completion_tokens"]
+    if tokens != max_tokens:
+        raise RuntimeError(f"asked for {max_tokens} tokens, got {tokens}")
+    return {"decode_tok_s": round((tokens - 1) / (last - first), 3),
+            "ttft_s": round(first - start, 2), "prompt_tokens": usage["prompt_tokens"]}
+
+
+def main():
+    url, rnd, max_tokens = sys.argv[1].rstrip("/"), int(sys.argv[2]), int(sys.argv[3])
+    with urllib.request.urlopen(url + "/v1/models", timeout=30) as r:
+        model = json.load(r)["data"][0]["id"]
+    tok = tokenizer()
+    decode(url, model, tok.encode("Warm-up: one short request first."), 8, {})
+    reask = os.environ.get("REASK") == "1"
+    for name, (prompt, extra) in prompts(tok, rnd).items():
+        if reask and not extra:
+            decode(url, model, prompt, max_tokens, extra)  # the first asking, unmeasured
+            name += " (re-ask)"
+        m = decode(url, model, prompt, max_tokens, extra)
+        m["workload"] = name
+        m["load"] = os.getloadavg()[0]
+        print(json.dumps(m), flush=True)
+
+
+if __name__ == "__main__":
+    main()

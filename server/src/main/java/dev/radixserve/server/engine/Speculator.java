@@ -1,0 +1,70 @@
+package dev.radixserve.server.engine;
+
+import dev.radixserve.server.spec.DraftLength;
+import dev.radixserve.server.spec.DraftSource;
+import dev.radixserve.server.spec.PromptLookup;
+import dev.radixserve.server.spec.RadixDraftIndex;
+import dev.radixserve.server.spec.Speculation;
+import java.util.Optional;
+import java.util.function.IntSupplier;
+
+/**
+ * Picks each decoding sequence's draft tokens for the scheduler and learns from how they were
+ * verified (speculative decoding; the verification itself is {@link OutputProcessor}'s). Drafts
+ * come from the sequence's own tokens first, then from the prefix cache's token runs in its
+ * namespace; how many follows the sequence's recent acceptance ({@link DraftLength}). While more
+ * sequences run than {@link Speculation#maxBatch()}, nothing is drafted.
+ */
+final class Speculator {
+
+  private final Speculation settings;
+  private final Optional<RadixDraftIndex> index;
+  private final EngineObserver observer;
+
+  /** @param index the prefix cache's draft index; empty with caching off */
+  Speculator(Speculation settings, Optional<RadixDraftIndex> index, EngineObserver observer) {
+    this.settings = settings;
+    this.index = index;
+    this.observer = observer;
+  }
+
+  /**
+   * Draft tokens for {@code s}'s next step, which decodes one token, or none.
+   *
+   * @param running sequences running now
+   * @param room most positions the step may add beyond the decoded token (token budget, free
+   *     blocks); asked only when {@code s} may draft
+   */
+  int[] draft(Sequence s, int running, IntSupplier room) {
+    // a pure decode: one token left, and it is not the last of a (re)computed prefill
+    if (!settings.enabled() || running > settings.maxBatch()
+        || s.length() - s.numComputed != 1 || s.numComputed < s.prefillEnd) {
+      return DraftSource.NONE;
+    }
+    if (s.draftLength == null) {
+      s.draftLength = new DraftLength(settings.maxTokens());
+      s.promptLookup = new PromptLookup();
+    }
+    // the step yields one token more than it accepts: nothing is drafted past max_tokens (and
+    // so past the model's length, which validation keeps max_tokens within)
+    int k = Math.min(s.draftLength.next(),
+        s.request.maxTokens() - s.outputTokens - 1);
+    if (k > 0) {
+      k = Math.min(k, room.getAsInt());
+    }
+    if (k <= 0) {
+      return DraftSource.NONE;
+    }
+    int[] draft = s.promptLookup.propose(s.tokensArray(), s.length(), k);
+    if (draft.length == 0 && index.isPresent()) {
+      draft = index.get().in(s.request.namespace()).propose(s.tokensArray(), s.length(), k);
+    }
+    return draft;
+  }
+
+  /** The model agreed with the first {@code accepted} of {@code drafted} draft tokens. */
+  void verified(Sequence s, int drafted, int accepted) {
+    s.draftLength.verified(drafted, accepted);
+    observer.speculated(drafted, accepted);
+  }
+}

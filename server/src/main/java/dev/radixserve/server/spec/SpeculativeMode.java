@@ -1,0 +1,12 @@
+package dev.radixserve.server.spec;
+
+/** {@code --speculative}: where draft tokens come from, if anywhere. */
+public enum SpeculativeMode {
+  /** No speculation: one token per sequence and step. */
+  OFF,
+  /**
+   * N-gram drafts: the sequence's own prompt and output (prompt lookup), then the token runs the
+   * prefix cache holds in the request's namespace ({@link RadixDraftIndex}).
+   */
+  NGRAM
+}

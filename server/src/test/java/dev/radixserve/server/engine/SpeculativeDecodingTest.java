@@ -1,0 +1,120 @@
+package dev.radixserve.server.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.radixserve.model.ForwardBatch;
+import dev.radixserve.model.sampling.SamplingParams;
+import dev.radixserve.server.spec.Speculation;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.IntStream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Speculative decoding in the scheduler and output processor, over a fake model whose output
+ * mostly repeats (so drafts from the sequence's own tokens and from the cache are often right)
+ * and now and then, at positions the drafts cannot foresee, does not: the tokens are those of
+ * decoding without speculation, token for token, with the cache on and off and with a pool so
+ * small that sequences are preempted; every step keeps the block invariants, and after each step
+ * no sequence holds a block past the one its next token goes into (rejected drafts rolled back).
+ */
+class SpeculativeDecodingTest {
+
+  private static final int VOCAB = EngineHarness.TOKENIZER.vocabSize();
+
+  /**
+   * The fake model: after token t at position p comes the next token of a 7-token cycle, except
+   * at every 11th position, where a token depending on p comes (a surprise no draft predicts).
+   * Each row is computed from the token the batch holds at its position (drafts included).
+   */
+  private static final EngineHarness.Forward CYCLING = (step, batch) -> {
+    float[][] out = new float[batch.logitRows()][VOCAB];
+    for (int k = 0; k < batch.seqs().size(); k++) {
+      ForwardBatch.Seq s = batch.seqs().get(k);
+      int first = s.newTokens().length - s.logitRows();
+      for (int i = first; i < s.newTokens().length; i++) {
+        int p = s.pastLen() + i;
+        int t = s.newTokens()[i];
+        int next = (p + 1) % 11 == 0 ? 300 + p % 13 : 100 + (t - 100 + 1 + 7) % 7;
+        out[batch.firstRow(k) + i - first][next] = 10;
+      }
+    }
+    return out;
+  };
+
+  @ParameterizedTest
+  @CsvSource({"true, 64", "false, 64", "true, 14", "false, 14"})
+  void sameTokensAsWithoutSpeculationAndNothingHeldPastTheNextToken(boolean caching, int blocks) {
+    Map<String, List<Integer>> plain = run(new EngineHarness(blocks, 4, caching,
+        dev.radixserve.server.config.SchedulePolicy.FCFS, 64, VOCAB, CYCLING));
+    EngineHarness spec = EngineHarness.speculative(blocks, 4, caching, 64, VOCAB, CYCLING,
+        Speculation.ngram(5));
+    assertEquals(plain, run(spec));
+    assertTrue(spec.accepted > 0 && spec.drafted > spec.accepted,
+        "drafted " + spec.drafted + ", accepted " + spec.accepted);
+    if (blocks == 14) {
+      assertTrue(spec.preemptions > 0, "no preemption");
+    }
+  }
+
+  /**
+   * The fake model, sampled: the cycle's next token is the likeliest (logit 3) but two others
+   * (logit 1.5, every other token ruled out) are drawn now and then; drafts of the cycle are then accepted or rejected by
+   * the draw. With the same seed, the tokens are those of decoding without speculation: the
+   * sampler draws one number per emitted token, in the same order either way, so the output
+   * distribution is the model's exactly (standard rejection sampling with a one-point draft).
+   */
+  @ParameterizedTest
+  @CsvSource({"true", "false"})
+  void seededSampledTokensAreThoseWithoutSpeculation(boolean caching) {
+    EngineHarness.Forward sampled = (step, batch) -> {
+      float[][] rows = CYCLING.run(step, batch);
+      for (float[] row : rows) {
+        int next = 0;
+        while (row[next] == 0) {
+          next++;
+        }
+        java.util.Arrays.fill(row, Float.NEGATIVE_INFINITY);
+        row[next] = 3;
+        row[400 + next % 5] = 1.5f;
+        row[410 + next % 3] = 1.5f;
+      }
+      return rows;
+    };
+    SamplingParams params = new SamplingParams(1.0, 0, 1, 0, 42L, 1, 0, 0, Set.of(), false, 0);
+    Map<String, List<Integer>> plain = run(new EngineHarness(64, 4, caching,
+        dev.radixserve.server.config.SchedulePolicy.FCFS, 64, VOCAB, sampled), params);
+    EngineHarness spec = EngineHarness.speculative(64, 4, caching, 64, VOCAB, sampled,
+        Speculation.ngram(5));
+    assertEquals(plain, run(spec, params));
+    assertTrue(spec.accepted > 0 && spec.drafted > spec.accepted,
+        "drafted " + spec.drafted + ", accepted " + spec.accepted);
+  }
+
+  private static Map<String, List<Integer>> run(EngineHarness h) {
+    return run(h, SamplingParams.greedy());
+  }
+
+  private static Map<String, List<Integer>> run(EngineHarness h, SamplingParams params) {
+    for (int r = 0; r < 3; r++) {
+      int shift = r;
+      int[] prompt = IntStream.range(0, 6 + r).map(i -> 100 + (i + shift) % 7).toArray();
+      h.submit("r" + r, prompt, r == 2 ? 2 : 1, 30, params);
+    }
+    for (int i = 0; i < 10_000 && h.scheduler.hasWork(); i++) {
+      h.step();
+      h.assertAccounting();
+      for (Sequence s : h.scheduler.running()) {
+        int keep = Math.max(SequenceBlocks.blocksFor(s.length(), 4), s.heldBlocks);
+        assertTrue(s.tableSize() <= keep, s + " holds blocks past its next token");
+      }
+    }
+    assertEquals(List.of(), h.liveRequests());
+    return new TreeMap<>(h.tokens);
+  }
+}

@@ -1,0 +1,44 @@
+package dev.radixserve.server.spec;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+class PromptLookupTest {
+
+  @Test
+  void proposesWhatFollowedTheLatestEarlierOccurrenceOfTheLastThreeTokens() {
+    //            0  1  2  3  4  5  6  7  8  9 10 11 12
+    int[] seq = {1, 2, 3, 4, 5, 9, 2, 3, 4, 7, 8, 2, 3};
+    PromptLookup lookup = new PromptLookup();
+    // suffix (8, 2, 3) never occurred before: nothing
+    assertArrayEquals(new int[0], lookup.propose(seq, 13, 4));
+    // suffix (2, 3, 4) at length 9 occurred at 1..3 (followed by 5, 9, 2, 3)
+    int[] grown = Arrays.copyOf(seq, 14);
+    grown[13] = 4;
+    // latest earlier (2, 3, 4) ends at 9: what follows is 7, 8, 2, 3, 4
+    assertArrayEquals(new int[] {7, 8, 2}, lookup.propose(grown, 14, 3));
+    assertArrayEquals(new int[] {7, 8, 2, 3, 4}, lookup.propose(grown, 14, 10));
+  }
+
+  @Test
+  void incrementalIndexProposesWhatAFreshOneDoes() {
+    int[] seq = new int[200];
+    for (int i = 0; i < seq.length; i++) {
+      seq[i] = (i * 7 + i / 13) % 11;
+    }
+    PromptLookup grown = new PromptLookup();
+    for (int len = 1; len <= seq.length; len++) {
+      assertArrayEquals(new PromptLookup().propose(seq, len, 5), grown.propose(seq, len, 5),
+          "length " + len);
+    }
+  }
+
+  @Test
+  void aRunOfOneTokenProposesMoreOfIt() {
+    int[] seq = {5, 5, 5, 5};
+    assertArrayEquals(new int[] {5}, new PromptLookup().propose(seq, 4, 3));
+    assertArrayEquals(new int[0], new PromptLookup().propose(seq, 3, 3)); // no earlier run yet
+  }
+}
