@@ -23,17 +23,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 java="java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector"
 mkdir -p "$out"
 pid=
-
-stop() {
-  if [ -n "$pid" ]; then
-    kill "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    pid=
-  fi
-}
-trap stop EXIT
-
 . "$here/servers.sh"
+trap stop EXIT
 
 start() { # variant port
   launch "$1" "$2" "$threads" "$out/${1//\//_}.log" || return 1

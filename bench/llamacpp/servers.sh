@@ -1,6 +1,8 @@
-# Sourced by compare.sh and quick.sh: starts one server of the comparison in the background.
+# Sourced by compare.sh and quick.sh (and bench/gguf/compare.sh, for stop): starts one server of
+# the comparison in the background, and stops it.
 #
 #   launch VARIANT PORT THREADS LOG      (sets $pid; needs $work, $jar and $java)
+#   stop                                 (ends the server $pid names, if any, and clears it)
 #
 # VARIANT: rs-none|rs-int8|rs-int4 (radixserve with its defaults: an int8 LM head in both
 # quantized modes), rs-int4-head (int4 with an int4 head), any of those followed by serve flags
@@ -30,4 +32,12 @@ launch() {
     *) echo "unknown variant $1" >&2; return 2 ;;
   esac
   pid=$!
+}
+
+stop() {
+  if [ -n "$pid" ]; then
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    pid=
+  fi
 }

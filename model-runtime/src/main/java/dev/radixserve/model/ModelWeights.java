@@ -1,7 +1,8 @@
 package dev.radixserve.model;
 
 import dev.radixserve.model.quant.CheckpointQuantization;
-
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.graph.PagedGraph;
 import dev.radixserve.model.weights.Tensor;
 import java.util.Map;
@@ -33,6 +34,17 @@ public interface ModelWeights extends AutoCloseable {
    */
   default CheckpointQuantization checkpointQuantization() {
     return null;
+  }
+
+  /**
+   * The mode the layers are quantized in when the configuration asks for none: {@link
+   * QuantMode#NONE} for weights that are floats or come in blocks served as they are ({@link
+   * #checkpointQuantization}); for weights in blocks no MatMulNBits mode takes bit for bit (a
+   * GGUF file's K-quants), the nearest mode, so they are served at about their own bytes rather
+   * than widened to fp32 ({@link QuantSpec#forModel}).
+   */
+  default QuantMode requantizeAs() {
+    return QuantMode.NONE;
   }
 
   /** Releases (or unmaps) the weights. */

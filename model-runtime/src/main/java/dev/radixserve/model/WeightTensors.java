@@ -20,7 +20,8 @@ import java.util.Map;
 /**
  * The data of every external initializer the graph declares, made from the checkpoint in the
  * type the graph declares (fp32, or its fp16/bf16, rounded to nearest even): a dense F32 weight
- * wanted as fp32 is handed over as it lies; others (F16, BF16, another type) are converted. A
+ * wanted as fp32 is handed over as it lies; others (F16, BF16, another type, rows decoded from
+ * another format's blocks, a row at a time) are converted. A
  * quantized weight is quantized here, once for its parts ({@link BlockQuantizer}), from whatever
  * dtype the checkpoint has, or, from a GPTQ or AWQ checkpoint, repacked from its own blocks
  * ({@link CheckpointRepacker}). Everything is made in native memory one checkpoint tensor at a
@@ -135,11 +136,21 @@ final class WeightTensors {
 
   private static MemorySegment fp32(Tensor t, Arena arena) {
     MemorySegment data = t.data();
-    if (t.dtype() == DType.F32 && data.isNative() && data.address() % Float.BYTES == 0) {
+    if (t.dtype() == DType.F32 && t.decoder() == null && data.isNative()
+        && data.address() % Float.BYTES == 0) {
       return data;
     }
     long n = t.elementCount();
     MemorySegment copy = arena.allocate(n * Float.BYTES, 64);
+    if (t.decoder() != null) {
+      float[] row = new float[t.rowLength()];
+      for (long r = 0; r < n / row.length; r++) {
+        t.readRow(r, row);
+        MemorySegment.copy(row, 0, copy, ValueLayout.JAVA_FLOAT, r * row.length * Float.BYTES,
+            row.length);
+      }
+      return copy;
+    }
     for (long k = 0; k < n; k++) {
       copy.setAtIndex(ValueLayout.JAVA_FLOAT, k, t.get(k));
     }
@@ -149,8 +160,12 @@ final class WeightTensors {
   private static MemorySegment convert(Tensor t, GraphDtype dtype, Arena arena) {
     long n = t.elementCount();
     MemorySegment copy = arena.allocate(n * dtype.bytes(), 64);
-    for (long k = 0; k < n; k++) {
-      dtype.store(copy, k, t.get(k));
+    float[] row = new float[t.rowLength()];
+    for (long r = 0; r < n / row.length; r++) {
+      t.readRow(r, row);
+      for (int i = 0; i < row.length; i++) {
+        dtype.store(copy, r * row.length + i, row[i]);
+      }
     }
     return copy;
   }

@@ -23,8 +23,11 @@ import java.util.Map;
  * <pre>
  *   GgufAgreementBench REFERENCE.json FILE.gguf[:ROUTE] ...
  *   GgufAgreementBench --logits REFERENCE.json FILE.gguf ROUTE,ROUTE   (each against exact)
+ *   GgufAgreementBench --vs-exact FILE.gguf ROUTE STEPS PROMPT...       (no reference needed)
  *   ROUTE: exact (file's blocks computed in fp32; floats as they are; default),
- *          served (what serve runs on the CPU: accuracy_level 4, the LM head as QuantSpec's auto),
+ *          served (what serve runs on the CPU by default: the file's Q8_0/Q4_0 blocks repacked,
+ *          other blocks requantized to the nearest mode, accuracy_level 4, the LM head and
+ *          embedding as QuantSpec's auto),
  *          int8 | int4 (--quantization of a float-served file: requantized from its weights)
  * </pre>
  */
@@ -33,6 +36,11 @@ public final class GgufAgreementBench {
   private GgufAgreementBench() {}
 
   public static void main(String[] args) throws Exception {
+    if (args[0].equals("--vs-exact")) {
+      vsExact(Path.of(args[1]), args[2], Integer.parseInt(args[3]),
+          java.util.Arrays.copyOfRange(args, 4, args.length));
+      return;
+    }
     if (args[0].equals("--logits")) {
       logits(new ObjectMapper().readTree(Path.of(args[1]).toFile()), Path.of(args[2]),
           args[3].split(","));
@@ -58,8 +66,8 @@ public final class GgufAgreementBench {
       case "exact" -> c == null ? QuantSpec.none()
           : QuantSpec.forModel(QuantSpec.none(), c, 0, QuantSpec.HeadSetting.AUTO)
               .withHeadMode(QuantMode.NONE);
-      case "served" -> QuantSpec.forModel(QuantSpec.none(), c, QuantSpec.CPU_ACCURACY_LEVEL,
-          QuantSpec.HeadSetting.AUTO).resolvedFor(hidden);
+      case "served" -> QuantSpec.forModel(QuantSpec.none(), c, m.weights().requantizeAs(),
+          QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO).resolvedFor(hidden);
       case "int8", "int4" -> QuantSpec.forModel(QuantSpec.of(QuantMode.parse(route))
           .withHeadMode(QuantMode.NONE), c, QuantSpec.CPU_ACCURACY_LEVEL,
           QuantSpec.HeadSetting.AUTO);
@@ -169,5 +177,85 @@ public final class GgufAgreementBench {
       }
     }
     return out;
+  }
+
+  /**
+   * {@code --vs-exact FILE.gguf ROUTE STEPS PROMPT...}: the route against the file's own weights
+   * dequantized and computed in fp32 (exact), with no outside reference: exact decodes STEPS
+   * greedy tokens from each prompt; the route is fed the same tokens (teacher-forced) and gives
+   * the mean and largest |Δ logprob| of exact's token and the share of steps whose argmax is
+   * exact's; then it decodes freely, giving the share of tokens before the first divergence.
+   * One session at a time (exact's fp32 weights are gone before the route's are made).
+   */
+  static void vsExact(Path file, String route, int steps, String[] prompts) {
+    try (LoadedModel m = GgufModelLoader.load(file)) {
+      int[] table = new int[(steps + 512) / 4 + 1];
+      java.util.Arrays.setAll(table, j -> j);
+      List<int[]> encoded = new ArrayList<>();
+      for (String p : prompts) {
+        encoded.add(m.tokenizer().encode(p));
+      }
+      List<int[]> tokens = new ArrayList<>();
+      List<double[]> exactLp = new ArrayList<>();
+      long t0 = System.nanoTime();
+      try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, table.length, 2,
+          Map.of(), spec(m, "exact"))) {
+        for (int[] prompt : encoded) {
+          int[] out = new int[steps];
+          double[] lps = new double[steps];
+          float[] logits = runner.forward(new ForwardBatch(List.of(
+              new ForwardBatch.Seq(prompt, 0, table))))[0];
+          for (int s = 0; s < steps; s++) {
+            out[s] = LogitsSampler.argmax(logits);
+            lps[s] = ReferenceGpt2.logSoftmax(TransformersCheckpointTest.toDoubles(logits))[out[s]];
+            logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+                new int[] {out[s]}, prompt.length + s, table))))[0];
+          }
+          tokens.add(out);
+          exactLp.add(lps);
+        }
+      }
+      long t1 = System.nanoTime();
+      QuantSpec q = spec(m, route);
+      double sum = 0;
+      double worst = 0;
+      int top1 = 0;
+      int before = 0;
+      try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, table.length, 2,
+          Map.of(), q)) {
+        for (int i = 0; i < encoded.size(); i++) {
+          int[] prompt = encoded.get(i);
+          int[] want = tokens.get(i);
+          float[] logits = runner.forward(new ForwardBatch(List.of(
+              new ForwardBatch.Seq(prompt, 0, table))))[0];
+          for (int s = 0; s < steps; s++) {
+            top1 += LogitsSampler.argmax(logits) == want[s] ? 1 : 0;
+            double d = Math.abs(ReferenceGpt2.logSoftmax(
+                TransformersCheckpointTest.toDoubles(logits))[want[s]] - exactLp.get(i)[s]);
+            sum += d;
+            worst = Math.max(worst, d);
+            logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+                new int[] {want[s]}, prompt.length + s, table))))[0];
+          }
+          logits = runner.forward(new ForwardBatch(List.of(
+              new ForwardBatch.Seq(prompt, 0, table))))[0];
+          for (int s = 0; s < steps; s++) {
+            int token = LogitsSampler.argmax(logits);
+            if (token != want[s]) {
+              break;
+            }
+            before++;
+            logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+                new int[] {token}, prompt.length + s, table))))[0];
+          }
+        }
+      }
+      int total = steps * prompts.length;
+      System.out.printf("%-24s %-6s %-40s vs exact: mean |dlogprob| %.4f, max %.4f, top-1 %d/%d"
+          + " (%.3f), before divergence %d/%d (%.3f); exact %.0f s, route %.0f s%n",
+          file.getFileName(), route, q.quantized() ? q.key() : "fp32", sum / total, worst, top1,
+          total, (double) top1 / total, before, total, (double) before / total,
+          (t1 - t0) / 1e9, (System.nanoTime() - t1) / 1e9);
+    }
   }
 }

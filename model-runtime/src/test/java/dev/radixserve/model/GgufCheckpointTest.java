@@ -114,6 +114,43 @@ class GgufCheckpointTest {
   }
 
   /**
+   * K-quant files as serve runs them by default: requantized into MatMulNBits (Q4_K_M: int4 with
+   * zero points; Q6_K: int8), int8 LM head and embedding, int8 activations (accuracy_level 4).
+   * Greedy decoding from each prompt gives transformers' tokens on the file's own dequantized
+   * weights (journal 2026-11-28-gguf has the logprob differences).
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"q4_k_m, INT4", "q6_k, INT8"})
+  void kQuantFilesServedRequantizedGiveTheFilesGreedyTokens(String type, QuantMode mode)
+      throws IOException {
+    JsonNode expected = expected("llama3-wide-" + type + "-expected.json");
+    try (LoadedModel m = GgufModelLoader.load(fixtures().resolve("llama3-wide-" + type
+        + ".gguf"))) {
+      QuantSpec served = QuantSpec.forModel(QuantSpec.none(), null, m.weights().requantizeAs(),
+          QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO)
+          .resolvedFor(m.weights().config().hiddenSize());
+      assertEquals(mode, served.mode());
+      assertEquals(QuantMode.INT8, served.headMode());
+      try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
+          served)) {
+        int[] table = {5, 2, 11, 0, 7, 19, 3, 14, 9, 1, 22, 6, 17, 4, 12, 8};
+        for (JsonNode run : expected.get("runs")) {
+          int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
+          float[] logits = runner.forward(new ForwardBatch(List.of(
+              new ForwardBatch.Seq(prompt, 0, table))))[0];
+          int position = prompt.length;
+          for (JsonNode s : run.get("steps")) {
+            assertEquals(s.get("token").asInt(), OnnxModelRunnerTest.argmax(logits),
+                type + " step " + (position - prompt.length));
+            logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+                new int[] {s.get("token").asInt()}, position++, table))))[0];
+          }
+        }
+      }
+    }
+  }
+
+  /**
    * llama.cpp's own answers on the same files ({@code llama_server_reference.py}): /tokenize of
    * the fixed texts (BOS as the file says, special tokens parsed) equals radixserve's ids; greedy
    * decoding gives llama-server's tokens (F32/F16; the quantized files' agreement is in

@@ -177,7 +177,7 @@ public final class RadixServer {
     // a GPTQ/AWQ checkpoint brings its own blocks; the LM head's auto block size depends on the
     // model's width: resolved once, here
     quant = QuantSpec.forModel(config.quantization(), weights.checkpointQuantization(),
-        QuantSpec.accuracyLevelFor(config.device().kind() == Device.Kind.CUDA),
+        weights.requantizeAs(), QuantSpec.accuracyLevelFor(config.device().kind() == Device.Kind.CUDA),
         config.quantizationHead())
         .resolvedFor(mc.hiddenSize());
     if (!PagedAttentionOp.vectorized()) {

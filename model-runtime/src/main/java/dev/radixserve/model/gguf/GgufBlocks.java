@@ -27,9 +27,10 @@ import java.util.Map;
  * Q8_0 and Q4_0 are MatMulNBits' own blocks (32 symmetric codes, one scale, zero point 128 or 8),
  * so a projection stored in them is rewritten, code for code and scale for scale, into the GPTQ
  * (v2) layout {@link CheckpointRepacker} already turns into MatMulNBits' bit for bit: the same
- * route as a GPTQ checkpoint, nothing dequantized. Everything else here is dequantized to fp32,
- * exactly as ggml's {@code dequantize_row_*} and gguf-py compute it (fp16 widened, products and
- * sums in float, unfused), including the K-quants' super-blocks of 256 (Q4_K, Q5_K, Q6_K).
+ * route as a GPTQ checkpoint, nothing dequantized. Everything else here is dequantized to fp32
+ * a row at a time when it is read ({@link #decoded}), exactly as ggml's {@code dequantize_row_*}
+ * and gguf-py compute it (fp16 widened, products and sums in float, unfused), including the
+ * K-quants' super-blocks of 256 (Q4_K, Q5_K, Q6_K).
  */
 final class GgufBlocks {
 
@@ -50,7 +51,7 @@ final class GgufBlocks {
 
   /** The checkpoint quantization a file's {@link #repackable} projections are served in. */
   static CheckpointQuantization quantization(GgmlType type) {
-    return new CheckpointQuantization(CheckpointQuantization.Method.GPTQ,
+    return new CheckpointQuantization(CheckpointQuantization.Method.GGUF,
         type == GgmlType.Q8_0 ? 8 : 4, BLOCK, 0);
   }
 
@@ -128,19 +129,23 @@ final class GgufBlocks {
   }
 
   /**
-   * The tensor as fp32 [rows, K] (canonical row r is the file's {@code rows.sourceRow(r)}), in
-   * memory of {@code arena}.
+   * The tensor in its own blocks, read as fp32 [rows, K] a row at a time (canonical row r is the
+   * file's {@code rows.sourceRow(r)}): no float copy exists until someone asks for the rows
+   * (requantizing them one tensor at a time, or widening them for an fp32 session).
    */
-  static MemorySegment dequantize(GgufFile.TensorInfo t, RowMap rows, Arena arena) {
-    int k = (int) t.ne()[0];
-    long n = t.elementCount() / k;
-    MemorySegment out = arena.allocate(n * k * 4, 64);
-    float[] row = new float[k];
-    for (long r = 0; r < n; r++) {
-      dequantizeRow(t, rows.sourceRow((int) r), row);
-      MemorySegment.copy(row, 0, out, ValueLayout.JAVA_FLOAT, r * k * 4, k);
-    }
-    return out;
+  static Tensor decoded(String name, GgufFile.TensorInfo t, RowMap rows) {
+    GgmlType type = t.type();
+    return new Tensor(name, DType.F32, t.shape(), t.data(), new Tensor.Decoder() {
+      @Override
+      public long bytes(long n, long k) {
+        return n * type.rowBytes(k);
+      }
+
+      @Override
+      public void decodeRow(MemorySegment data, long row, float[] out) {
+        dequantizeRow(type, data, rows.sourceRow(Math.toIntExact(row)), out);
+      }
+    });
   }
 
   /** A 2-D tensor of N rows of K as fp32 [K, N] (column n: the file's row n). */
@@ -160,9 +165,12 @@ final class GgufBlocks {
 
   /** Row {@code r} of {@code t} (ne[0] elements) into {@code out}. */
   static void dequantizeRow(GgufFile.TensorInfo t, long r, float[] out) {
-    MemorySegment s = t.data();
+    dequantizeRow(t.type(), t.data(), r, out);
+  }
+
+  /** Row {@code r} of {@code type} rows of {@code out.length} elements in {@code s}. */
+  static void dequantizeRow(GgmlType type, MemorySegment s, long r, float[] out) {
     int k = out.length;
-    GgmlType type = t.type();
     long rowAt = type.rowBytes(k) * r;
     switch (type) {
       case F32 -> {

@@ -4,6 +4,7 @@ import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.CheckpointRepacker;
+import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.ModelLoadException;
 import dev.radixserve.model.weights.Tensor;
@@ -26,8 +27,15 @@ import java.util.TreeSet;
  *       one of the two;
  *   <li>everything else that {@link GgufBlocks#dequantizable} reads (the embedding and LM head in
  *       Q8_0/Q4_0, Q4_1/Q5_0/Q5_1 and the K-quants anywhere, and the projections of a file that
+<<<<<<< HEAD
+ *       mixes types) stays in its blocks in the mapping and is dequantized exactly as ggml does
+ *       a row at a time when the session is made ({@link GgufBlocks#decoded}): requantized into
+ *       MatMulNBits' blocks one tensor at a time ({@link #requantize} by default, the
+ *       quantized embedding and LM head), or widened to fp32 where a spec serves floats;
+=======
  *       mixes types) is dequantized to fp32 exactly as ggml does: served exactly, at fp32's
  *       memory, or requantized by {@code --quantization int8|int4} (docs/benchmarks/journal/2026-11-21-to-28.md gives the cost);
+>>>>>>> main
  *   <li>IQ, ternary and the other types are refused by tensor and type;
  *   <li>Llama's q/k rows (and biases), which llama.cpp's converter permutes for its interleaved
  *       rope, are read back in transformers' order ({@link GgufBlocks#unpermute}).
@@ -35,10 +43,12 @@ import java.util.TreeSet;
  *
  * @param types how many tensors of the file hold each ggml type (for check-model)
  * @param ropeFactors {@code rope_freqs.weight}, or null
+ * @param requantize the MatMulNBits mode the file is served in unless another is configured
+ *     ({@link #nearestMode}); NONE for float files and files served in their own blocks
  */
 record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     CheckpointQuantization quantization, GgmlType projectionType, Map<GgmlType, Integer> types,
-    float[] ropeFactors) {
+    float[] ropeFactors, QuantMode requantize) {
 
   private static final Set<GgmlType> FLOATS = Set.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16);
 
@@ -86,7 +96,8 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
       } else if (FLOATS.contains(t.type()) && rows == GgufBlocks.IN_PLACE) {
         DType dtype = DType.valueOf(t.type().name());
         out.put(name, new Tensor(name, dtype, shape, t.data()));
-      } else if (t.ne().length == 1 && rows != GgufBlocks.IN_PLACE) {
+      } else if (t.ne().length == 1) {
+        // norms and biases: small, and a permuted bias's elements are its rows
         float[] v = new float[(int) t.ne()[0]];
         GgufBlocks.dequantizeRow(t, 0, v);
         MemorySegment data = arena.allocate(4L * v.length, 64);
@@ -95,11 +106,11 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
         }
         out.put(name, new Tensor(name, DType.F32, shape, data));
       } else {
-        MemorySegment data = GgufBlocks.dequantize(t, rows, arena);
-        out.put(name, new Tensor(name, DType.F32, shape, data));
+        out.put(name, GgufBlocks.decoded(name, t, rows));
       }
     }
-    return new GgufTensors(config, out, q, projectionType, types, ropeFactors);
+    QuantMode requantize = q != null ? QuantMode.NONE : nearestMode(names);
+    return new GgufTensors(config, out, q, projectionType, types, ropeFactors, requantize);
   }
 
   /** A linear layer's weight: Llama's {@code layers.N.*_proj.weight}, GPT-2's {@code h.N.*}. */
@@ -124,6 +135,35 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     }
     return types.size() == 1 && GgufBlocks.repackable(types.iterator().next())
         ? types.iterator().next() : GgmlType.F32;
+  }
+
+  /**
+   * The MatMulNBits mode nearest the blocks most of a file's projection weights are in: int4 for
+   * the 4-bit types (Q4_0, Q4_1, Q4_K: their 4-bit codes re-rounded onto MatMulNBits' 4-bit
+   * grid, zero points kept, at about the file's bytes), int8 for the 5-, 6- and 8-bit ones (a
+   * 4-bit grid would lose what their extra bits hold); NONE when most are floats. A mixed file
+   * (llama-quantize's Q4_K_M keeps some layers in Q6_K) takes its majority's mode for every
+   * layer, since one spec serves all layers. docs/benchmarks/journal/2026-11-28-gguf.md gives the cost.
+   */
+  static QuantMode nearestMode(Map<String, GgufFile.TensorInfo> names) {
+    long four = 0;
+    long more = 0;
+    long floats = 0;
+    for (Map.Entry<String, GgufFile.TensorInfo> e : names.entrySet()) {
+      if (!isProjection(e.getKey())) {
+        continue;
+      }
+      GgufFile.TensorInfo t = e.getValue();
+      switch (t.type()) {
+        case Q4_0, Q4_1, Q4_K -> four += t.elementCount();
+        case F32, F16, BF16 -> floats += t.elementCount();
+        default -> more += t.elementCount();
+      }
+    }
+    if (floats >= four + more) {
+      return QuantMode.NONE;
+    }
+    return four >= more ? QuantMode.INT4 : QuantMode.INT8;
   }
 
   /** Llama's q/k rows (weights and biases) are stored permuted; every other tensor in place. */

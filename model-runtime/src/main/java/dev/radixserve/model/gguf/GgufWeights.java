@@ -4,6 +4,7 @@ import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.graph.PagedGraph;
 import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.weights.Tensor;
 import java.util.Map;
 
@@ -17,11 +18,13 @@ public final class GgufWeights implements ModelWeights {
   private final ModelWeights weights;
   private final String description;
   private final String identity;
+  private final QuantMode requantize;
 
   GgufWeights(ModelWeights weights, GgufFile f, GgufTensors tensors, String tokenizerSource,
       String identity) {
     this.weights = weights;
     this.identity = identity;
+    this.requantize = tensors.requantize();
     long bytes = 0;
     for (GgufFile.TensorInfo t : f.tensors()) {
       bytes += t.data().byteSize();
@@ -33,8 +36,10 @@ public final class GgufWeights implements ModelWeights {
             + f.primary().getFileName(), f.get(GgufKeys.ARCHITECTURE),
         f.get(GgufKeys.FILE_TYPE), tensors.describeTypes(), bytes,
         q != null ? tensors.projectionType() + " blocks as MatMulNBits " + q.bits()
-            + "-bit, block 32 (repacked, not requantized)"
-            : "as floats (F32/F16/BF16 as stored; other types dequantized at load)", tokenizerSource)
+            + "-bit, block 32 (repacked bit for bit, not requantized)"
+            : requantize != QuantMode.NONE ? "requantized to " + requantize.label()
+                + " (MatMulNBits; decoded from the file's blocks one tensor at a time)"
+            : "as floats (F32/F16/BF16 as stored)", tokenizerSource)
         + (tensors.ropeFactors() == null ? "" : String.format("%nrope        llama.cpp's"
             + " rope_freqs.weight: each of the %d frequencies divided by its factor (Llama 3's"
             + " scaling as the converter wrote it)", tensors.ropeFactors().length));
@@ -73,6 +78,11 @@ public final class GgufWeights implements ModelWeights {
   @Override
   public CheckpointQuantization checkpointQuantization() {
     return weights.checkpointQuantization();
+  }
+
+  @Override
+  public QuantMode requantizeAs() {
+    return requantize;
   }
 
   @Override

@@ -38,38 +38,55 @@ public final class BlockQuantizer {
     float[] scales = new float[Math.multiplyExact(n, blocks)];
     int zpRow = QuantizedWeight.zeroPointRow(blocks, bits);
     byte[] zps = zeroPoints ? new byte[Math.multiplyExact(n, zpRow)] : null;
-    float[] tile = new float[layout == WeightLayout.IN_OUT ? blockSize * n : 0];
-    float[] values = new float[blockSize];
     int[] codes = new int[blockSize];
+    float[] values = new float[blockSize];
+    if (layout == WeightLayout.OUT_IN) {
+      // output n is row n of [N, K]: read it once (a decoded tensor decodes rows, not elements)
+      float[] row = new float[k];
+      for (int col = 0; col < n; col++) {
+        weight.readRow(col, row);
+        for (int block = 0; block < blocks; block++) {
+          System.arraycopy(row, block * blockSize, values, 0, blockSize);
+          quantizeBlock(values, bits, zeroPoints, codes, scales, zps, zpRow, packed, blob, col,
+              blocks, block);
+        }
+      }
+      return new QuantizedWeight(k, n, bits, blockSize, packed, scales, zps);
+    }
+    float[] tile = new float[blockSize * n];
     for (int block = 0; block < blocks; block++) {
       long k0 = (long) block * blockSize;
-      if (layout == WeightLayout.IN_OUT) {
-        // rows k0 .. k0+B of [K, N] are contiguous: read them once, not N strided columns
-        for (int j = 0; j < blockSize; j++) {
-          long row = (k0 + j) * n;
-          for (int col = 0; col < n; col++) {
-            tile[j * n + col] = weight.get(row + col);
-          }
+      // rows k0 .. k0+B of [K, N] are contiguous: read them once, not N strided columns
+      for (int j = 0; j < blockSize; j++) {
+        long row = (k0 + j) * n;
+        for (int col = 0; col < n; col++) {
+          tile[j * n + col] = weight.get(row + col);
         }
       }
       for (int col = 0; col < n; col++) {
         for (int j = 0; j < blockSize; j++) {
-          values[j] = layout == WeightLayout.IN_OUT ? tile[j * n + col]
-              : weight.get((long) col * k + k0 + j);
+          values[j] = tile[j * n + col];
         }
-        int at = col * blocks + block;
-        int zp;
-        if (zeroPoints) {
-          zp = asymmetric(values, bits, codes, scales, at);
-          int shift = bits == 8 ? 0 : 4 * (block & 1);
-          zps[col * zpRow + (bits == 8 ? block : block / 2)] |= (byte) (zp << shift);
-        } else {
-          symmetric(values, bits, codes, scales, at);
-        }
-        pack(codes, bits, packed, at * blob);
+        quantizeBlock(values, bits, zeroPoints, codes, scales, zps, zpRow, packed, blob, col,
+            blocks, block);
       }
     }
     return new QuantizedWeight(k, n, bits, blockSize, packed, scales, zps);
+  }
+
+  /** Block {@code block} of output {@code col}: its codes, scale and zero point written. */
+  private static void quantizeBlock(float[] values, int bits, boolean zeroPoints, int[] codes,
+      float[] scales, byte[] zps, int zpRow, byte[] packed, int blob, int col, int blocks,
+      int block) {
+    int at = col * blocks + block;
+    if (zeroPoints) {
+      int zp = asymmetric(values, bits, codes, scales, at);
+      int shift = bits == 8 ? 0 : 4 * (block & 1);
+      zps[col * zpRow + (bits == 8 ? block : block / 2)] |= (byte) (zp << shift);
+    } else {
+      symmetric(values, bits, codes, scales, at);
+    }
+    pack(codes, bits, packed, at * blob);
   }
 
   private static void symmetric(float[] v, int bits, int[] codes, float[] scales, int at) {

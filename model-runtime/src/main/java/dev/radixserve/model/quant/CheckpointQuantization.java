@@ -34,10 +34,14 @@ import java.util.Map;
 public record CheckpointQuantization(Method method, int bits, int groupSize, int zeroOffset,
     boolean actOrder) {
 
-  /** The two supported formats, by {@code quant_method}. */
+  /**
+   * The two supported formats, by {@code quant_method}; and a GGUF file's Q8_0/Q4_0 blocks,
+   * rewritten into GPTQ's layout (plain groups of 32) by the GGUF loader.
+   */
   public enum Method {
     GPTQ("gptq"),
-    AWQ("awq");
+    AWQ("awq"),
+    GGUF("gguf");
 
     private final String label;
 
@@ -51,7 +55,7 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
   }
 
   public CheckpointQuantization {
-    if (bits != 4 && !(bits == 8 && method == Method.GPTQ)) {
+    if (bits != 4 && !(bits == 8 && method != Method.AWQ)) {
       throw new IllegalArgumentException(method.label + " with " + bits + " bits");
     }
     if (!QuantSpec.validBlockSize(groupSize)) {
@@ -159,8 +163,11 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
     return 32 / bits;
   }
 
-  /** e.g. {@code gptq 4-bit, group 128} ({@code , act-order}). */
+  /** e.g. {@code gptq 4-bit, group 128} ({@code , act-order}); {@code gguf Q4_0 blocks}. */
   public String describe() {
+    if (method == Method.GGUF) {
+      return "gguf Q" + bits + "_0 blocks (" + bits + "-bit, group " + groupSize + ")";
+    }
     return method.label + " " + bits + "-bit, group " + groupSize + (actOrder ? ", act-order" : "");
   }
 

@@ -234,6 +234,25 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    */
   public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
       int accuracyLevel, HeadSetting head) {
+    return forModel(configured, checkpoint, QuantMode.NONE, accuracyLevel, head);
+  }
+
+  /**
+   * As {@link #forModel(QuantSpec, CheckpointQuantization, int, HeadSetting)}, for weights that
+   * are requantized unless told otherwise ({@code ModelWeights.requantizeAs}, a GGUF file's
+   * K-quants): when {@code configured} quantizes nothing, {@code requantize} with its defaults
+   * ({@link #of}) and the LM-head flags of {@code head}; a configured int8 or int4 is taken as
+   * it is.
+   */
+  public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
+      QuantMode requantize, int accuracyLevel, HeadSetting head) {
+    if (checkpoint == null && !configured.quantized() && requantize != QuantMode.NONE) {
+      QuantSpec spec = of(requantize).withAccuracyLevel(accuracyLevel);
+      if (head.lmHead() != null) {
+        spec = spec.withLmHead(head.lmHead());
+      }
+      return head.blockSize() == null ? spec : spec.withHeadBlockSize(head.blockSize());
+    }
     if (checkpoint == null) {
       return configured;
     }

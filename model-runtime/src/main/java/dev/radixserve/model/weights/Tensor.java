@@ -7,8 +7,30 @@ import java.util.Arrays;
 /**
  * A named weight tensor over memory its {@link GptWeights} owns (a heap array, an arena, or a
  * memory-mapped safetensors file). Row-major, little-endian.
+ *
+ * <p>With a {@link Decoder}, {@code data} holds the rows in another format's blocks (a GGUF
+ * file's quantized types, mapped as they are) and the elements are the decoder's floats
+ * ({@code dtype} F32): whoever needs numbers reads them a row at a time ({@link #readRow}), so
+ * no float copy of the whole tensor is ever made unless it is to be served as floats.
+ *
+ * @param decoder null for plain F32/F16/BF16/I32 data
  */
-public record Tensor(String name, DType dtype, long[] shape, MemorySegment data) {
+public record Tensor(String name, DType dtype, long[] shape, MemorySegment data,
+    Decoder decoder) {
+
+  /**
+   * Rows stored in blocks of a format the run path does not take as they are. A row is the last
+   * dimension ({@code k} elements); row {@code r} of the tensor may be stored at another place of
+   * {@code data} (a decoder may reorder rows, e.g. llama.cpp's permuted q/k rows).
+   */
+  public interface Decoder {
+
+    /** Bytes {@code rows} rows of {@code k} elements take in {@code data}. */
+    long bytes(long rows, long k);
+
+    /** Row {@code row} of the tensor into {@code out} ({@code k} floats). */
+    void decodeRow(MemorySegment data, long row, float[] out);
+  }
 
   private static final ValueLayout.OfFloat F32_LE =
       ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
@@ -17,9 +39,18 @@ public record Tensor(String name, DType dtype, long[] shape, MemorySegment data)
   private static final ValueLayout.OfInt I32_LE =
       ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
+  /** A plain tensor: {@code data} holds its elements in {@code dtype}. */
+  public Tensor(String name, DType dtype, long[] shape, MemorySegment data) {
+    this(name, dtype, shape, data, null);
+  }
+
   public Tensor {
     shape = shape.clone();
-    long expected = elementCount(shape) * dtype.bytes();
+    if (decoder != null && dtype != DType.F32) {
+      throw new IllegalArgumentException("tensor " + name + " decodes to floats, not " + dtype);
+    }
+    long expected = decoder == null ? elementCount(shape) * dtype.bytes()
+        : decoder.bytes(elementCount(shape) / rowLength(shape), rowLength(shape));
     if (data.byteSize() != expected) {
       throw new IllegalArgumentException(
           "tensor " + name + " " + Arrays.toString(shape) + " " + dtype + " needs " + expected
@@ -39,8 +70,37 @@ public record Tensor(String name, DType dtype, long[] shape, MemorySegment data)
     return elementCount(shape);
   }
 
-  /** Element i as a float, widening F16/BF16. */
+  private static long rowLength(long[] shape) {
+    return shape.length == 0 ? 1 : Math.max(1, shape[shape.length - 1]);
+  }
+
+  /** Elements per row: the last dimension. */
+  public int rowLength() {
+    return Math.toIntExact(rowLength(shape));
+  }
+
+  /** Row {@code r} (the last dimension's {@code out.length} elements) as floats. */
+  public void readRow(long r, float[] out) {
+    if (decoder != null) {
+      decoder.decodeRow(data, r, out);
+      return;
+    }
+    long at = r * out.length;
+    for (int i = 0; i < out.length; i++) {
+      out[i] = get(at + i);
+    }
+  }
+
+  /**
+   * Element i as a float, widening F16/BF16 (a decoded tensor decodes i's whole row: read those
+   * with {@link #readRow}).
+   */
   public float get(long i) {
+    if (decoder != null) {
+      float[] row = new float[rowLength()];
+      decoder.decodeRow(data, i / row.length, row);
+      return row[(int) (i % row.length)];
+    }
     return switch (dtype) {
       case F32 -> data.getAtIndex(F32_LE, i);
       case F16 -> Float.float16ToFloat(data.getAtIndex(U16_LE, i));
@@ -65,8 +125,10 @@ public record Tensor(String name, DType dtype, long[] shape, MemorySegment data)
       throw new IllegalStateException("tensor " + name + " has " + n + " elements, too many for an array");
     }
     float[] out = new float[(int) n];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = get(i);
+    float[] row = new float[rowLength()];
+    for (int r = 0; r < out.length / row.length; r++) {
+      readRow(r, row);
+      System.arraycopy(row, 0, out, r * row.length, row.length);
     }
     return out;
   }

@@ -1,6 +1,7 @@
 package dev.radixserve.model.gguf;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -60,11 +61,12 @@ class GgufRefusalTest {
   }
 
   /**
-   * Projections in more than one block type (llama-quantize's mixes) are served as floats: each
-   * weight exactly the file's, dequantized, none requantized.
+   * Projections in more than one block type (llama-quantize's mixes) stay in the file's blocks,
+   * read as the file's weights dequantized a row at a time (no float copy made at load), and are
+   * requantized to the mode of most of them (here Q8_0's: int8).
    */
   @Test
-  void projectionsMixingBlockTypesAreServedAsTheirDequantizedFloats() throws IOException {
+  void projectionsMixingBlockTypesAreDecodedFromTheFileAndRequantized() throws IOException {
     List<GgufTestFiles.Entry> q4 = new java.util.ArrayList<>();
     GgufTestFiles.rewrite("llama3-q4_0.gguf", tmp.resolve("q4.gguf"), kv -> { }, q4::addAll);
     Path mixed = GgufTestFiles.rewrite("llama3-q8_0.gguf", tmp.resolve("mixed.gguf"), kv -> { },
@@ -80,6 +82,8 @@ class GgufRefusalTest {
             .findFirst().orElseThrow();
         dev.radixserve.model.weights.Tensor w = m.weights().tensor(pair[1]);
         assertEquals(dev.radixserve.model.weights.DType.F32, w.dtype());
+        assertNotNull(w.decoder(), pair[1] + " is decoded on read");
+        assertEquals(t.data().byteSize(), w.data().byteSize(), "the file's own bytes");
         float[] row = new float[(int) t.ne()[0]];
         for (int r = 0; r < t.ne()[1]; r++) {
           GgufBlocks.dequantizeRow(t, r, row);
@@ -90,8 +94,9 @@ class GgufRefusalTest {
       }
       assertTrue(m.weights().describe().contains("tensors F32 ×6, Q4_0 ×1, Q8_0 ×14"),
           m.weights().describe());
-      assertTrue(m.weights().describe().contains("projections as floats"),
+      assertTrue(m.weights().describe().contains("projections requantized to int8"),
           m.weights().describe());
+      assertEquals(dev.radixserve.model.quant.QuantMode.INT8, m.weights().requantizeAs());
     }
   }
 

@@ -103,7 +103,8 @@ final class CheckModelCommand implements Callable<Integer> {
       try {
         // check-model runs on the CPU
         quant = QuantSpec.forModel(configured, m.weights().checkpointQuantization(),
-            QuantSpec.accuracyLevelFor(false), flags.quantizationHead())
+            m.weights().requantizeAs(), QuantSpec.accuracyLevelFor(false),
+            flags.quantizationHead())
             .resolvedFor(m.weights().config().hiddenSize());
         describeQuantization(m, quant, out);
         describeMemory(m, quant, flags, out);
@@ -224,7 +225,8 @@ final class CheckModelCommand implements Callable<Integer> {
     out.println("config      " + m.weights().describe());
     var dtypes = new TreeMap<String, Integer>();
     for (Tensor t : m.weights().tensors().values()) {
-      dtypes.merge(t.dtype().name(), 1, Integer::sum);
+      dtypes.merge(t.decoder() == null ? t.dtype().name() : "decoded from blocks", 1,
+          Integer::sum);
     }
     long params = parameters(m);
     boolean sharded = Files.isRegularFile(dir.resolve(HfModelLoader.SAFETENSORS_INDEX))

@@ -1,6 +1,7 @@
 package dev.radixserve.server.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -62,8 +63,21 @@ class CheckModelGgufTest {
     assertEquals(0, q.status(), q.err() + q.out());
     assertTrue(q.out().contains("file type 2; tensors F32 ×11, Q4_0 ×16"), q.out());
     assertTrue(q.out().contains("projections Q4_0 blocks as MatMulNBits 4-bit, block 32"
-        + " (repacked, not requantized)"), q.out());
+        + " (repacked bit for bit, not requantized)"), q.out());
+    // labelled by the file's block type, not by the GPTQ layout they pass through
+    assertTrue(q.out().contains("quantized   gguf Q4_0 blocks (4-bit, group 32)"), q.out());
+    assertTrue(q.out().contains("quantization gguf-int4/b32/"), q.out());
+    assertFalse(q.out().contains("gptq"), q.out());
     assertTrue(q.out().endsWith("ok\n"), q.out());
+
+    // a K-quant mix is requantized by default, from the file's blocks
+    ServeCommandTest.Run k = run("check-model",
+        FIXTURES.resolve("llama3-wide-q4_k_m.gguf").toString(), "--threads", "1");
+    assertEquals(0, k.status(), k.err() + k.out());
+    assertTrue(k.out().contains("projections requantized to int4"), k.out());
+    assertTrue(k.out().contains("quantization int4/b32/asym/acc4/head-int8"), k.out());
+    assertTrue(k.out().contains("decoded from blocks"), k.out());
+    assertTrue(k.out().endsWith("ok\n"), k.out());
   }
 
   @Test
