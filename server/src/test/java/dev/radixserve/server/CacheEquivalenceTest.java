@@ -1,5 +1,6 @@
 package dev.radixserve.server;
 
+import static dev.radixserve.server.LocalServers.metric;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -77,12 +78,6 @@ class CacheEquivalenceTest {
     } catch (Exception e) {
       throw new RuntimeException(e);
     }
-  }
-
-  private static double metric(RadixServer s, String name) {
-    return get(s, "/metrics", null).lines().filter(l -> l.startsWith(name + " "))
-        .mapToDouble(l -> Double.parseDouble(l.substring(name.length() + 1))).findFirst()
-        .orElseThrow();
   }
 
   private static int promptLength(RadixServer s, String prompt) {

@@ -4,6 +4,10 @@ import dev.radixserve.model.Device;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.server.config.ServerConfig;
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -58,5 +62,26 @@ public final class LocalServers {
       }
     }
     Files.delete(dir);
+  }
+
+  /**
+   * The value of the first sample on {@code /metrics} whose line starts with {@code prefix}: a
+   * bare name (then followed by a space) or a name with the start of its labels ({@code
+   * name{label="v"}).
+   */
+  public static double metric(RadixServer s, String prefix) {
+    try (HttpClient client = HttpClient.newHttpClient()) {
+      String body = client.send(HttpRequest.newBuilder(
+              URI.create("http://127.0.0.1:" + s.port() + "/metrics")).build(),
+          HttpResponse.BodyHandlers.ofString()).body();
+      return body.lines().filter(l -> l.startsWith(prefix + (prefix.contains("{") ? "" : " ")))
+          .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst()
+          .orElseThrow(() -> new AssertionError("no " + prefix + " in /metrics"));
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 }

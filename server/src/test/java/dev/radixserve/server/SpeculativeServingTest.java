@@ -1,5 +1,6 @@
 package dev.radixserve.server;
 
+import static dev.radixserve.server.LocalServers.metric;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -179,15 +180,5 @@ class SpeculativeServingTest {
         + r.at("/choices/0/logprobs/tokens") + " | " + r.at("/choices/0/finish_reason").asText()
         + " | " + r.at("/usage/completion_tokens").asInt();
     return responses.stream().map(one).toList();
-  }
-
-  /** The value of the first sample whose line starts with {@code prefix} (name, labels). */
-  private static double metric(RadixServer s, String prefix) throws Exception {
-    String body = CLIENT.send(HttpRequest.newBuilder(
-            URI.create("http://127.0.0.1:" + s.port() + "/metrics")).build(),
-        HttpResponse.BodyHandlers.ofString()).body();
-    return body.lines().filter(l -> l.startsWith(prefix + (prefix.contains("{") ? "" : " ")))
-        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst()
-        .orElseThrow(() -> new AssertionError("no " + prefix + " in /metrics"));
   }
 }

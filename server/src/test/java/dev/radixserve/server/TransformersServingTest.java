@@ -1,5 +1,6 @@
 package dev.radixserve.server;
 
+import static dev.radixserve.server.LocalServers.metric;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -158,14 +159,5 @@ class TransformersServingTest {
 
   private static List<String> texts(List<JsonNode> responses) {
     return responses.stream().map(r -> r.at("/choices/0/text").asText()).toList();
-  }
-
-  private static double metric(RadixServer s, String name) throws Exception {
-    String body = CLIENT.send(HttpRequest.newBuilder(
-            URI.create("http://127.0.0.1:" + s.port() + "/metrics")).build(),
-        HttpResponse.BodyHandlers.ofString()).body();
-    return body.lines().filter(l -> l.startsWith(name + " "))
-        .mapToDouble(l -> Double.parseDouble(l.substring(name.length() + 1))).findFirst()
-        .orElseThrow();
   }
 }
