@@ -65,6 +65,25 @@ public final class LocalServers {
   }
 
   /**
+   * A CPU server for the cache-tier tests: {@code numBlocks} of the test pool (16 holds one
+   * ~200-token prompt at a time), no warm-up, the given graph and KV dtypes (null: the defaults),
+   * prefix caching on or off, a host tier of {@code hostBytes} and a disk tier in {@code tiers}
+   * (null: none).
+   */
+  public static RadixServer startTiered(dev.radixserve.model.graph.GraphDtype dtype,
+      dev.radixserve.model.graph.KvDtype kv, boolean caching, long hostBytes, Path tiers) {
+    ServerConfig.Builder b = builder(16);
+    b.device = Device.Kind.CPU;
+    b.dtype = dtype;
+    b.kvCacheDtype = kv;
+    b.prefixCaching = caching;
+    b.warmup = false;
+    b.kvOffloadMemoryBytes = hostBytes;
+    b.kvOffloadDir = tiers;
+    return RadixServer.start(b.build());
+  }
+
+  /**
    * The value of the first sample on {@code /metrics} whose line starts with {@code prefix}: a
    * bare name (then followed by a space) or a name with the start of its labels ({@code
    * name{label="v"}).

@@ -6,9 +6,7 @@ import static dev.radixserve.server.TierRestartTest.metric;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.radixserve.model.Device;
 import dev.radixserve.model.graph.GraphDtype;
-import dev.radixserve.server.config.ServerConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -30,14 +28,7 @@ class TierFloat16ServerTest {
   Path dir;
 
   private static RadixServer start(GraphDtype dtype, boolean caching, long hostBytes, Path tiers) {
-    ServerConfig.Builder b = LocalServers.builder(16); // one ~200-token prompt at a time
-    b.device = Device.Kind.CPU;
-    b.dtype = dtype;
-    b.prefixCaching = caching;
-    b.warmup = false;
-    b.kvOffloadMemoryBytes = hostBytes;
-    b.kvOffloadDir = tiers;
-    return RadixServer.start(b.build());
+    return LocalServers.startTiered(dtype, null, caching, hostBytes, tiers);
   }
 
   @Test

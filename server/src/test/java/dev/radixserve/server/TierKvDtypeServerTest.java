@@ -35,15 +35,7 @@ class TierKvDtypeServerTest {
   Path dir;
 
   private static RadixServer start(KvDtype kv, boolean caching, long hostBytes, Path tiers) {
-    ServerConfig.Builder b = LocalServers.builder(16); // one ~200-token prompt at a time
-    b.device = Device.Kind.CPU;
-    b.dtype = null;
-    b.kvCacheDtype = kv;
-    b.prefixCaching = caching;
-    b.warmup = false;
-    b.kvOffloadMemoryBytes = hostBytes;
-    b.kvOffloadDir = tiers;
-    return RadixServer.start(b.build());
+    return LocalServers.startTiered(null, kv, caching, hostBytes, tiers);
   }
 
   @ParameterizedTest
