@@ -5,6 +5,7 @@ import dev.radixserve.server.spec.DraftSource;
 import dev.radixserve.server.spec.PromptLookup;
 import dev.radixserve.server.spec.RadixDraftIndex;
 import dev.radixserve.server.spec.Speculation;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.function.IntSupplier;
 
@@ -49,15 +50,20 @@ final class Speculator {
     // so past the model's length, which validation keeps max_tokens within)
     int k = Math.min(s.draftLength.next(),
         s.request.maxTokens() - s.outputTokens - 1);
-    if (k > 0) {
-      k = Math.min(k, room.getAsInt());
-    }
     if (k <= 0) {
       return DraftSource.NONE;
     }
     int[] draft = s.promptLookup.propose(s.tokensArray(), s.length(), k);
     if (draft.length == 0 && index.isPresent()) {
-      draft = index.get().in(s.request.namespace()).propose(s.tokensArray(), s.length(), k);
+      draft = index.get().propose(s.request.namespace(), s.tokensArray(), s.length(), k);
+    }
+    // the room (a pass over the running sequences) is only asked for a draft that exists: most
+    // steps of a sequence whose text does not repeat find none
+    if (draft.length > 0) {
+      int fits = room.getAsInt();
+      if (fits < draft.length) {
+        draft = fits <= 0 ? DraftSource.NONE : Arrays.copyOf(draft, fits);
+      }
     }
     return draft;
   }
