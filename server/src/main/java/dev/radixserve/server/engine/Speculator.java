@@ -19,12 +19,23 @@ import java.util.function.IntSupplier;
 final class Speculator {
 
   private final Speculation settings;
+  private final Optional<DraftSource> first;
   private final Optional<RadixDraftIndex> index;
   private final EngineObserver observer;
 
   /** @param index the prefix cache's draft index; empty with caching off */
   Speculator(Speculation settings, Optional<RadixDraftIndex> index, EngineObserver observer) {
+    this(settings, Optional.empty(), index, observer);
+  }
+
+  /**
+   * @param first a source asked before the sequence's own tokens and the cache (tests put one
+   *     here that proposes what the built-in sources would not, e.g. tokens a constraint forbids)
+   */
+  Speculator(Speculation settings, Optional<DraftSource> first, Optional<RadixDraftIndex> index,
+      EngineObserver observer) {
     this.settings = settings;
+    this.first = first;
     this.index = index;
     this.observer = observer;
   }
@@ -53,7 +64,11 @@ final class Speculator {
     if (k <= 0) {
       return DraftSource.NONE;
     }
-    int[] draft = s.promptLookup.propose(s.tokensArray(), s.length(), k);
+    int[] draft = first.isPresent() ? first.get().propose(s.tokensArray(), s.length(), k)
+        : DraftSource.NONE;
+    if (draft.length == 0) {
+      draft = s.promptLookup.propose(s.tokensArray(), s.length(), k);
+    }
     if (draft.length == 0 && index.isPresent()) {
       draft = index.get().propose(s.request.namespace(), s.tokensArray(), s.length(), k);
     }
