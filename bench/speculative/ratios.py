@@ -4,12 +4,31 @@ each variant against the base (rs-off, or lc-off for lc-* variants), the decode 
 the same round (and the CPU-ms-per-token ratio where measured: lower is better), then the median
 over rounds. Rounds interleave the variants, so a ratio compares servers that ran minutes apart.
 
+Then, from the radixserve servers' /metrics (OUT/rs-*.metrics, summed over rounds), the draft
+tokens verified and accepted by position in the draft.
+
 usage: ratios.py OUT/results.jsonl
 """
 import collections
+import glob
 import json
+import os
+import re
 import statistics
 import sys
+
+
+def acceptance(out):
+    """Per variant: position -> [drafted, accepted], over OUT/rs-*-ROUND.metrics."""
+    by = collections.defaultdict(lambda: collections.defaultdict(lambda: [0.0, 0.0]))
+    for f in glob.glob(os.path.join(out, "rs-*.metrics")):
+        variant = os.path.basename(f).rsplit("-", 1)[0]
+        for line in open(f):
+            m = re.match(r'radixserve_spec_(draft|accepted)_tokens_total\{position="(\d+)".*\} (\S+)',
+                         line)
+            if m:
+                by[variant][int(m.group(2))][m.group(1) == "accepted"] += float(m.group(3))
+    return by
 
 
 def main():
@@ -46,6 +65,10 @@ def main():
             print(line + f" over {len(speed)} rounds")
             for c in cells:
                 print("    " + c)
+    for variant, positions in sorted(acceptance(os.path.dirname(sys.argv[1])).items()):
+        cells = [f"{k}: {int(a)}/{int(d)}" for k, (d, a) in sorted(positions.items()) if d]
+        if cells:
+            print(f"{variant} accepted/drafted by draft position: " + ", ".join(cells))
 
 
 if __name__ == "__main__":

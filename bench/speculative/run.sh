@@ -10,7 +10,7 @@
 #     VARIANTS: rs-off rs-ngram lc-off lc-ngram (default: all four)
 #     env: THREADS (2), DECODE (96 tokens per request), LLAMA_CPP (/work/llamacpp/src),
 #     FIRST_ROUND (1: rounds FIRST_ROUND..ROUNDS, each with contexts of its own), WORKLOADS,
-#     CONCURRENCY, CONTEXT, REASK, MODEL_ARGS (radixserve's model flags; default
+#     CONCURRENCY, CONTEXT, REASK, GGUF, LLAMA_ARGS (more llama-server flags), MODEL_ARGS (radixserve's model flags; default
 #     --quantization int8) (workloads.py)
 # Even rounds run the variants in reverse order (A B, B A, ...), so a drift of the machine's load
 # over a run weighs on both sides alike. At the end ratios.py prints, per workload, each round's
@@ -48,12 +48,14 @@ for r in $(seq "${FIRST_ROUND:-1}" "$rounds"); do
           ${MODEL_ARGS:---quantization int8} --kv-cache-memory 512m --speculative "${v#rs-}" \
           > "$out/$v-$r.log" 2>&1 & ;;
       lc-off) "$lcpp/build/bin/llama-server" -m "$gguf" --host 127.0.0.1 --port "$port" \
-          -t "$threads" -tb "$threads" -c 4096 -np 1 --no-repack > "$out/$v-$r.log" 2>&1 & ;;
+          -t "$threads" -tb "$threads" -c 4096 -np 1 --no-repack ${LLAMA_ARGS:-} \
+          > "$out/$v-$r.log" 2>&1 & ;;
       # n-gram lookup over the slot's own tokens (prompt and output): 3-token keys, drafts of
       # up to 8 tokens, as radixserve's prompt lookup
       lc-ngram) "$lcpp/build/bin/llama-server" -m "$gguf" --host 127.0.0.1 --port "$port" \
           -t "$threads" -tb "$threads" -c 4096 -np 1 --no-repack --spec-type ngram-simple \
-          --spec-ngram-simple-size-n 3 --spec-ngram-simple-size-m 8 > "$out/$v-$r.log" 2>&1 & ;;
+          --spec-ngram-simple-size-n 3 --spec-ngram-simple-size-m 8 ${LLAMA_ARGS:-} \
+          > "$out/$v-$r.log" 2>&1 & ;;
       *) echo "unknown variant $v" >&2; exit 2 ;;
     esac
     pid=$!
