@@ -14,7 +14,8 @@ Training text, in the two formats bench/speculative/workloads.py asks in:
 The texts the workloads measure on (pydoc_data's topics, textwrap.py) are never trained on.
 
 Writes OUT/config.json, OUT/model.safetensors, OUT/tokenizer.json (+ tokenizer_config.json) and
-OUT/train.json (data, steps, loss curve, held-out loss per format).
+OUT/train.json (data, steps, loss curve, and "heldout_loss" per format: the loss on examples
+drawn with seeds of their own from the last files, whose text the training also reads).
 
 usage: train_copy_llama.py OUT [--minutes M] [--threads T] [--layers L] [--width W] [--seq S]
        [--batch B] [--vocab V]
