@@ -9,7 +9,15 @@
 #     JAR: server/target/radixserve.jar; OUT: results.jsonl and logs
 #     VARIANTS: rs-off rs-ngram lc-off lc-ngram (default: all four)
 #     env: THREADS (2), DECODE (96 tokens per request), LLAMA_CPP (/work/llamacpp/src),
-#     FIRST_ROUND (1: rounds FIRST_ROUND..ROUNDS, each with contexts of its own)
+#     FIRST_ROUND (1: rounds FIRST_ROUND..ROUNDS, each with contexts of its own), WORKLOADS,
+#     CONCURRENCY, CONTEXT, REASK, GGUF, LLAMA_ARGS (more llama-server flags), MODEL_ARGS (radixserve's model flags; default
+#     --quantization int8) (workloads.py)
+# Even rounds run the variants in reverse order (A B, B A, ...), so a drift of the machine's load
+# over a run weighs on both sides alike. At the end ratios.py prints, per workload, each round's
+# ratio against the -off variant (tok/s, and the server's CPU time per token) and the median.
+#
+# Control A/B (the cost of --speculative ngram where nothing repeats), e.g. 6 rounds:
+#   WORKLOADS=control,shared-prompt bench/speculative/run.sh MODEL_DIR JAR OUT 6 rs-off rs-ngram
 # The GGUF (OUT/../bench-1b-q8_0.gguf, made once): convert_q8.py, after
 # bench/llamacpp/gpt2_tokenizer_files.py wrote r50k_base's files beside a link to the weights.
 set -u
@@ -28,21 +36,26 @@ gguf=${GGUF:-/tmp/spec1b/bench-1b-q8_0.gguf}
 mkdir -p "$out"
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null' EXIT
+reversed=$(echo $variants | tr ' ' '\n' | tac | tr '\n' ' ')
 for r in $(seq "${FIRST_ROUND:-1}" "$rounds"); do
-  for v in $variants; do
+  order=$variants
+  [ $((r % 2)) -eq 0 ] && order=$reversed
+  for v in $order; do
     port=$((20000 + RANDOM % 20000))
     case $v in
       rs-*) java -Xmx2g --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector \
           -jar "$jar" serve --model "$model" --host 127.0.0.1 --port "$port" --threads "$threads" \
-          --quantization int8 --kv-cache-memory 512m --speculative "${v#rs-}" \
+          ${MODEL_ARGS:---quantization int8} --kv-cache-memory 512m --speculative "${v#rs-}" \
           > "$out/$v-$r.log" 2>&1 & ;;
       lc-off) "$lcpp/build/bin/llama-server" -m "$gguf" --host 127.0.0.1 --port "$port" \
-          -t "$threads" -tb "$threads" -c 4096 -np 1 --no-repack > "$out/$v-$r.log" 2>&1 & ;;
+          -t "$threads" -tb "$threads" -c 4096 -np 1 --no-repack ${LLAMA_ARGS:-} \
+          > "$out/$v-$r.log" 2>&1 & ;;
       # n-gram lookup over the slot's own tokens (prompt and output): 3-token keys, drafts of
       # up to 8 tokens, as radixserve's prompt lookup
       lc-ngram) "$lcpp/build/bin/llama-server" -m "$gguf" --host 127.0.0.1 --port "$port" \
           -t "$threads" -tb "$threads" -c 4096 -np 1 --no-repack --spec-type ngram-simple \
-          --spec-ngram-simple-size-n 3 --spec-ngram-simple-size-m 8 > "$out/$v-$r.log" 2>&1 & ;;
+          --spec-ngram-simple-size-n 3 --spec-ngram-simple-size-m 8 ${LLAMA_ARGS:-} \
+          > "$out/$v-$r.log" 2>&1 & ;;
       *) echo "unknown variant $v" >&2; exit 2 ;;
     esac
     pid=$!
@@ -51,7 +64,8 @@ for r in $(seq "${FIRST_ROUND:-1}" "$rounds"); do
       sleep 0.5
     done
     echo "$(date -u +%T) $v round $r up (load $(cut -d' ' -f1 /proc/loadavg))"
-    python3 "$here/workloads.py" "http://127.0.0.1:$port" "$r" "$decode" 2>> "$out/err.log" \
+    SERVER_PID=$pid python3 "$here/workloads.py" "http://127.0.0.1:$port" "$r" "$decode" \
+      2>> "$out/err.log" \
       | while read -r line; do
           echo "{\"variant\":\"$v\",\"round\":$r,${line#\{}" >> "$out/results.jsonl"
           echo "  $line"
@@ -64,3 +78,4 @@ for r in $(seq "${FIRST_ROUND:-1}" "$rounds"); do
     pid=
   done
 done
+python3 "$here/ratios.py" "$out/results.jsonl"

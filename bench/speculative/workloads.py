@@ -24,7 +24,15 @@ by the model itself, whatever its weights, which is what makes this honest on ra
 radixserve drafts it from its prefix cache (the first answer is in the radix tree); llama.cpp's
 n-gram modes look only at the request's own tokens, and its prompt cache reuses the prompt.
 
-decode tok/s: completion tokens after the first / time from the first streamed chunk to the last.
+- shared-prompt xN (N from CONCURRENCY, default 8): N sampled requests at once that share the
+  control's context and differ in their last line; more than 4 run, so radixserve drafts
+  nothing (Speculation.DEFAULT_MAX_BATCH) and the figure is the cost of having it on.
+
+decode tok/s: completion tokens after the first / time from the first streamed chunk to the last
+(shared-prompt: all requests' completion tokens / wall time from the first request sent to the
+last one done). With SERVER_PID set, cpu_ms_per_token is the server process's CPU time (user +
+system, /proc/PID/stat) over the measured request(s) per completion token: under load it moves
+less than wall time does. WORKLOADS (comma-separated names, default all) picks workloads.
 
 usage: workloads.py URL ROUND DECODE  -> one JSON line per workload on stdout
 """
@@ -33,6 +41,7 @@ import json
 import os
 import sys
 import textwrap
+import threading
 import time
 import urllib.request
 
@@ -66,6 +75,47 @@ def prompts(tok, rnd):
                       "```python\n" + body + "```\n\n```python\n")
     return {"summarise-with-quotes": (summary, {}), "code-edit": (edit, {}),
             "control": (control, {"temperature": 1.0, "seed": 1000 + rnd})}
+
+
+def cpu_seconds():
+    pid = os.environ.get("SERVER_PID")
+    if not pid:
+        return None
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def with_cpu(measure, tokens):
+    """measure() with the server's CPU milliseconds per completion token beside it."""
+    before = cpu_seconds()
+    m = measure()
+    if before is not None:
+        m["cpu_ms_per_token"] = round(1000 * (cpu_seconds() - before) / tokens, 2)
+    return m
+
+
+def shared(url, model, prompt, tok, max_tokens, n):
+    """n concurrent sampled requests sharing prompt, each with a last line of its own."""
+    results, errors = [None] * n, []
+
+    def one(i):
+        try:
+            own = prompt + tok.encode(f"Reader {i} asks for the gist.\n")
+            results[i] = decode(url, model, own, max_tokens, {"temperature": 1.0, "seed": i})
+        except Exception as e:  # reported below, after the others finish
+            errors.append(e)
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return {"decode_tok_s": round(n * max_tokens / (time.perf_counter() - start), 3),
+            "ttft_s": max(r["ttft_s"] for r in results), "prompt_tokens": len(prompt)}
 
 
 def decode(url, model, prompt, max_tokens, extra):
@@ -103,11 +153,24 @@ def main():
     tok = tokenizer()
     decode(url, model, tok.encode("Warm-up: one short request first."), 8, {})
     reask = os.environ.get("REASK") == "1"
-    for name, (prompt, extra) in prompts(tok, rnd).items():
+    wanted = os.environ.get("WORKLOADS")
+    concurrency = int(os.environ.get("CONCURRENCY", 8))
+    work = prompts(tok, rnd)
+    work[f"shared-prompt x{concurrency}"] = (work["control"][0], None)
+    for name, (prompt, extra) in work.items():
+        if wanted and name.split(" ")[0] not in wanted.split(","):
+            continue
+        if extra is None:
+            m = with_cpu(lambda: shared(url, model, prompt, tok, max_tokens, concurrency),
+                         concurrency * max_tokens)
+            m["workload"] = name
+            m["load"] = os.getloadavg()[0]
+            print(json.dumps(m), flush=True)
+            continue
         if reask and not extra:
             decode(url, model, prompt, max_tokens, extra)  # the first asking, unmeasured
             name += " (re-ask)"
-        m = decode(url, model, prompt, max_tokens, extra)
+        m = with_cpu(lambda: decode(url, model, prompt, max_tokens, extra), max_tokens)
         m["workload"] = name
         m["load"] = os.getloadavg()[0]
         print(json.dumps(m), flush=True)

@@ -85,7 +85,7 @@ public final class LogitsSampler implements Sampler {
         ? topLogprobs(logits, params.topLogprobs(), rawLogZ) : List.of();
     float[] raw = wantLogprobs ? logits.clone() : null;
     applyPenalties(logits);
-    int token = params.isGreedy() ? argmax(logits) : draw(logits);
+    int token = params.isGreedy() ? argmax(logits) : filtered(logits).draw(random.nextDouble());
     float logprob = wantLogprobs ? (float) (raw[token] - rawLogZ) : Float.NaN;
     return new SampledToken(token, logprob, top);
   }
@@ -128,7 +128,20 @@ public final class LogitsSampler implements Sampler {
     return best;
   }
 
-  private int draw(float[] logits) {
+  /**
+   * The distribution {@link #sample} draws from for {@code logits}, after the rules, penalties,
+   * temperature and filters (all the mass on the argmax when greedy); draws nothing, so the
+   * sampler's random sequence is untouched. {@code logits} is changed in place, as by sample.
+   */
+  public TokenDistribution distribution(float[] logits) {
+    if (logits.length != vocabSize) {
+      throw new IllegalArgumentException("logits have " + logits.length + " entries, vocabulary " + vocabSize);
+    }
+    applyPenalties(logits);
+    return params.isGreedy() ? TokenDistribution.point(argmax(logits)) : filtered(logits);
+  }
+
+  private TokenDistribution filtered(float[] logits) {
     double t = params.temperature();
     float max = Float.NEGATIVE_INFINITY;
     for (int i = 0; i < logits.length; i++) {
@@ -161,14 +174,7 @@ public final class LogitsSampler implements Sampler {
       weights = Arrays.copyOf(ordered, keep);
       total = mass;
     }
-    double u = random.nextDouble() * total;
-    for (int i = 0; i < candidates.length; i++) {
-      u -= weights[i];
-      if (u < 0) {
-        return candidates[i];
-      }
-    }
-    return candidates[candidates.length - 1]; // rounding left u a hair above zero
+    return new TokenDistribution(candidates, weights, total);
   }
 
   private static int[] candidates(float[] logits, double floor) {

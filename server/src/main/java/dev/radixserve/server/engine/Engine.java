@@ -7,6 +7,7 @@ import dev.radixserve.cache.RadixCache;
 import dev.radixserve.model.ModelRunner;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.server.spec.DraftSource;
 import dev.radixserve.server.spec.RadixDraftIndex;
 import dev.radixserve.server.spec.Speculation;
 import java.time.Duration;
@@ -127,6 +128,18 @@ public final class Engine {
   public Engine(ModelRunner runner, BlockPool pool, Optional<PrefixCache> cache,
       Optional<BlockTiers> tiers, Tokenizer tokenizer, Set<Integer> eosTokenIds,
       SamplerFactory samplers, Settings settings, EngineObserver observer) {
+    this(runner, pool, cache, tiers, tokenizer, eosTokenIds, samplers, settings, observer,
+        Optional.empty());
+  }
+
+  /**
+   * @param drafts a draft source asked first when speculation is on (a test's, proposing what
+   *     the built-in sources would not)
+   */
+  Engine(ModelRunner runner, BlockPool pool, Optional<PrefixCache> cache,
+      Optional<BlockTiers> tiers, Tokenizer tokenizer, Set<Integer> eosTokenIds,
+      SamplerFactory samplers, Settings settings, EngineObserver observer,
+      Optional<DraftSource> drafts) {
     this.runner = runner;
     this.cache = cache;
     this.maxQueued = settings.maxQueuedRequests();
@@ -141,7 +154,7 @@ public final class Engine {
       loader = null;
     }
     blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting, tiers, loads);
-    Speculator speculator = new Speculator(settings.speculation(),
+    Speculator speculator = new Speculator(settings.speculation(), drafts,
         speculationIndex(cache, settings.speculation(), runner.blockSize()), counting);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
         settings.maxBatchedTokens(), settings.prefillChunkSize(), settings.fairShare(), counting,

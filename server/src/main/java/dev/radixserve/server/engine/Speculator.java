@@ -5,6 +5,7 @@ import dev.radixserve.server.spec.DraftSource;
 import dev.radixserve.server.spec.PromptLookup;
 import dev.radixserve.server.spec.RadixDraftIndex;
 import dev.radixserve.server.spec.Speculation;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.function.IntSupplier;
 
@@ -18,12 +19,23 @@ import java.util.function.IntSupplier;
 final class Speculator {
 
   private final Speculation settings;
+  private final Optional<DraftSource> first;
   private final Optional<RadixDraftIndex> index;
   private final EngineObserver observer;
 
   /** @param index the prefix cache's draft index; empty with caching off */
   Speculator(Speculation settings, Optional<RadixDraftIndex> index, EngineObserver observer) {
+    this(settings, Optional.empty(), index, observer);
+  }
+
+  /**
+   * @param first a source asked before the sequence's own tokens and the cache (tests put one
+   *     here that proposes what the built-in sources would not, e.g. tokens a constraint forbids)
+   */
+  Speculator(Speculation settings, Optional<DraftSource> first, Optional<RadixDraftIndex> index,
+      EngineObserver observer) {
     this.settings = settings;
+    this.first = first;
     this.index = index;
     this.observer = observer;
   }
@@ -49,15 +61,24 @@ final class Speculator {
     // so past the model's length, which validation keeps max_tokens within)
     int k = Math.min(s.draftLength.next(),
         s.request.maxTokens() - s.outputTokens - 1);
-    if (k > 0) {
-      k = Math.min(k, room.getAsInt());
-    }
     if (k <= 0) {
       return DraftSource.NONE;
     }
-    int[] draft = s.promptLookup.propose(s.tokensArray(), s.length(), k);
+    int[] draft = first.isPresent() ? first.get().propose(s.tokensArray(), s.length(), k)
+        : DraftSource.NONE;
+    if (draft.length == 0) {
+      draft = s.promptLookup.propose(s.tokensArray(), s.length(), k);
+    }
     if (draft.length == 0 && index.isPresent()) {
-      draft = index.get().in(s.request.namespace()).propose(s.tokensArray(), s.length(), k);
+      draft = index.get().propose(s.request.namespace(), s.tokensArray(), s.length(), k);
+    }
+    // the room (a pass over the running sequences) is only asked for a draft that exists: most
+    // steps of a sequence whose text does not repeat find none
+    if (draft.length > 0) {
+      int fits = room.getAsInt();
+      if (fits < draft.length) {
+        draft = fits <= 0 ? DraftSource.NONE : Arrays.copyOf(draft, fits);
+      }
     }
     return draft;
   }

@@ -1,9 +1,12 @@
 package dev.radixserve.server.spec;
 
 /**
- * How many draft tokens one sequence verifies next, from how its recent drafts fared. After a
- * fully accepted draft it asks for one more (up to the maximum); after a partial one, for one
- * more than were accepted; after {@value #MISSES_TO_PAUSE} drafts in a row with nothing
+ * How many draft tokens one sequence verifies next, from how its recent drafts fared. A sequence
+ * starts at {@value #START}: a rejected draft costs its verification, so the first ones are short
+ * until drafts prove to pay (a first draft of the maximum made an early miss cost a step of 1 +
+ * max tokens). After a fully accepted draft it asks for twice as many (up to the maximum), so a
+ * long copy reaches the maximum in a few steps; after a partial one, for one more than were
+ * accepted; after {@value #MISSES_TO_PAUSE} drafts in a row with nothing
  * accepted it drafts nothing for a pause that doubles each time it happens again (up to {@value
  * #MAX_PAUSE} steps), then tries a single token. A step that verifies k drafts costs about one
  * decode step while decoding is bound by weight bytes, a little more otherwise: so a sequence
@@ -11,6 +14,8 @@ package dev.radixserve.server.spec;
  */
 public final class DraftLength {
 
+  /** Tokens of a sequence's first draft. */
+  static final int START = 2;
   static final int MISSES_TO_PAUSE = 2;
   static final int MAX_PAUSE = 64;
 
@@ -26,7 +31,7 @@ public final class DraftLength {
       throw new IllegalArgumentException("a draft of at most " + max + " tokens");
     }
     this.max = max;
-    this.next = max;
+    this.next = Math.min(START, max);
   }
 
   /** Draft tokens to verify in this step; 0 while paused (each call is one step). */
@@ -51,6 +56,6 @@ public final class DraftLength {
     }
     misses = 0;
     pause = 0;
-    next = Math.min(max, accepted + 1);
+    next = Math.min(max, accepted == drafted ? 2 * drafted : accepted + 1);
   }
 }

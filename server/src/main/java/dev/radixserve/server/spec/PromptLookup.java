@@ -1,6 +1,5 @@
 package dev.radixserve.server.spec;
 
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -32,6 +31,13 @@ public final class PromptLookup implements DraftSource {
     if (end == null) {
       return NONE;
     }
-    return Arrays.copyOfRange(tokens, end, Math.min(length, end + max));
+    // what followed the earlier occurrence, copied as LZ77 copies a match: where the copy runs
+    // into the sequence's end it goes on with the tokens it copied, so a loop of period p
+    // (p = length - end) is proposed for the whole draft, not for p tokens
+    int[] draft = new int[max];
+    for (int i = 0; i < max; i++) {
+      draft[i] = end + i < length ? tokens[end + i] : draft[end + i - length];
+    }
+    return draft;
   }
 }

@@ -72,20 +72,23 @@ public final class RadixDraftIndex implements CacheListener {
 
   /** Proposals from the token runs cached in {@code namespace} only. */
   public DraftSource in(String namespace) {
-    return (tokens, length, max) -> {
-      if (length < NGram.N) {
-        return DraftSource.NONE;
-      }
-      NGram key = NGram.before(namespace, tokens, length);
-      Continuation c = entries.get(key);
-      if (c == null) {
-        return DraftSource.NONE;
-      }
-      if (!liveNodes.contains(c.nodeId())) {
-        entries.remove(key);
-        return DraftSource.NONE;
-      }
-      return Arrays.copyOf(c.tokens(), Math.min(max, c.tokens().length));
-    };
+    return (tokens, length, max) -> propose(namespace, tokens, length, max);
+  }
+
+  /** {@link DraftSource#propose} from the token runs cached in {@code namespace} only. */
+  public int[] propose(String namespace, int[] tokens, int length, int max) {
+    if (length < NGram.N) {
+      return DraftSource.NONE;
+    }
+    NGram key = NGram.before(namespace, tokens, length);
+    Continuation c = entries.get(key);
+    if (c == null) {
+      return DraftSource.NONE;
+    }
+    if (!liveNodes.contains(c.nodeId())) {
+      entries.remove(key);
+      return DraftSource.NONE;
+    }
+    return Arrays.copyOf(c.tokens(), Math.min(max, c.tokens().length));
   }
 }

@@ -15,6 +15,7 @@ import dev.radixserve.model.sampling.SampledToken;
 import dev.radixserve.model.sampling.SamplingParams;
 import dev.radixserve.model.tokenizer.TokenizerLoader;
 import dev.radixserve.server.config.SchedulePolicy;
+import dev.radixserve.server.spec.DraftSource;
 import dev.radixserve.server.spec.RadixDraftIndex;
 import dev.radixserve.server.spec.Speculation;
 import java.util.ArrayList;
@@ -78,6 +79,8 @@ class EngineHarness {
   /** Runs between a step's schedule and its forward (to check what was scheduled). */
   Runnable afterSchedule = () -> {};
   int preemptions;
+  /** Asked for drafts before the built-in sources (speculative decoding); none by default. */
+  DraftSource firstDrafts = (tokens, length, max) -> DraftSource.NONE;
   /** Draft tokens verified, and of those accepted (speculative decoding). */
   int drafted;
   int accepted;
@@ -198,7 +201,9 @@ class EngineHarness {
       index = Optional.of(new RadixDraftIndex(blockSize, speculation.maxTokens(), 1 << 12));
       cache.addListener(index.get());
     }
-    Speculator speculator = new Speculator(speculation, index, observer);
+    Speculator speculator = new Speculator(speculation,
+        Optional.of((tokens, length, max) -> firstDrafts.propose(tokens, length, max)), index,
+        observer);
     scheduler = new Scheduler(sb, policy, maxNumSeqs, maxBatchedTokens, prefillChunk, fairShare,
         observer, speculator);
     outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, vocabSize), TOKENIZER,

@@ -96,6 +96,79 @@ class SpeculativeDecodingTest {
         "drafted " + spec.drafted + ", accepted " + spec.accepted);
   }
 
+  /**
+   * The sampled verification end to end (scheduler, speculator, output processor, sampler), by
+   * frequency over many seeds: a one-token draft d is proposed at each request's first decode
+   * step over a fixed row (temperature 0.7, top-p 0.9); d must be accepted in a share p(d) of
+   * the requests, and a rejected draft's token must follow p without d, renormalised (standard
+   * speculative sampling with q = δ_d; OnePointDraftTest checks the formulas exactly). Bounds:
+   * 4.5 binomial standard deviations (the test is deterministic given its seeds); a verifier
+   * that accepted with probability p(d)² or drew a rejected draft's token uniformly would fail.
+   * A draft outside the top-p nucleus (p(d) = 0) is never accepted.
+   */
+  @ParameterizedTest
+  @CsvSource({"100, true", "101, true", "103, false"})
+  void sampledVerificationAcceptsWithTheTargetsProbabilityAndResamplesTheRest(int draft,
+      boolean inNucleus) {
+    float[] row = new float[VOCAB];
+    java.util.Arrays.fill(row, Float.NEGATIVE_INFINITY);
+    float[] logits = {2.0f, 1.5f, 1.0f, 0.5f, 0.0f, -1.0f, 3.0f, -0.25f, 1.25f};
+    for (int i = 0; i < logits.length; i++) {
+      row[100 + i] = logits[i];
+    }
+    EngineHarness.Forward fixed = (step, batch) -> {
+      float[][] out = new float[batch.logitRows()][];
+      for (int i = 0; i < out.length; i++) {
+        out[i] = row.clone();
+      }
+      return out;
+    };
+    int n = 2000;
+    EngineHarness h = EngineHarness.speculative(64, 4, false, 64, VOCAB, fixed,
+        Speculation.ngram(4));
+    h.firstDrafts = (tokens, length, max) -> new int[] {draft};
+    Map<Integer, Integer> rejected = new TreeMap<>();
+    int accepted = 0;
+    for (int seed = 0; seed < n; seed++) {
+      String id = "s" + seed;
+      h.submit(id, new int[] {100, 101, 102, 103}, 1, 3,
+          new SamplingParams(0.7, 0, 0.9, 0, (long) seed, 1, 0, 0, Set.of(), false, 0));
+      while (h.scheduler.hasWork()) {
+        h.step();
+      }
+      int second = h.tokens.get(id + "#0").get(1); // the token the draft was verified against
+      if (second == draft) {
+        accepted++;
+      } else {
+        rejected.merge(second, 1, Integer::sum);
+      }
+    }
+    assertEquals(n, h.drafted, "one draft token verified per request");
+    assertEquals(accepted, h.accepted);
+    h.assertAccounting();
+    var p = new dev.radixserve.model.sampling.LogitsSampler(new SamplingParams(0.7, 0, 0.9, 0, 1L,
+        1, 0, 0, Set.of(), false, 0), VOCAB).distribution(row.clone());
+    double pd = p.probability(draft);
+    assertEquals(inNucleus, pd > 0, "p(d) = " + pd);
+    assertWithin(accepted, n, pd, "accepted");
+    int r = n - accepted;
+    for (int y = 100; y < 100 + logits.length; y++) {
+      if (y != draft) {
+        assertWithin(rejected.getOrDefault(y, 0), r, p.probability(y) / (1 - pd), "token " + y);
+      }
+    }
+    for (int y : rejected.keySet()) {
+      assertTrue(p.probability(y) > 0, "token " + y + " drawn outside the nucleus");
+    }
+  }
+
+  /** {@code count} of {@code n} trials with probability {@code q}, within 4.5 SD. */
+  private static void assertWithin(int count, int n, double q, String what) {
+    double sd = Math.sqrt(n * q * (1 - q));
+    assertTrue(Math.abs(count - n * q) <= 4.5 * sd + 1e-9,
+        what + ": " + count + " of " + n + ", expected " + n * q + " ± " + 4.5 * sd);
+  }
+
   private static Map<String, List<Integer>> run(EngineHarness h) {
     return run(h, SamplingParams.greedy());
   }

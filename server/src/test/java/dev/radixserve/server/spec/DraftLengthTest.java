@@ -7,17 +7,35 @@ import org.junit.jupiter.api.Test;
 class DraftLengthTest {
 
   @Test
-  void followsAcceptanceUpToTheMaximum() {
+  void startsShortAndDoublesWhileEverythingIsAcceptedUpToTheMaximum() {
     DraftLength k = new DraftLength(6);
-    assertEquals(6, k.next());
-    k.verified(6, 2);
-    assertEquals(3, k.next()); // two held: one more than that
-    k.verified(3, 3);
-    assertEquals(4, k.next()); // all held: one more
+    assertEquals(2, k.next());
+    k.verified(2, 2);
+    assertEquals(4, k.next()); // all held: twice as many
     k.verified(4, 4);
-    k.verified(5, 5);
+    assertEquals(6, k.next()); // 8, capped
     k.verified(6, 6);
     assertEquals(6, k.next());
+  }
+
+  @Test
+  void shrinksToOneMoreThanAPartialDraftKept() {
+    DraftLength k = new DraftLength(8);
+    k.verified(2, 2);
+    k.verified(4, 4);
+    assertEquals(8, k.next());
+    k.verified(8, 2);
+    assertEquals(3, k.next()); // two held: one more than that
+    k.verified(3, 1);
+    assertEquals(2, k.next());
+  }
+
+  @Test
+  void aMaximumOfOneStartsAtOne() {
+    DraftLength k = new DraftLength(1);
+    assertEquals(1, k.next());
+    k.verified(1, 1);
+    assertEquals(1, k.next());
   }
 
   @Test

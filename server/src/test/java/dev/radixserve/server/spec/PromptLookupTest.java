@@ -17,9 +17,11 @@ class PromptLookupTest {
     // suffix (2, 3, 4) at length 9 occurred at 1..3 (followed by 5, 9, 2, 3)
     int[] grown = Arrays.copyOf(seq, 14);
     grown[13] = 4;
-    // latest earlier (2, 3, 4) ends at 9: what follows is 7, 8, 2, 3, 4
+    // latest earlier (2, 3, 4) ends at 9: what follows is 7, 8, 2, 3, 4, and then, copying on
+    // into what it copied (the match overlaps the end), 7, 8, 2, 3, 4 again
     assertArrayEquals(new int[] {7, 8, 2}, lookup.propose(grown, 14, 3));
-    assertArrayEquals(new int[] {7, 8, 2, 3, 4}, lookup.propose(grown, 14, 10));
+    assertArrayEquals(new int[] {7, 8, 2, 3, 4, 7, 8, 2, 3, 4},
+        lookup.propose(grown, 14, 10));
   }
 
   @Test
@@ -36,9 +38,12 @@ class PromptLookupTest {
   }
 
   @Test
-  void aRunOfOneTokenProposesMoreOfIt() {
+  void aLoopIsProposedForTheWholeDraft() {
     int[] seq = {5, 5, 5, 5};
-    assertArrayEquals(new int[] {5}, new PromptLookup().propose(seq, 4, 3));
+    assertArrayEquals(new int[] {5, 5, 5}, new PromptLookup().propose(seq, 4, 3));
+    int[] period2 = {1, 6, 7, 6, 7, 6};
+    // (6, 7, 6) last ended at 4: 7, 6, then the copy's own 7, 6, 7
+    assertArrayEquals(new int[] {7, 6, 7, 6, 7}, new PromptLookup().propose(period2, 6, 5));
     assertArrayEquals(new int[0], new PromptLookup().propose(seq, 3, 3)); // no earlier run yet
   }
 }
