@@ -118,19 +118,58 @@ final class GgufBlocks {
     }
   }
 
-  /** A 2-D tensor of N rows of K as fp32 [K, N] (column n: the file's row n). */
-  static MemorySegment transposed(GgufFile.TensorInfo t, Arena arena) {
-    int k = (int) t.ne()[0];
-    int n = (int) t.ne()[1];
-    MemorySegment out = arena.allocate((long) n * k * 4, 64);
-    float[] row = new float[k];
-    for (int r = 0; r < n; r++) {
-      dequantizeRow(t, r, row);
-      for (int kk = 0; kk < k; kk++) {
-        out.setAtIndex(ValueLayout.JAVA_FLOAT, (long) kk * n + r, row[kk]);
+  /**
+   * A 2-D tensor of N rows of K read as [K, N] (GPT-2's Conv1D layout; column n is the file's
+   * row n), in the file's blocks: row k decodes the block holding input k in each of the N file
+   * rows, and keeps that column of blocks for the next rows of the same block, so reading the
+   * rows in order dequantizes each block once. No float copy of the tensor is made.
+   */
+  static Tensor transposedView(String name, GgufFile.TensorInfo t) {
+    return new Tensor(name, DType.F32, new long[] {t.ne()[0], t.ne()[1]}, t.data(),
+        new Columns(t.type(), (int) t.ne()[0], (int) t.ne()[1]));
+  }
+
+  /** {@link #transposedView}'s decoder: one column of blocks cached (N × block floats). */
+  private static final class Columns implements Tensor.Decoder {
+
+    private final GgmlType type;
+    private final int k;
+    private final int n;
+    private final float[] cache;
+    private final float[] block;
+    private long cached = -1;
+
+    Columns(GgmlType type, int k, int n) {
+      this.type = type;
+      this.k = k;
+      this.n = n;
+      this.block = new float[type.blockSize()];
+      this.cache = new float[n * type.blockSize()];
+    }
+
+    @Override
+    public long bytes(long rows, long cols) {
+      return cols * type.rowBytes(rows); // the file's N rows of K
+    }
+
+    @Override
+    public synchronized void decodeRow(MemorySegment data, long row, float[] out) {
+      int size = block.length;
+      long b = row / size;
+      if (b != cached) {
+        int blocksPerRow = k / size;
+        for (int r = 0; r < n; r++) {
+          // block b of file row r, read as "row" r·(K/size) + b of size-element rows
+          dequantizeRow(type, data, (long) r * blocksPerRow + b, block);
+          System.arraycopy(block, 0, cache, r * size, size);
+        }
+        cached = b;
+      }
+      int at = (int) (row % size);
+      for (int r = 0; r < n; r++) {
+        out[r] = cache[r * size + at];
       }
     }
-    return out;
   }
 
   /** Row {@code r} of {@code t} (ne[0] elements) into {@code out}. */

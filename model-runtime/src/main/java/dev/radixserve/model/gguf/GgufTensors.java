@@ -85,9 +85,9 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
         // the file's blocks, repacked into MatMulNBits' when the session is made
         out.put(name, GgufBlocks.decoded(name, t, rows));
       } else if (gpt2 && isProjection(name)) {
-        // Conv1D keeps [in, out]; the converter wrote the transpose, llama.cpp's [out][in]
-        out.put(name, new Tensor(name, DType.F32, new long[] {t.ne()[0], t.ne()[1]},
-            GgufBlocks.transposed(t, arena)));
+        // Conv1D keeps [in, out]; the converter wrote the transpose, llama.cpp's [out][in]: read
+        // transposed from the file's blocks, requantized or widened when the session is made
+        out.put(name, GgufBlocks.transposedView(name, t));
       } else if (FLOATS.contains(t.type()) && rows == GgufBlocks.IN_PLACE) {
         DType dtype = DType.valueOf(t.type().name());
         out.put(name, new Tensor(name, dtype, shape, t.data()));
