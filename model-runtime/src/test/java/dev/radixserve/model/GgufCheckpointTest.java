@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -200,6 +201,31 @@ class GgufCheckpointTest {
           assertArrayEquals(want, got, model + "-" + type + " greedy from \""
               + run.get("prompt").asText() + "\"");
         }
+      }
+    }
+  }
+
+  /**
+   * Llama 3's chat against llama-server's on the same day ({@code llama_server_reference.py
+   * --dated-chats "24 Nov 2026"}: /apply-template with that {@code date_string}, /tokenize with
+   * add_special): the file's template on a clock set to that day renders llama-server's prompt
+   * (after the BOS text, which llama-server leaves to the tokenizer) and the same ids.
+   */
+  @Test
+  void llama3ChatEqualsLlamaServersOnTheSameDay() throws IOException {
+    JsonNode server = expected("llama3-f32.dated-chats.llama-server.json");
+    assertEquals("24 Nov 2026", server.get("date_string").asText());
+    try (LoadedModel m = GgufModelLoader.load(fixtures().resolve("llama3-f32.gguf"),
+        TransformersCheckpointTest.FIXTURE_DAY)) {
+      for (JsonNode chat : server.get("chats")) {
+        List<ChatTemplate.Message> messages = new ArrayList<>();
+        chat.get("messages").forEach(msg -> messages.add(new ChatTemplate.Message(
+            msg.get("role").asText(), msg.get("content").asText())));
+        String rendered = m.chatTemplate().render(messages);
+        assertEquals("<|begin_of_text|>" + chat.get("prompt").asText(), rendered,
+            messages.toString());
+        assertArrayEquals(ints(chat.get("ids")), m.tokenizer().encodeTemplated(rendered),
+            messages.toString());
       }
     }
   }
