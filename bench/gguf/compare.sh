@@ -38,6 +38,30 @@ trap stop EXIT
 
 kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }
 
+# serve SERVER FILE PORT LOG SLOTS: starts one server on FILE (llama-server with SLOTS slots of
+# 4,096 tokens, or 2,048 each past one), sets $pid, waits for /health; 1 if it never answers
+serve() {
+  if [ "$1" = radixserve ]; then
+    java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -Xmx2g \
+      -jar "$jar" serve --model "$2" --host 127.0.0.1 --port "$3" \
+      --threads "$threads" > "$4" 2>&1 &
+  else
+    local ctx=4096
+    [ "$5" -gt 1 ] && ctx=$(($5 * 2048))
+    "$lc/llama-server" -m "$2" --host 127.0.0.1 --port "$3" -t "$threads" \
+      -tb "$threads" -c "$ctx" -np "$5" --no-repack > "$4" 2>&1 &
+  fi
+  pid=$!
+  for _ in $(seq 1 1200); do
+    curl -sf "127.0.0.1:$3/health" > /dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.25
+  done
+  echo "$1 on $(basename "$2") did not start, see $4" >&2
+  stop
+  return 1
+}
+
 { date -u; uptime; nproc; grep -m1 'model name' /proc/cpuinfo; } > "$out/load.txt"
 for file in "$@"; do
   name=$(basename "$file" .gguf)
@@ -45,26 +69,7 @@ for file in "$@"; do
     port=$((20000 + RANDOM % 20000))
     log="$out/$name-$server.log"
     t0=$(date +%s.%N)
-    if [ "$server" = radixserve ]; then
-      java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -Xmx2g \
-        -jar "$jar" serve --model "$file" --host 127.0.0.1 --port "$port" \
-        --threads "$threads" > "$log" 2>&1 &
-    else
-      "$lc/llama-server" -m "$file" --host 127.0.0.1 --port "$port" -t "$threads" \
-        -tb "$threads" -c 4096 -np 1 --no-repack > "$log" 2>&1 &
-    fi
-    pid=$!
-    ready=
-    for _ in $(seq 1 1200); do
-      if curl -sf "127.0.0.1:$port/health" > /dev/null; then ready=1; break; fi
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.25
-    done
-    if [ -z "$ready" ]; then
-      echo "$server on $name did not start, see $log" >&2
-      stop
-      continue
-    fi
+    serve "$server" "$file" "$port" "$log" 1 || continue
     t1=$(date +%s.%N)
     rss_ready=$(kib VmRSS)
     m=$(python3 "$repo/bench/llamacpp/measure.py" "http://127.0.0.1:$port" "$reps" "$decode" 0 \
@@ -90,27 +95,7 @@ for file in "$@"; do
   for c in ${CONC:-4 8 16}; do
     for server in radixserve llama-server; do
       port=$((20000 + RANDOM % 20000))
-      log="$out/$name-$server-c$c.log"
-      if [ "$server" = radixserve ]; then
-        java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -Xmx2g \
-          -jar "$jar" serve --model "$file" --host 127.0.0.1 --port "$port" \
-          --threads "$threads" > "$log" 2>&1 &
-      else
-        "$lc/llama-server" -m "$file" --host 127.0.0.1 --port "$port" -t "$threads" \
-          -tb "$threads" -c $((c * 2048)) -np "$c" --no-repack > "$log" 2>&1 &
-      fi
-      pid=$!
-      ready=
-      for _ in $(seq 1 1200); do
-        if curl -sf "127.0.0.1:$port/health" > /dev/null; then ready=1; break; fi
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.25
-      done
-      if [ -z "$ready" ]; then
-        echo "$server on $name (c=$c) did not start, see $log" >&2
-        stop
-        continue
-      fi
+      serve "$server" "$file" "$port" "$out/$name-$server-c$c.log" "$c" || continue
       c0=$(cpu_ticks)
       json="$out/bench-$name-$server-c$c.json"
       # shellcheck disable=SC2086
