@@ -187,20 +187,7 @@ class GgufCheckpointTest {
       }
       try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1)) {
         int[] table = {5, 2, 11, 0, 7, 19, 3, 14, 9, 1, 22, 6, 17, 4, 12, 8};
-        for (JsonNode run : server.get("runs")) {
-          int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
-          int[] want = ints(run.get("tokens"));
-          int[] got = new int[want.length];
-          float[] logits = runner.forward(new ForwardBatch(List.of(
-              new ForwardBatch.Seq(prompt, 0, table))))[0];
-          for (int i = 0; i < want.length; i++) {
-            got[i] = OnnxModelRunnerTest.argmax(logits);
-            logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-                new int[] {got[i]}, prompt.length + i, table))))[0];
-          }
-          assertArrayEquals(want, got, model + "-" + type + " greedy from \""
-              + run.get("prompt").asText() + "\"");
-        }
+        assertLlamaServersGreedy(m, runner, table, server, model + "-" + type);
       }
     }
   }
@@ -227,6 +214,25 @@ class GgufCheckpointTest {
         assertArrayEquals(ints(chat.get("ids")), m.tokenizer().encodeTemplated(rendered),
             messages.toString());
       }
+    }
+  }
+
+  /** Greedy decoding from each of llama-server's prompts gives its tokens. */
+  static void assertLlamaServersGreedy(LoadedModel m, OnnxModelRunner runner, int[] table,
+      JsonNode server, String where) {
+    for (JsonNode run : server.get("runs")) {
+      int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
+      int[] want = ints(run.get("tokens"));
+      int[] got = new int[want.length];
+      float[] logits = runner.forward(new ForwardBatch(List.of(
+          new ForwardBatch.Seq(prompt, 0, table))))[0];
+      for (int i = 0; i < want.length; i++) {
+        got[i] = OnnxModelRunnerTest.argmax(logits);
+        logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+            new int[] {got[i]}, prompt.length + i, table))))[0];
+      }
+      assertArrayEquals(want, got, where + " greedy from \"" + run.get("prompt").asText()
+          + "\" as llama-server");
     }
   }
 

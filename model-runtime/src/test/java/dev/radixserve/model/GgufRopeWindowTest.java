@@ -117,24 +117,11 @@ class GgufRopeWindowTest {
     }
   }
 
-  /** Greedy tokens from each prompt equal llama-server's on the same file. */
+  /** Greedy tokens from each prompt equal llama-server's on the F32 conversion. */
   private static void assertLlamaServersTokens(LoadedModel m, String name) throws IOException {
-    JsonNode server = GgufCheckpointTest.expected(name + "-f32.llama-server.json");
     try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1)) {
-      for (JsonNode run : server.get("runs")) {
-        int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
-        int[] want = ints(run.get("tokens"));
-        int[] got = new int[want.length];
-        float[] logits = runner.forward(new ForwardBatch(List.of(
-            new ForwardBatch.Seq(prompt, 0, TABLE))))[0];
-        for (int i = 0; i < want.length; i++) {
-          got[i] = OnnxModelRunnerTest.argmax(logits);
-          logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-              new int[] {got[i]}, prompt.length + i, TABLE))))[0];
-        }
-        assertArrayEquals(want, got, name + " greedy from \"" + run.get("prompt").asText()
-            + "\" as llama-server");
-      }
+      GgufCheckpointTest.assertLlamaServersGreedy(m, runner, TABLE,
+          GgufCheckpointTest.expected(name + "-f32.llama-server.json"), name);
     }
   }
 
