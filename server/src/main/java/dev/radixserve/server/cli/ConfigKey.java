@@ -110,8 +110,7 @@ enum ConfigKey {
       (b, v) -> b.kvOffloadDiskWrite = ConfigValues.choice(v, DiskWritePolicy.class),
       c -> ConfigValues.formatChoice(c.kvOffloadDiskWrite())),
   QUANTIZATION("quantization",
-      (b, v) -> b.quantization = v.strip().equalsIgnoreCase("auto") ? null
-          : ConfigValues.choice(v, QuantMode.class),
+      (b, v) -> b.quantization = ConfigValues.choiceOrAuto(v, QuantMode.class),
       c -> c.quantizationAuto() ? "auto" : ConfigValues.formatChoice(c.quantization().mode())),
   QUANTIZATION_BLOCK_SIZE("quantization-block-size",
       (b, v) -> b.quantizationBlockSize = ConfigValues.integer(v),
