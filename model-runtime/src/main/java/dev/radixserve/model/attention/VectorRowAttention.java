@@ -355,17 +355,13 @@ final class VectorRowAttention implements RowAttention {
       for (int i = 0; i < run.heads(); i++) {
         long q = run.queryOffset() + i * run.headBytes();
         long k = slot + run.kvOffset(i);
-        float dot;
-        if (row == null) {
-          dot = dot8(query, q, keys, k);
-        } else {
-          if (k != converted) { // a kv group's heads share the row
-            convert(keys, k, 0, 1, 8 * L, row);
-            converted = k;
-          }
-          dot = dot8(query, q, row, 0);
+        if (row != null && k != converted) { // a kv group's heads share the row
+          convert(keys, k, 0, 1, 8 * L, row);
+          converted = k;
         }
-        float s = rule.cap(scale * dot);
+        // one call site: C2 inlines one copy of dot8's 16 loads, not two
+        float s = rule.cap(scale * dot8(query, q, row == null ? keys : row,
+            row == null ? k : 0));
         scores[i * len + j] = s;
         max[i] = Math.max(max[i], s);
       }
@@ -398,15 +394,12 @@ final class VectorRowAttention implements RowAttention {
       long converted = -1;
       for (int i = 0; i < run.heads(); i++) {
         long v = slot + run.kvOffset(i);
-        if (row == null) {
-          addWeighted8(acc, i * 8 * L, p[i * len + j], values, v);
-        } else {
-          if (v != converted) {
-            convert(values, v, 0, 1, 8 * L, row);
-            converted = v;
-          }
-          addWeighted8(acc, i * 8 * L, p[i * len + j], row, 0);
+        if (row != null && v != converted) {
+          convert(values, v, 0, 1, 8 * L, row);
+          converted = v;
         }
+        addWeighted8(acc, i * 8 * L, p[i * len + j], row == null ? values : row,
+            row == null ? v : 0);
       }
     }
   }
