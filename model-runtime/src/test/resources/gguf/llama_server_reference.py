@@ -10,6 +10,13 @@ starts `llama-server -m FILE --jinja` on one thread and writes FILE.llama-server
           then /tokenize without add_special: the chat prompt's ids
 
 Run from this directory: python llama_server_reference.py [FILE.gguf ...]
+
+  python llama_server_reference.py --dated-chats "24 Nov 2026" llama3-f32.gguf
+
+writes FILE.dated-chats.llama-server.json instead: only the chats, rendered with
+chat_template_kwargs {"date_string": DATE} (Llama 3.1+ templates print that date in place of
+today's) and tokenized with add_special (llama-server's /apply-template leaves the BOS text out and
+adds BOS when tokenizing): what radixserve's template gives on a clock set to that day.
 """
 import glob
 import json
@@ -47,15 +54,37 @@ def call(path, body):
         return json.loads(r.read())
 
 
-def reference(path):
+def start(path):
     global PORT
     PORT += 1  # a fresh port per server: the last one's may linger
-    proc = subprocess.Popen([SERVER, "-m", path, "--port", str(PORT), "-t", "1", "-c", "64",
+    return subprocess.Popen([SERVER, "-m", path, "--port", str(PORT), "-t", "1", "-c", "64",
                              "--jinja", "-np", "1", "--no-warmup",
                              # the CPU advertises AMX, whose repacked Q8_0/Q4_0 kernels die with
                              # SIGILL in this VM: the plain kernels
                              "--no-repack"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def dated_chats(path, date):
+    proc = start(path)
+    try:
+        wait_healthy(proc)
+        chats = []
+        for messages in hf.CONVERSATIONS:
+            rendered = call("/apply-template", {"messages": messages,
+                                                "chat_template_kwargs": {"date_string": date}})
+            ids = call("/tokenize", {"content": rendered["prompt"], "add_special": True,
+                                     "parse_special": True})["tokens"]
+            chats.append({"messages": messages, "prompt": rendered["prompt"], "ids": ids})
+        with open(path[:-len(".gguf")] + ".dated-chats.llama-server.json", "w") as f:
+            json.dump({"llama_server": SERVER, "date_string": date, "chats": chats}, f, indent=1)
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def reference(path):
+    proc = start(path)
     try:
         wait_healthy(proc)
         texts = [{"text": t, "ids": call("/tokenize", {"content": t, "add_special": True,
@@ -91,6 +120,11 @@ def reference(path):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--dated-chats"]:
+        for f in sys.argv[3:]:
+            dated_chats(f, sys.argv[2])
+            print("wrote", f)
+        sys.exit(0)
     files = sys.argv[1:] or sorted(f for t in ("f32", "f16", "q8_0", "q4_0", "q4_k_m", "q6_k")
                                    for f in glob.glob(os.path.join(HERE, f"*-{t}.gguf")))
     for f in files:

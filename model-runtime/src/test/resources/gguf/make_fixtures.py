@@ -4,7 +4,8 @@ Run from this directory (python3 with torch 2.13 CPU and transformers 5.18, as
 ../transformers-checkpoints/make_fixtures.py needs; llama.cpp's source at /work/llamacpp/src, the
 tree node-llama-cpp 3.22.1 ships, or LLAMACPP_SRC):
 
-    python make_fixtures.py
+    python make_fixtures.py               # everything
+    python make_fixtures.py rope-window   # only the yarn / sliding-window files (rope_window)
 
 Per case NAME:
   1. transformers writes a tiny checkpoint (../transformers-checkpoints/make_fixtures.py's
@@ -396,7 +397,41 @@ def tables():
                    "tensor_names": archs}, f, indent=1)
 
 
+# transformers-written checkpoints beside (../transformers-checkpoints) with yarn rope or a
+# sliding window, converted as they are by the converter: name -> tokenizer.ggml.pre. --outtype
+# bf16 holds their bfloat16 weights exactly at half F32's bytes.
+ROPE_WINDOW = {"qwen3-yarn": "qwen2", "llama-yarn": "llama-bpe", "qwen2-window": "qwen2",
+               "qwen3-window": "qwen2"}
+
+
+def rope_window():
+    """NAME-bf16.gguf for each ROPE_WINDOW checkpoint, the converter's output as it is; the
+    references are the checkpoints' own expected.json (transformers) and llama-server's answers
+    on the F32 conversion (NAME-f32.llama-server.json, llama_server_reference.py; the F32 file
+    holds the same numbers and is not kept: llama.cpp computes a BF16 file's products with bf16
+    activations, which moves its greedy tokens). The converter writes yarn's type, factor and
+    original context (and beta_fast/beta_slow/attention_factor when the config has them; never
+    mscale), and no sliding window for llama/qwen2/qwen3 (whose llama.cpp loaders read none)."""
+    ckpts = os.path.join(HERE, "..", "transformers-checkpoints")
+    for name, pre in ROPE_WINDOW.items():
+        convert(os.path.join(ckpts, name), os.path.join(HERE, f"{name}-bf16.gguf"), "bf16", pre)
+        tmp = tempfile.mkdtemp()
+        try:
+            f32 = os.path.join(tmp, f"{name}-f32.gguf")
+            convert(os.path.join(ckpts, name), f32, "f32", pre)
+            subprocess.run([sys.executable, os.path.join(HERE, "llama_server_reference.py"), f32],
+                           check=True)
+            shutil.move(f32[:-len(".gguf")] + ".llama-server.json",
+                        os.path.join(HERE, f"{name}-f32.llama-server.json"))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        print("wrote", name)
+
+
 def main():
+    if sys.argv[1:] == ["rope-window"]:
+        rope_window()
+        return
     value_types(os.path.join(HERE, "value-types.gguf"))
     blocks(os.path.join(HERE, "blocks.gguf"))
     spm_vocab(os.path.join(HERE, "spm-vocab.gguf"))

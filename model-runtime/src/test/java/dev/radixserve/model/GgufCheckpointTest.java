@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -186,21 +187,52 @@ class GgufCheckpointTest {
       }
       try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1)) {
         int[] table = {5, 2, 11, 0, 7, 19, 3, 14, 9, 1, 22, 6, 17, 4, 12, 8};
-        for (JsonNode run : server.get("runs")) {
-          int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
-          int[] want = ints(run.get("tokens"));
-          int[] got = new int[want.length];
-          float[] logits = runner.forward(new ForwardBatch(List.of(
-              new ForwardBatch.Seq(prompt, 0, table))))[0];
-          for (int i = 0; i < want.length; i++) {
-            got[i] = OnnxModelRunnerTest.argmax(logits);
-            logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-                new int[] {got[i]}, prompt.length + i, table))))[0];
-          }
-          assertArrayEquals(want, got, model + "-" + type + " greedy from \""
-              + run.get("prompt").asText() + "\"");
-        }
+        assertLlamaServersGreedy(m, runner, table, server, model + "-" + type);
       }
+    }
+  }
+
+  /**
+   * Llama 3's chat against llama-server's on the same day ({@code llama_server_reference.py
+   * --dated-chats "24 Nov 2026"}: /apply-template with that {@code date_string}, /tokenize with
+   * add_special): the file's template on a clock set to that day renders llama-server's prompt
+   * (after the BOS text, which llama-server leaves to the tokenizer) and the same ids.
+   */
+  @Test
+  void llama3ChatEqualsLlamaServersOnTheSameDay() throws IOException {
+    JsonNode server = expected("llama3-f32.dated-chats.llama-server.json");
+    assertEquals("24 Nov 2026", server.get("date_string").asText());
+    try (LoadedModel m = GgufModelLoader.load(fixtures().resolve("llama3-f32.gguf"),
+        TransformersCheckpointTest.FIXTURE_DAY)) {
+      for (JsonNode chat : server.get("chats")) {
+        List<ChatTemplate.Message> messages = new ArrayList<>();
+        chat.get("messages").forEach(msg -> messages.add(new ChatTemplate.Message(
+            msg.get("role").asText(), msg.get("content").asText())));
+        String rendered = m.chatTemplate().render(messages);
+        assertEquals("<|begin_of_text|>" + chat.get("prompt").asText(), rendered,
+            messages.toString());
+        assertArrayEquals(ints(chat.get("ids")), m.tokenizer().encodeTemplated(rendered),
+            messages.toString());
+      }
+    }
+  }
+
+  /** Greedy decoding from each of llama-server's prompts gives its tokens. */
+  static void assertLlamaServersGreedy(LoadedModel m, OnnxModelRunner runner, int[] table,
+      JsonNode server, String where) {
+    for (JsonNode run : server.get("runs")) {
+      int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
+      int[] want = ints(run.get("tokens"));
+      int[] got = new int[want.length];
+      float[] logits = runner.forward(new ForwardBatch(List.of(
+          new ForwardBatch.Seq(prompt, 0, table))))[0];
+      for (int i = 0; i < want.length; i++) {
+        got[i] = OnnxModelRunnerTest.argmax(logits);
+        logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+            new int[] {got[i]}, prompt.length + i, table))))[0];
+      }
+      assertArrayEquals(want, got, where + " greedy from \"" + run.get("prompt").asText()
+          + "\" as llama-server");
     }
   }
 

@@ -21,6 +21,7 @@ import dev.radixserve.model.RunnerWarmup;
 import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.KvDtype;
+import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.model.chat.ChatMlTemplate;
@@ -177,7 +178,8 @@ public final class RadixServer {
     // a GPTQ/AWQ checkpoint brings its own blocks; the LM head's auto block size depends on the
     // model's width: resolved once, here
     quant = QuantSpec.forModel(config.quantization(), weights.checkpointQuantization(),
-        weights.requantizeAs(), QuantSpec.accuracyLevelFor(config.device().kind() == Device.Kind.CUDA),
+        config.quantizationAuto() ? weights.requantizeAs() : QuantMode.NONE,
+        QuantSpec.accuracyLevelFor(config.device().kind() == Device.Kind.CUDA),
         config.quantizationHead())
         .resolvedFor(mc.hiddenSize());
     if (!PagedAttentionOp.vectorized()) {

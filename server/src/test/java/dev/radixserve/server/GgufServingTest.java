@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.radixserve.model.gguf.GgufModelLoader;
+import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.server.config.ServerConfig;
 import dev.radixserve.server.engine.EngineSnapshot;
 import java.net.URI;
@@ -18,6 +19,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -78,6 +81,50 @@ class GgufServingTest {
     }
   }
 
+  /**
+   * A K-quant mix under an explicit {@code quantization: none} serves the file's dequantized
+   * weights at fp32: every greedy step's top-5 logprobs within 1e-4 of transformers on those
+   * weights. Left at auto, the same file is requantized to int4 and its logprobs move.
+   */
+  @Test
+  void anExplicitNoneServesAKQuantFileAtFp32() throws Exception {
+    Path file = FIXTURES.resolve("llama3-wide-q4_k_m.gguf");
+    JsonNode expected = JSON.readTree(FIXTURES.resolve("llama3-wide-q4_k_m-expected.json")
+        .toFile());
+    for (QuantMode mode : new QuantMode[] {QuantMode.NONE, null}) {
+      ServerConfig.Builder b = LocalServers.builder(64);
+      b.model = file;
+      b.quantization = mode;
+      RadixServer s = RadixServer.start(b.build());
+      double worst = 0;
+      try {
+        for (JsonNode run : expected.get("runs")) {
+          JsonNode steps = run.get("steps");
+          JsonNode r = complete(s, "llama3-wide-q4_k_m.gguf", run.get("prompt").asText(),
+              steps.size(), 5);
+          JsonNode top = r.at("/choices/0/logprobs/top_logprobs");
+          for (int i = 0; i < steps.size(); i++) {
+            List<Double> served = new ArrayList<>();
+            top.get(i).forEach(v -> served.add(v.asDouble()));
+            served.sort(java.util.Comparator.reverseOrder());
+            JsonNode want = steps.get(i).get("top_logprobs");
+            assertEquals(want.size(), served.size(), "step " + i + ": " + top.get(i));
+            for (int k = 0; k < want.size(); k++) {
+              worst = Math.max(worst, Math.abs(want.get(k).asDouble() - served.get(k)));
+            }
+          }
+        }
+      } finally {
+        s.shutdown(Duration.ofSeconds(5));
+      }
+      if (mode == QuantMode.NONE) {
+        assertTrue(worst <= 1e-4, "fp32: largest |Δ logprob| " + worst);
+      } else {
+        assertTrue(worst > 1e-3, "auto requantizes: largest |Δ logprob| " + worst);
+      }
+    }
+  }
+
   @Test
   void theCacheIdentityCarriesTheFilesIdentity() throws Exception {
     Path file = tmp.resolve("model.gguf");
@@ -104,11 +151,17 @@ class GgufServingTest {
   }
 
   private static JsonNode complete(RadixServer s, String prompt, int tokens) throws Exception {
+    return complete(s, "llama3-f32.gguf", prompt, tokens, 1);
+  }
+
+  private static JsonNode complete(RadixServer s, String model, String prompt, int tokens,
+      int logprobs) throws Exception {
     HttpResponse<String> r = CLIENT.send(HttpRequest.newBuilder(
             URI.create("http://127.0.0.1:" + s.port() + "/v1/completions"))
-        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"llama3-f32.gguf\",\"prompt\":"
+        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":" + JSON.writeValueAsString(model)
+            + ",\"prompt\":"
             + JSON.writeValueAsString(prompt) + ",\"max_tokens\":" + tokens
-            + ",\"temperature\":0,\"ignore_eos\":true,\"logprobs\":1}")).build(),
+            + ",\"temperature\":0,\"ignore_eos\":true,\"logprobs\":" + logprobs + "}")).build(),
         HttpResponse.BodyHandlers.ofString());
     assertEquals(200, r.statusCode(), r.body());
     return JSON.readTree(r.body());

@@ -1,7 +1,7 @@
 package dev.radixserve.model.gguf;
 
 import dev.radixserve.model.quant.CheckpointQuantization;
-import dev.radixserve.model.quant.CheckpointRepacker;
+import dev.radixserve.model.quant.GgmlBlockRepacker;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.Tensor;
 import java.lang.foreign.Arena;
@@ -25,9 +25,9 @@ import java.util.Map;
  * </pre>
  *
  * Q8_0 and Q4_0 are MatMulNBits' own blocks (32 symmetric codes, one scale, zero point 128 or 8),
- * so a projection stored in them is rewritten, code for code and scale for scale, into the GPTQ
- * (v2) layout {@link CheckpointRepacker} already turns into MatMulNBits' bit for bit: the same
- * route as a GPTQ checkpoint, nothing dequantized. Everything else here is dequantized to fp32
+ * so a projection stored in them stays in the file's mapping and is written, code for code and
+ * scale for scale, into MatMulNBits' layout when the session's weights are written ({@link
+ * GgmlBlockRepacker}), nothing dequantized. Everything else here is dequantized to fp32
  * a row at a time when it is read ({@link #decoded}), exactly as ggml's {@code dequantize_row_*}
  * and gguf-py compute it (fp16 widened, products and sums in float, unfused), including the
  * K-quants' super-blocks of 256 (Q4_K, Q5_K, Q6_K).
@@ -63,57 +63,6 @@ final class GgufBlocks {
     int sourceRow(int canonicalRow);
   }
 
-  /**
-   * The GPTQ (v2) tensors of a Q8_0/Q4_0 projection of N rows of K under {@code module}: {@code
-   * qweight} int32 [K/f, N], {@code qzeros} int32 [K/32, N/f] (every zero 8 or 128), {@code
-   * scales} fp16 [K/32, N] (the blocks' d, bits unchanged), {@code g_idx} int32 [K] (k / 32);
-   * canonical output n is the file's row {@code rows.sourceRow(n)}.
-   */
-  static Map<String, Tensor> asGptq(GgufFile.TensorInfo t, String module, RowMap rows,
-      Arena arena) {
-    GgmlType type = t.type();
-    int k = (int) t.ne()[0];
-    int n = (int) t.ne()[1];
-    int bits = type == GgmlType.Q8_0 ? 8 : 4;
-    int f = 32 / bits;
-    int groups = k / BLOCK;
-    MemorySegment src = t.data();
-    MemorySegment qweight = arena.allocate((long) k / f * n * 4, 64);
-    MemorySegment scales = arena.allocate((long) groups * n * 2, 64);
-    for (int out = 0; out < n; out++) {
-      long rowAt = (long) rows.sourceRow(out) * groups * type.typeSize();
-      for (int g = 0; g < groups; g++) {
-        long at = rowAt + (long) g * type.typeSize();
-        scales.setAtIndex(U16, (long) g * n + out, src.get(U16, at));
-        for (int j = 0; j < BLOCK; j++) {
-          int code = bits == 8 ? (src.get(ValueLayout.JAVA_BYTE, at + 2 + j) + 128) & 0xff
-              : nibble(src, at + 2, j);
-          int kk = g * BLOCK + j;
-          long word = (long) (kk / f) * n + out;
-          qweight.setAtIndex(U32, word, qweight.getAtIndex(U32, word) | code << (bits * (kk % f)));
-        }
-      }
-    }
-    MemorySegment qzeros = arena.allocate((long) groups * (n / f) * 4, 64);
-    int zeros = bits == 8 ? 0x80808080 : 0x88888888;
-    for (long i = 0; i < (long) groups * (n / f); i++) {
-      qzeros.setAtIndex(U32, i, zeros);
-    }
-    MemorySegment gIdx = arena.allocate((long) k * 4, 64);
-    for (int i = 0; i < k; i++) {
-      gIdx.setAtIndex(U32, i, i / BLOCK);
-    }
-    Map<String, Tensor> m = new LinkedHashMap<>();
-    m.put(module + ".qweight", new Tensor(module + ".qweight", DType.I32,
-        new long[] {k / f, n}, qweight));
-    m.put(module + ".qzeros", new Tensor(module + ".qzeros", DType.I32,
-        new long[] {groups, n / f}, qzeros));
-    m.put(module + ".scales", new Tensor(module + ".scales", DType.F16,
-        new long[] {groups, n}, scales));
-    m.put(module + ".g_idx", new Tensor(module + ".g_idx", DType.I32, new long[] {k}, gIdx));
-    return m;
-  }
-
   /** Q4_0/Q4_1's code j of a block whose 16 bytes of nibbles start at {@code qs}. */
   private static int nibble(MemorySegment s, long qs, int j) {
     int b = s.get(ValueLayout.JAVA_BYTE, qs + (j & 15)) & 0xff;
@@ -134,33 +83,93 @@ final class GgufBlocks {
    * (requantizing them one tensor at a time, or widening them for an fp32 session).
    */
   static Tensor decoded(String name, GgufFile.TensorInfo t, RowMap rows) {
-    GgmlType type = t.type();
-    return new Tensor(name, DType.F32, t.shape(), t.data(), new Tensor.Decoder() {
-      @Override
-      public long bytes(long n, long k) {
-        return n * type.rowBytes(k);
-      }
-
-      @Override
-      public void decodeRow(MemorySegment data, long row, float[] out) {
-        dequantizeRow(type, data, rows.sourceRow(Math.toIntExact(row)), out);
-      }
-    });
+    return new Tensor(name, DType.F32, t.shape(), t.data(),
+        new Rows(t.type(), t.ne()[0], rows));
   }
 
-  /** A 2-D tensor of N rows of K as fp32 [K, N] (column n: the file's row n). */
-  static MemorySegment transposed(GgufFile.TensorInfo t, Arena arena) {
-    int k = (int) t.ne()[0];
-    int n = (int) t.ne()[1];
-    MemorySegment out = arena.allocate((long) n * k * 4, 64);
-    float[] row = new float[k];
-    for (int r = 0; r < n; r++) {
-      dequantizeRow(t, r, row);
-      for (int kk = 0; kk < k; kk++) {
-        out.setAtIndex(ValueLayout.JAVA_FLOAT, (long) kk * n + r, row[kk]);
+  /**
+   * A tensor's rows in the file's blocks, decoded on read; Q8_0 and Q4_0 rows are also handed to
+   * {@link GgmlBlockRepacker} as they lie (a repacked projection is never decoded).
+   */
+  private record Rows(GgmlType type, long k, RowMap rows) implements Tensor.Decoder,
+      GgmlBlockRepacker.BlockRows {
+
+    @Override
+    public long bytes(long n, long k) {
+      return n * type.rowBytes(k);
+    }
+
+    @Override
+    public void decodeRow(MemorySegment data, long row, float[] out) {
+      dequantizeRow(type, data, rows.sourceRow(Math.toIntExact(row)), out);
+    }
+
+    @Override
+    public int bits() {
+      if (!repackable(type)) {
+        throw new IllegalStateException(type + " blocks are not MatMulNBits'");
+      }
+      return type == GgmlType.Q8_0 ? 8 : 4;
+    }
+
+    @Override
+    public long rowOffset(long row) {
+      return rows.sourceRow(Math.toIntExact(row)) * type.rowBytes(k);
+    }
+  }
+
+  /**
+   * A 2-D tensor of N rows of K read as [K, N] (GPT-2's Conv1D layout; column n is the file's
+   * row n), in the file's blocks: row k decodes the block holding input k in each of the N file
+   * rows, and keeps that column of blocks for the next rows of the same block, so reading the
+   * rows in order dequantizes each block once. No float copy of the tensor is made.
+   */
+  static Tensor transposedView(String name, GgufFile.TensorInfo t) {
+    return new Tensor(name, DType.F32, new long[] {t.ne()[0], t.ne()[1]}, t.data(),
+        new Columns(t.type(), (int) t.ne()[0], (int) t.ne()[1]));
+  }
+
+  /** {@link #transposedView}'s decoder: one column of blocks cached (N × block floats). */
+  private static final class Columns implements Tensor.Decoder {
+
+    private final GgmlType type;
+    private final int k;
+    private final int n;
+    private final float[] cache;
+    private final float[] block;
+    private long cached = -1;
+
+    Columns(GgmlType type, int k, int n) {
+      this.type = type;
+      this.k = k;
+      this.n = n;
+      this.block = new float[type.blockSize()];
+      this.cache = new float[n * type.blockSize()];
+    }
+
+    @Override
+    public long bytes(long rows, long cols) {
+      return cols * type.rowBytes(rows); // the file's N rows of K
+    }
+
+    @Override
+    public synchronized void decodeRow(MemorySegment data, long row, float[] out) {
+      int size = block.length;
+      long b = row / size;
+      if (b != cached) {
+        int blocksPerRow = k / size;
+        for (int r = 0; r < n; r++) {
+          // block b of file row r, read as "row" r·(K/size) + b of size-element rows
+          dequantizeRow(type, data, (long) r * blocksPerRow + b, block);
+          System.arraycopy(block, 0, cache, r * size, size);
+        }
+        cached = b;
+      }
+      int at = (int) (row % size);
+      for (int r = 0; r < n; r++) {
+        out[r] = cache[r * size + at];
       }
     }
-    return out;
   }
 
   /** Row {@code r} of {@code t} (ne[0] elements) into {@code out}. */

@@ -19,7 +19,17 @@ import java.util.Map;
 final class GgufConfig {
 
   /** Rope scaling types (llama.cpp's {@code LLAMA_ROPE_SCALING_TYPES}) served. */
-  private static final List<String> ROPE_SCALING = List.of("none", "linear");
+  private static final List<String> ROPE_SCALING = List.of("none", "linear", "yarn");
+
+  /**
+   * yarn's keys that llama.cpp's llama, qwen2 and qwen3 loaders never read (only grok's does),
+   * with the value those loaders compute with instead. gguf-py writes them from a config that has
+   * them; a file holding another value would mean one thing to transformers and another to
+   * llama.cpp, and is refused by key. The attention factor is the one llama.cpp derives ({@code
+   * 0.1 ln(factor) + 1}, checked in {@link #rope}).
+   */
+  private static final Map<String, Double> YARN_FIXED = Map.of(
+      GgufKeys.YARN_BETA_FAST, 32.0, GgufKeys.YARN_BETA_SLOW, 1.0, GgufKeys.YARN_EXT_FACTOR, 1.0);
 
   private GgufConfig() {}
 
@@ -57,10 +67,12 @@ final class GgufConfig {
     boolean mlpBias = names.containsKey(p + "mlp.down_proj.bias");
     boolean qkNorm = names.containsKey(p + "self_attn.q_norm.weight");
     boolean tied = !names.containsKey("lm_head.weight");
+    int context = uint(f, arch, GgufKeys.CONTEXT_LENGTH);
     try {
       return new LlamaConfig(type, layers, hidden, heads, kvHeads, headDim,
-          uint(f, arch, GgufKeys.FEED_FORWARD_LENGTH), uint(f, arch, GgufKeys.CONTEXT_LENGTH),
-          vocab, eps, rope(f, arch, headDim, ropeFactors), qkvBias, oBias, mlpBias, qkNorm, tied);
+          uint(f, arch, GgufKeys.FEED_FORWARD_LENGTH), context, vocab, eps,
+          rope(f, arch, headDim, context, ropeFactors), qkvBias, oBias, mlpBias, qkNorm, tied,
+          slidingWindows(f, arch, layers));
     } catch (IllegalArgumentException e) {
       throw new ModelLoadException(f.primary(), e.getMessage(), e);
     }
@@ -90,8 +102,16 @@ final class GgufConfig {
    * 1/scaling factor under {@code linear}, factor_i from {@code rope_freqs.weight} (1 without).
    * transformers' {@code linear} and a per-frequency divisor ({@link LlamaConfig.Rope}'s longrope
    * form with attention factor 1) compute the same frequencies.
+   *
+   * <p>Under {@code yarn}, ggml's {@code rope_yarn}: each frequency blended between itself and
+   * itself · freq_scale by a ramp over the correction dimensions of beta_fast 32 and beta_slow 1
+   * (floored and ceiled) at {@code rope.scaling.original_context_length} (the context length
+   * without it), and cos/sin times {@code 0.1 ln(factor) + 1}: transformers' yarn with those
+   * betas and no mscale. The converter drops a config's mscale / mscale_all_dim, so a file
+   * converted from such a config computes llama.cpp's factor, not transformers'.
    */
-  static LlamaConfig.Rope rope(GgufFile f, String arch, int headDim, float[] factors) {
+  static LlamaConfig.Rope rope(GgufFile f, String arch, int headDim, int context,
+      float[] factors) {
     double base = number(f, key(GgufKeys.ROPE_FREQ_BASE, arch), 10000);
     String scaling = (String) f.get(key(GgufKeys.ROPE_SCALING_TYPE, arch));
     double factor = number(f, key(GgufKeys.ROPE_SCALING_FACTOR, arch), 0);
@@ -104,6 +124,13 @@ final class GgufConfig {
           + " is not served from a GGUF file (" + String.join(", ", ROPE_SCALING) + ")");
     }
     double scale = factor > 0 ? factor : linear > 0 ? linear : 1;
+    if (scaling.equals("yarn")) {
+      if (factors != null) {
+        throw refuse(f, "rope_freqs.weight with " + key(GgufKeys.ROPE_SCALING_TYPE, arch)
+            + " yarn: llama.cpp would divide yarn's frequencies again");
+      }
+      return yarn(f, arch, base, scale, context);
+    }
     if (factors != null) {
       if (factors.length != headDim / 2) {
         throw refuse(f, "rope_freqs.weight has " + factors.length + " factors, a head of "
@@ -119,6 +146,66 @@ final class GgufConfig {
     }
     return scaling.equals("linear") && scale != 1
         ? new LlamaConfig.Rope("linear", base, scale, 0, 0, 0) : LlamaConfig.Rope.plain(base);
+  }
+
+  private static LlamaConfig.Rope yarn(GgufFile f, String arch, double base, double factor,
+      int context) {
+    for (Map.Entry<String, Double> e : YARN_FIXED.entrySet()) {
+      String k = key(e.getKey(), arch);
+      double v = number(f, k, e.getValue());
+      if (v != e.getValue()) {
+        throw refuse(f, k + " " + v + ": llama.cpp's " + arch + " loader does not read it and"
+            + " computes with " + e.getValue() + ", transformers with " + v);
+      }
+    }
+    double attention = factor <= 1 ? 1 : 0.1 * Math.log(factor) + 1;
+    String attnKey = key(GgufKeys.YARN_ATTN_FACTOR, arch);
+    double given = number(f, attnKey, attention);
+    // gguf-py writes float32: equal to llama.cpp's own factor to float32's precision
+    if (Math.abs(given - attention) > 1e-6 * attention) {
+      throw refuse(f, attnKey + " " + given + ": llama.cpp's " + arch + " loader does not read"
+          + " it and scales cos/sin by " + attention + " (0.1 ln(factor) + 1)");
+    }
+    int original = (int) number(f, key(GgufKeys.ROPE_SCALING_ORIG_CTX, arch), context);
+    return new LlamaConfig.Rope("yarn", base, factor, 0, 0, original, attention, 32, 1, true,
+        List.of(), List.of(), 1);
+  }
+
+  /**
+   * Per layer, the window {@code attention.sliding_window} gives, on the layers {@code
+   * attention.sliding_window_pattern} marks (gguf-py writes a bool per layer, or n: every n-th
+   * layer attends to the whole sequence, llama.cpp's {@code set_swa_pattern}); every layer
+   * without a pattern. A query sees {@code sliding_window} positions, its own included (llama.cpp's
+   * standard SWA mask, transformers' {@code sliding_window}). Empty when the file has no window.
+   * llama.cpp's llama, qwen2 and qwen3 loaders read neither key (and the converter writes
+   * neither for them), so llama-server attends to the whole sequence on such a file; a window
+   * the file states is what the model was trained with, and served.
+   */
+  static List<Integer> slidingWindows(GgufFile f, String arch, int layers) {
+    String windowKey = key(GgufKeys.SLIDING_WINDOW, arch);
+    String patternKey = key(GgufKeys.SLIDING_WINDOW_PATTERN, arch);
+    Object pattern = f.get(patternKey);
+    if (f.get(windowKey) == null) {
+      if (pattern != null) {
+        throw refuse(f, patternKey + " without " + windowKey);
+      }
+      return List.of();
+    }
+    int window = uint(f, arch, GgufKeys.SLIDING_WINDOW);
+    List<Integer> windows = new ArrayList<>();
+    for (int i = 0; i < layers; i++) {
+      int layer = i;
+      boolean sliding = switch (pattern) {
+        case null -> true;
+        case Long n when n >= 0 -> n == 0 || layer % n < n - 1;
+        case List<?> flags when flags.size() == layers && flags.get(layer) instanceof Boolean b ->
+            b;
+        default -> throw refuse(f, patternKey + " " + pattern + " is neither a count nor a bool"
+            + " for each of the " + layers + " layers");
+      };
+      windows.add(sliding ? window : 0);
+    }
+    return windows;
   }
 
   /** Rows of token_embd.weight, which {@code ARCH.vocab_size} must agree with when present. */

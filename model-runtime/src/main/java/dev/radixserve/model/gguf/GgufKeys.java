@@ -33,6 +33,7 @@ public final class GgufKeys {
   public static final String RMS_EPS = "%s.attention.layer_norm_rms_epsilon";
   public static final String NORM_EPS = "%s.attention.layer_norm_epsilon";
   public static final String SLIDING_WINDOW = "%s.attention.sliding_window";
+  public static final String SLIDING_WINDOW_PATTERN = "%s.attention.sliding_window_pattern";
   public static final String ROPE_DIMENSION_COUNT = "%s.rope.dimension_count";
   public static final String ROPE_FREQ_BASE = "%s.rope.freq_base";
   public static final String ROPE_SCALE_LINEAR = "%s.rope.scale_linear";
@@ -40,6 +41,10 @@ public final class GgufKeys {
   public static final String ROPE_SCALING_FACTOR = "%s.rope.scaling.factor";
   public static final String ROPE_SCALING_ORIG_CTX = "%s.rope.scaling.original_context_length";
   public static final String ROPE_SCALING_FINETUNED = "%s.rope.scaling.finetuned";
+  public static final String YARN_BETA_FAST = "%s.rope.scaling.yarn_beta_fast";
+  public static final String YARN_BETA_SLOW = "%s.rope.scaling.yarn_beta_slow";
+  public static final String YARN_EXT_FACTOR = "%s.rope.scaling.yarn_ext_factor";
+  public static final String YARN_ATTN_FACTOR = "%s.rope.scaling.yarn_attn_factor";
   // tokenizer
   public static final String TOKENIZER_MODEL = "tokenizer.ggml.model";
   public static final String TOKENIZER_PRE = "tokenizer.ggml.pre";
@@ -70,7 +75,8 @@ public final class GgufKeys {
   static final Set<String> READ = Set.of(CONTEXT_LENGTH, EMBEDDING_LENGTH, BLOCK_COUNT,
       FEED_FORWARD_LENGTH, VOCAB_SIZE, HEAD_COUNT, HEAD_COUNT_KV, KEY_LENGTH, VALUE_LENGTH,
       RMS_EPS, ROPE_DIMENSION_COUNT, ROPE_FREQ_BASE, ROPE_SCALE_LINEAR, ROPE_SCALING_TYPE,
-      ROPE_SCALING_FACTOR, ROPE_SCALING_ORIG_CTX);
+      ROPE_SCALING_FACTOR, ROPE_SCALING_ORIG_CTX, YARN_BETA_FAST, YARN_BETA_SLOW, YARN_EXT_FACTOR,
+      YARN_ATTN_FACTOR, SLIDING_WINDOW, SLIDING_WINDOW_PATTERN);
 
   /** Keys GPT-2's graph reads ({@link GgufConfig#gpt2}). */
   static final Set<String> READ_GPT2 = Set.of(CONTEXT_LENGTH, EMBEDDING_LENGTH, BLOCK_COUNT,

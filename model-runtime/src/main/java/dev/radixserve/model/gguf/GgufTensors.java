@@ -3,7 +3,6 @@ package dev.radixserve.model.gguf;
 import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.quant.CheckpointQuantization;
-import dev.radixserve.model.quant.CheckpointRepacker;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.ModelLoadException;
@@ -22,20 +21,15 @@ import java.util.TreeSet;
  *
  * <ul>
  *   <li>F32, F16 and BF16 tensors are slices of the mapping, as a safetensors checkpoint's;
- *   <li>Q8_0 and Q4_0 projections are served in their own blocks ({@link GgufBlocks#asGptq}, then
- *       MatMulNBits through the GPTQ repacker) when every projection of the file is in the same
- *       one of the two;
+ *   <li>Q8_0 and Q4_0 projections are served in their own blocks when every projection of the
+ *       file is in the same one of the two: kept in the mapping and written into MatMulNBits'
+ *       layout when the session is made ({@link dev.radixserve.model.quant.GgmlBlockRepacker});
  *   <li>everything else that {@link GgufBlocks#dequantizable} reads (the embedding and LM head in
  *       Q8_0/Q4_0, Q4_1/Q5_0/Q5_1 and the K-quants anywhere, and the projections of a file that
-<<<<<<< HEAD
  *       mixes types) stays in its blocks in the mapping and is dequantized exactly as ggml does
  *       a row at a time when the session is made ({@link GgufBlocks#decoded}): requantized into
  *       MatMulNBits' blocks one tensor at a time ({@link #requantize} by default, the
  *       quantized embedding and LM head), or widened to fp32 where a spec serves floats;
-=======
- *       mixes types) is dequantized to fp32 exactly as ggml does: served exactly, at fp32's
- *       memory, or requantized by {@code --quantization int8|int4} (docs/benchmarks/journal/2026-11-21-to-28.md gives the cost);
->>>>>>> main
  *   <li>IQ, ternary and the other types are refused by tensor and type;
  *   <li>Llama's q/k rows (and biases), which llama.cpp's converter permutes for its interleaved
  *       rope, are read back in transformers' order ({@link GgufBlocks#unpermute}).
@@ -88,11 +82,12 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
           : GgufBlocks.IN_PLACE;
       long[] shape = t.shape();
       if (q != null && isProjection(name)) {
-        out.putAll(GgufBlocks.asGptq(t, CheckpointRepacker.moduleOf(name), rows, arena));
+        // the file's blocks, repacked into MatMulNBits' when the session is made
+        out.put(name, GgufBlocks.decoded(name, t, rows));
       } else if (gpt2 && isProjection(name)) {
-        // Conv1D keeps [in, out]; the converter wrote the transpose, llama.cpp's [out][in]
-        out.put(name, new Tensor(name, DType.F32, new long[] {t.ne()[0], t.ne()[1]},
-            GgufBlocks.transposed(t, arena)));
+        // Conv1D keeps [in, out]; the converter wrote the transpose, llama.cpp's [out][in]: read
+        // transposed from the file's blocks, requantized or widened when the session is made
+        out.put(name, GgufBlocks.transposedView(name, t));
       } else if (FLOATS.contains(t.type()) && rows == GgufBlocks.IN_PLACE) {
         DType dtype = DType.valueOf(t.type().name());
         out.put(name, new Tensor(name, dtype, shape, t.data()));

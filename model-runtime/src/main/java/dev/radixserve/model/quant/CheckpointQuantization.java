@@ -36,7 +36,8 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
 
   /**
    * The two supported formats, by {@code quant_method}; and a GGUF file's Q8_0/Q4_0 blocks,
-   * rewritten into GPTQ's layout (plain groups of 32) by the GGUF loader.
+   * kept in the file's mapping and written into MatMulNBits' layout from there ({@link
+   * GgmlBlockRepacker}).
    */
   public enum Method {
     GPTQ("gptq"),
@@ -200,6 +201,8 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
         m.put(prefix + ".qzeros", new long[] {groups, n / pack});
         m.put(prefix + ".scales", new long[] {groups, n});
       }
+      // the file's blocks, read as rows of K ({@link GgmlBlockRepacker.BlockRows})
+      case GGUF -> m.put(prefix + ".weight", new long[] {n, k});
     }
     return m;
   }

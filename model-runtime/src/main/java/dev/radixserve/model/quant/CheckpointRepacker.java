@@ -42,6 +42,9 @@ public final class CheckpointRepacker {
    */
   public static QuantizedWeight repack(CheckpointQuantization q, String prefix,
       Map<String, Tensor> tensors) {
+    if (q.method() == CheckpointQuantization.Method.GGUF) {
+      return GgmlBlockRepacker.repack(tensor(tensors, prefix + ".weight"));
+    }
     int[] order = check(q, prefix, tensors);
     Tensor scales = tensors.get(prefix + ".scales");
     int groups = (int) scales.shape()[0];
@@ -139,6 +142,12 @@ public final class CheckpointRepacker {
    */
   public static int[] inputOrder(CheckpointQuantization q, String prefix,
       Map<String, Tensor> tensors) {
+    if (q.method() == CheckpointQuantization.Method.GGUF) {
+      // ggml's blocks are consecutive inputs; the weight is [N, K]
+      int[] order = new int[Math.toIntExact(tensor(tensors, prefix + ".weight").shape()[1])];
+      java.util.Arrays.setAll(order, i -> i);
+      return order;
+    }
     Tensor scales = tensor(tensors, prefix + ".scales");
     int groups = (int) scales.shape()[0];
     int k = groups * q.groupSize();

@@ -40,6 +40,13 @@ class GgufBlocksTest {
           arena);
       String arch = (String) f.get(GgufKeys.ARCHITECTURE);
       GgufTensors tensors = GgufTensors.read(f, arch, arena);
+      // nothing copied at load: the projection is the file's own blocks, in its mapping
+      dev.radixserve.model.weights.Tensor stored = tensors.tensors().get(canonical);
+      GgufFile.TensorInfo info = f.tensors().stream().filter(x -> x.name().equals(fileName))
+          .findFirst().orElseThrow();
+      assertTrue(stored.data().isMapped(), canonical);
+      assertEquals(info.data().address(), stored.data().address(), canonical);
+      assertEquals(info.data().byteSize(), stored.data().byteSize(), canonical);
       QuantizedWeight w = CheckpointRepacker.repack(tensors.quantization(),
           CheckpointRepacker.moduleOf(canonical), tensors.tensors());
       assertEquals(type.equals("q8_0") ? 8 : 4, w.bits());

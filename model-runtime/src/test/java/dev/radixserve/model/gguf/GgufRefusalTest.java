@@ -45,8 +45,8 @@ class GgufRefusalTest {
   void anUnknownKeyOfTheArchitectureIsRefusedByName() throws IOException {
     assertRefused("llama3-f32.gguf", kv -> kv.put("llama.expert_count", 8L), t -> { },
         "llama.expert_count = 8", "would change what llama.cpp computes");
-    assertRefused("qwen2-f32.gguf", kv -> kv.put("qwen2.attention.sliding_window", 4L), t -> { },
-        "qwen2.attention.sliding_window = 4");
+    assertRefused("qwen2-f32.gguf", kv -> kv.put("qwen2.rope.scaling.attn_factor", 0.5),
+        t -> { }, "qwen2.rope.scaling.attn_factor = 0.5");
     assertRefused("qwen2-f32.gguf", kv -> kv.put("tokenizer.ggml.remove_extra_whitespaces", true),
         t -> { }, "tokenizer.ggml.remove_extra_whitespaces");
   }
@@ -109,8 +109,8 @@ class GgufRefusalTest {
     assertRefused("qwen2-f32.gguf", kv -> kv.put(GgufKeys.TOKENIZER_PRE, "falcon"), t -> { },
         "tokenizer.ggml.pre falcon is not served");
     assertRefused("qwen2-f32.gguf", kv -> {
-      kv.put("qwen2.rope.scaling.type", "yarn");
+      kv.put("qwen2.rope.scaling.type", "longrope");
       kv.put("qwen2.rope.scaling.factor", 4.0);
-    }, t -> { }, "qwen2.rope.scaling.type yarn is not served");
+    }, t -> { }, "qwen2.rope.scaling.type longrope is not served");
   }
 }

@@ -110,6 +110,103 @@ class GgufRequantizeTest {
     }
   }
 
+  /**
+   * GPT-2 in blocks no mode takes bit for bit: the Q8_0 fixture with its MLP down projections
+   * (K = 256) rewritten as Q6_K blocks. Each projection stays in the file's blocks, read in
+   * Conv1D's [in, out] order a column of blocks at a time: requantized (int8, the nearest mode),
+   * it is what the block quantizer makes of an fp32 transposed copy; served at fp32, the model
+   * computes exactly what the same weights stored as F32 compute.
+   */
+  @Test
+  void gpt2InBlocksNoModeTakesIsReadTransposedFromTheBlocks(@org.junit.jupiter.api.io.TempDir
+      java.nio.file.Path tmp) throws java.io.IOException {
+    java.util.Random random = new java.util.Random(7);
+    java.nio.file.Path mixed = GgufTestFiles.rewrite("gpt2-q8_0.gguf", tmp.resolve("q6k.gguf"),
+        kv -> { }, t -> t.replaceAll(e -> {
+          if (!e.name().endsWith("ffn_down.weight")) {
+            return e;
+          }
+          int n = (int) e.ne()[1];
+          byte[] raw = new byte[n * GgmlType.Q6_K.typeSize()];
+          random.nextBytes(raw);
+          for (int r = 0; r < n; r++) { // a sane fp16 d per super-block, as blocks.gguf
+            short d = Float.floatToFloat16((float) random.nextGaussian() * 0.002f);
+            raw[r * 210 + 208] = (byte) d;
+            raw[r * 210 + 209] = (byte) (d >> 8);
+          }
+          return new GgufTestFiles.Entry(e.name(), e.ne(), GgmlType.Q6_K, raw);
+        }));
+    java.nio.file.Path floats;
+    try (Arena arena = Arena.ofConfined()) {
+      GgufFile f = GgufFile.map(mixed, arena);
+      Map<String, byte[]> dequantized = new java.util.HashMap<>();
+      for (GgufFile.TensorInfo t : f.tensors()) {
+        if (t.ne().length == 2 && t.name().startsWith("blk.")) {
+          float[] row = new float[(int) t.ne()[0]];
+          java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((int) (t.ne()[0] * t.ne()[1] * 4))
+              .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+          for (int r = 0; r < t.ne()[1]; r++) {
+            GgufBlocks.dequantizeRow(t, r, row);
+            for (float v : row) {
+              b.putFloat(v);
+            }
+          }
+          dequantized.put(t.name(), b.array());
+        }
+      }
+      floats = GgufTestFiles.rewrite(mixed, tmp.resolve("f32.gguf"), kv -> { },
+          t -> t.replaceAll(e -> dequantized.containsKey(e.name())
+              ? new GgufTestFiles.Entry(e.name(), e.ne(), GgmlType.F32, dequantized.get(e.name()))
+              : e));
+    }
+    try (LoadedModel m = GgufModelLoader.load(mixed); Arena arena = Arena.ofConfined()) {
+      assertEquals(QuantMode.INT8, m.weights().requantizeAs());
+      assertNull(m.weights().checkpointQuantization(), "mixed: not repacked");
+      GgufFile f = GgufFile.map(mixed, arena);
+      Map<String, GgufFile.TensorInfo> names = GgufTensorNames.canonical(f, "gpt2");
+      for (String name : new String[] {"h.1.mlp.c_proj.weight", "h.0.attn.c_attn.weight"}) {
+        Tensor view = m.weights().tensor(name);
+        GgufFile.TensorInfo info = names.get(name);
+        int k = (int) info.ne()[0];
+        int n = (int) info.ne()[1];
+        assertArrayEquals(new long[] {k, n}, view.shape(), name + ": Conv1D's [in, out]");
+        assertNotNull(view.decoder(), name);
+        assertEquals(-1, info.data().mismatch(view.data()), name + ": the file's blocks");
+        MemorySegment copy = arena.allocate((long) n * k * 4, 64);
+        float[] row = new float[k];
+        for (int r = 0; r < n; r++) {
+          GgufBlocks.dequantizeRow(info, r, row);
+          for (int kk = 0; kk < k; kk++) {
+            copy.setAtIndex(ValueLayout.JAVA_FLOAT, (long) kk * n + r, row[kk]);
+          }
+        }
+        Tensor transposed = new Tensor(name, DType.F32, new long[] {k, n}, copy);
+        for (int bits : new int[] {8, 4}) {
+          QuantizedWeight got = BlockQuantizer.quantize(view, WeightLayout.IN_OUT, bits, 32,
+              bits == 4);
+          QuantizedWeight want = BlockQuantizer.quantize(transposed, WeightLayout.IN_OUT, bits,
+              32, bits == 4);
+          assertArrayEquals(want.packed(), got.packed(), name + " int" + bits);
+          assertArrayEquals(want.scales(), got.scales(), name + " int" + bits);
+          assertArrayEquals(want.zeroPoints(), got.zeroPoints(), name + " int" + bits);
+        }
+      }
+    }
+    assertArrayEquals(exactLogits(floats), exactLogits(mixed),
+        "fp32 from the blocks equals fp32 from the same weights stored as F32");
+  }
+
+  private static float[] exactLogits(java.nio.file.Path file) {
+    try (LoadedModel m = GgufModelLoader.load(file);
+        dev.radixserve.model.OnnxModelRunner runner = dev.radixserve.model.OnnxModelRunner.create(
+            m.weights(), 4, 8, 1, Map.of(), QuantSpec.none())) {
+      int[] prompt = m.tokenizer().encode("The quick brown fox jumps over the lazy dog.");
+      return runner.forward(new dev.radixserve.model.ForwardBatch(java.util.List.of(
+          new dev.radixserve.model.ForwardBatch.Seq(prompt, 0, new int[] {3, 1, 6, 0, 2, 7, 5,
+              4}))))[0];
+    }
+  }
+
   @Test
   void aFileInBlocksNoModeTakesIsRequantizedUnlessAModeIsConfigured() {
     QuantSpec.HeadSetting auto = QuantSpec.HeadSetting.AUTO;

@@ -66,8 +66,8 @@ final class CheckModelCommand implements Callable<Integer> {
       description = "ONNX Runtime intra-op threads (0 lets it choose).")
   int threads;
 
-  @Option(names = "--quantization", paramLabel = "none|int8|int4",
-      description = "Quantize the linear layers as serve --quantization would (default: none).")
+  @Option(names = "--quantization", paramLabel = "auto|none|int8|int4",
+      description = "Quantize the linear layers as serve --quantization would (default: auto).")
   String quantization;
 
   @Option(names = "--quantization-block-size", paramLabel = "N",
@@ -103,7 +103,8 @@ final class CheckModelCommand implements Callable<Integer> {
       try {
         // check-model runs on the CPU
         quant = QuantSpec.forModel(configured, m.weights().checkpointQuantization(),
-            m.weights().requantizeAs(), QuantSpec.accuracyLevelFor(false),
+            flags.quantizationAuto() ? m.weights().requantizeAs() : QuantMode.NONE,
+            QuantSpec.accuracyLevelFor(false),
             flags.quantizationHead())
             .resolvedFor(m.weights().config().hiddenSize());
         describeQuantization(m, quant, out);

@@ -69,6 +69,18 @@ final class ConfigValues {
         .collect(Collectors.joining(", ")));
   }
 
+  /** {@link #choice}, or null for {@code auto} (the model's own choice). */
+  static <E extends Enum<E>> E choiceOrAuto(String raw, Class<E> type) {
+    if (raw.strip().equalsIgnoreCase("auto")) {
+      return null;
+    }
+    try {
+      return choice(raw, type);
+    } catch (BadValue e) {
+      throw new BadValue("auto, " + e.allowed());
+    }
+  }
+
   static String formatChoice(Enum<?> value) {
     return value.name().toLowerCase(Locale.ROOT);
   }

@@ -285,10 +285,12 @@ final class ServeCommand implements Callable<Integer> {
           + " Env RADIXSERVE_KV_OFFLOAD_DISK_WRITE.")
   String kvOffloadDiskWrite;
 
-  @Option(names = "--quantization", paramLabel = "none|int8|int4", order = 45,
+  @Option(names = "--quantization", paramLabel = "auto|none|int8|int4", order = 45,
       description = "Store the linear layers' weights block-quantized (ONNX Runtime's "
           + "MatMulNBits), quantized at load from the checkpoint; embeddings stay as they are. "
-          + "Env RADIXSERVE_QUANTIZATION.")
+          + "auto (the default): none, except a GGUF file in blocks MatMulNBits cannot take bit "
+          + "for bit (K-quants, mixes), which takes the nearest of int8/int4; none serves such a "
+          + "file's dequantized weights at fp32. Env RADIXSERVE_QUANTIZATION.")
   String quantization;
 
   @Option(names = "--quantization-block-size", paramLabel = "N", order = 46,

@@ -56,7 +56,12 @@ import java.time.Duration;
  * @param kvOffloadDiskBytes the disk tier's budget
  * @param kvOffloadDiskWrite which evicted blocks the disk tier takes (all, or only reused ones)
  * @param quantization how the linear layers' weights are stored ({@code --quantization} and its
- *     block size, zero points and LM-head keys; the accuracy level is the device's)
+ *     block size, zero points and LM-head keys; the accuracy level is the device's); none when
+ *     {@code quantizationAuto}
+ * @param quantizationAuto {@code --quantization} not given (or {@code auto}): the model's own
+ *     choice, none for a float checkpoint and the nearest MatMulNBits mode for a GGUF file in
+ *     blocks no mode takes bit for bit ({@code ModelWeights.requantizeAs}); an explicit {@code
+ *     none} serves such a file's dequantized weights at fp32
  * @param toolCallParser the tool-call syntax of chat replies ({@code auto}: the template's family)
  * @param reasoningParser how chat replies split into reasoning and content ({@code auto}: the
  *     template's family)
@@ -105,6 +110,7 @@ public record ServerConfig(
     long kvOffloadDiskBytes,
     DiskWritePolicy kvOffloadDiskWrite,
     QuantSpec quantization,
+    boolean quantizationAuto,
     QuantSpec.HeadSetting quantizationHead,
     ToolCallParserSetting toolCallParser,
     ReasoningParserSetting reasoningParser,
@@ -228,7 +234,7 @@ public record ServerConfig(
     b.kvOffloadDir = kvOffloadDir;
     b.kvOffloadDiskBytes = kvOffloadDiskBytes;
     b.kvOffloadDiskWrite = kvOffloadDiskWrite;
-    b.quantization = quantization.mode();
+    b.quantization = quantizationAuto ? null : quantization.mode();
     b.quantizationBlockSize = quantization.blockSize();
     b.quantizationZeroPoints =
         quantization.hasDefaultZeroPoints() ? null : quantization.zeroPoints();
@@ -276,7 +282,8 @@ public record ServerConfig(
     public Duration headerTimeout = Duration.ofSeconds(20);
     public Duration bodyTimeout = Duration.ofSeconds(60);
     public boolean warmup = true;
-    public QuantMode quantization = QuantMode.NONE;
+    /** null: auto (the model's own choice; {@link ServerConfig#quantizationAuto}). */
+    public QuantMode quantization;
     public int quantizationBlockSize = QuantSpec.DEFAULT_BLOCK_SIZE;
     /** null: the mode's default ({@link QuantSpec#defaultZeroPoints}: under int4 only). */
     public Boolean quantizationZeroPoints;
@@ -332,7 +339,7 @@ public record ServerConfig(
           new Device(device, resolved, new CudaProvider.Settings(cudaDeviceId, cudaTf32)),
           fairShare, maxSeqsPerRequest, clientIdHeader,
           kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes, kvOffloadDiskWrite,
-          quantization(), new QuantSpec.HeadSetting(quantizationLmHead,
+          quantization(), quantization == null, new QuantSpec.HeadSetting(quantizationLmHead,
               quantizationHeadBlockSize), toolCallParser, reasoningParser,
               kvCacheDtype, weightsCache, new Speculation(speculative, speculativeMaxTokens,
                   Speculation.DEFAULT_MAX_BATCH));
@@ -344,7 +351,7 @@ public record ServerConfig(
      * x86); CUDA's MatMulNBits computes in the activations' type and takes no level (0).
      */
     private QuantSpec quantization() {
-      if (quantization == QuantMode.NONE) {
+      if (quantization == null || quantization == QuantMode.NONE) {
         return QuantSpec.none();
       }
       // QuantSpec.of holds the defaults; null (auto) keeps them

@@ -80,6 +80,35 @@ class CheckModelGgufTest {
     assertTrue(k.out().endsWith("ok\n"), k.out());
   }
 
+  /**
+   * An explicit {@code --quantization none} serves a K-quant mix's dequantized weights at fp32:
+   * the next token's logprob is transformers' on the file's own dequantized weights; {@code auto}
+   * is the default's int4.
+   */
+  @Test
+  void anExplicitNoneServesAKQuantFileAtFp32AndAutoRequantizes() throws IOException {
+    JsonNode run = new ObjectMapper().readTree(
+        FIXTURES.resolve("llama3-wide-q4_k_m-expected.json").toFile()).get("runs").get(0);
+    Path file = FIXTURES.resolve("llama3-wide-q4_k_m.gguf");
+    ServeCommandTest.Run none = run("check-model", file.toString(), "--quantization", "none",
+        "--prompt", run.get("prompt").asText(), "--threads", "1");
+    assertEquals(0, none.status(), none.err() + none.out());
+    assertTrue(none.out().contains("quantization none: "), none.out());
+    assertTrue(none.out().contains("memory      none weights as served"), none.out());
+    assertTrue(none.out().contains("(chosen)\nmemory      int8"), none.out());
+    JsonNode step = run.get("steps").get(0);
+    assertTrue(none.out().contains("-> next token " + step.get("token").asInt() + " "),
+        none.out());
+    String logprob = none.out().replaceAll("(?s).*logprob (-?[0-9.]+) .*", "$1");
+    assertEquals(step.get("top_logprobs").get(0).asDouble(), Double.parseDouble(logprob),
+        1e-4 + 5e-5, none.out());
+
+    ServeCommandTest.Run auto = run("check-model", file.toString(), "--quantization", "auto",
+        "--threads", "1");
+    assertEquals(0, auto.status(), auto.err() + auto.out());
+    assertTrue(auto.out().contains("quantization int4/b32/asym/acc4/head-int8"), auto.out());
+  }
+
   @Test
   void anUnservedTypeIsRefusedNamingTensorAndTypeInCheckModelAndServe() throws IOException {
     Path file = GgufTestFiles.rewrite(FIXTURES.resolve("llama3-f32.gguf"), tmp.resolve("k.gguf"), kv -> { },

@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -139,7 +140,7 @@ class ConfigPrecedenceTest {
         3L << 30, Path.of("/var/cache/radixserve-kv"), 100L << 30,
         dev.radixserve.server.kvtier.DiskWritePolicy.ALL,
         // on CUDA: no accuracy_level
-        new QuantSpec(QuantMode.INT4, 64, true, QuantMode.INT4, 128, 0),
+        new QuantSpec(QuantMode.INT4, 64, true, QuantMode.INT4, 128, 0), false,
         new QuantSpec.HeadSetting(true, 128),
         dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON,
         dev.radixserve.server.config.ReasoningParserSetting.DEEPSEEK_R1,
@@ -198,6 +199,31 @@ class ConfigPrecedenceTest {
     values.put(ConfigKey.QUANTIZATION_HEAD_BLOCK_SIZE, "auto");
     assertEquals(QuantMode.NONE,
         ConfigResolver.resolve(values, Map.of(), null).quantization().headMode());
+  }
+
+  /**
+   * Not given and {@code auto} leave the choice to the model (a GGUF file in K-quants takes its
+   * nearest mode); an explicit {@code none}, from a flag, the environment or the file, is told
+   * apart and survives a round trip through the builder.
+   */
+  @Test
+  void quantizationNotGivenIsAutoAndAnExplicitNoneIsNot() throws IOException {
+    assertTrue(ServerConfig.defaults().quantizationAuto());
+    assertTrue(ConfigResolver.resolve(Map.of(ConfigKey.QUANTIZATION, "auto"), Map.of(), null)
+        .quantizationAuto());
+    ServerConfig flag = ConfigResolver.resolve(Map.of(ConfigKey.QUANTIZATION, "none"), Map.of(),
+        null);
+    ServerConfig env = ConfigResolver.resolve(Map.of(), Map.of("RADIXSERVE_QUANTIZATION", "none"),
+        null);
+    ServerConfig file = ConfigResolver.resolve(Map.of(), Map.of(), file("quantization: none\n"));
+    for (ServerConfig c : List.of(flag, env, file)) {
+      assertFalse(c.quantizationAuto());
+      assertEquals(QuantSpec.none(), c.quantization());
+      assertFalse(c.toBuilder().build().quantizationAuto());
+    }
+    assertTrue(ServerConfig.defaults().toBuilder().build().quantizationAuto());
+    assertEquals("auto", ConfigKey.QUANTIZATION.format(ServerConfig.defaults()));
+    assertEquals("none", ConfigKey.QUANTIZATION.format(flag));
   }
 
   @Test

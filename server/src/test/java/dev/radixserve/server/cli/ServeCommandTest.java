@@ -97,7 +97,7 @@ class ServeCommandTest {
         weights-cache: null
         kv-offload-disk-size: 16g
         kv-offload-disk-write: reused
-        quantization: none
+        quantization: auto
         quantization-block-size: 32
         quantization-zero-points: auto
         quantization-lm-head: auto
@@ -153,7 +153,7 @@ class ServeCommandTest {
     Run mode = run(Map.of(), "serve", "--quantization", "int3");
     assertEquals(2, mode.status());
     assertTrue(mode.err().contains("invalid value for quantization from flag --quantization: "
-        + "'int3' (allowed: none, int8, int4)"), mode.err());
+        + "'int3' (allowed: auto, none, int8, int4)"), mode.err());
 
     Run quantBlock = run(Map.of(), "serve", "--quantization", "int4",
         "--quantization-block-size", "48");
