@@ -44,11 +44,11 @@ public final class KvEventFollower implements AutoCloseable {
     sub = context.createSocket(SocketType.SUB);
     sub.setReceiveTimeOut(50);
     sub.subscribe(topicPrefix.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    sub.connect(endpoint);
+    ZmqConnect.connect(sub, endpoint);
     if (replayEndpoint != null) {
       replay = context.createSocket(SocketType.DEALER);
       replay.setReceiveTimeOut(5000);
-      replay.connect(replayEndpoint);
+      ZmqConnect.connect(replay, replayEndpoint);
     } else {
       replay = null;
     }

@@ -195,17 +195,18 @@ public final class RadixServer {
       params = weights.tensors().values().stream()
           .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
     }
-    // The load's garbage (each worker's last quantized tensor, the graph's protobuf) is dead now;
-    // one full collection lets the heap give back what it grew to while loading instead of
-    // holding it, unused, for the server's life.
-    System.gc();
-    NativeHeap.trim(); // and the checkpoint's (an embedded model's arena) freed C heap
     if (config.warmup()) {
       // before any block is handed out: the warm-up scribbles on the first few
       RunnerWarmup.Result warm = RunnerWarmup.run(runner, WARMUP_BUDGET, WARMUP_STEPS);
       LOG.info(String.format("warm-up: %d forward steps in %d ms", warm.steps(),
           warm.took().toMillis()));
     }
+    // The load's and the warm-up's garbage (each worker's last quantized tensor, the graph's
+    // protobuf, the warm-up's logits) is dead now; one full collection lets the heap give back
+    // what it grew to instead of holding it, unused, for the server's life. After the warm-up,
+    // not before: its young collections grew the heap to ~210 MiB again (1B, int4).
+    System.gc();
+    NativeHeap.trim(); // and the checkpoint's (an embedded model's arena) freed C heap
     BlockPool pool = new BlockPool(runner.numBlocks());
     radixCache = config.prefixCaching()
         ? new RadixCache(pool, config.blockSize(), EvictionPolicy.lru())

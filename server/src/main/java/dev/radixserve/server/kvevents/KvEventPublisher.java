@@ -1,5 +1,6 @@
 package dev.radixserve.server.kvevents;
 
+import dev.radixserve.bench.ZmqConnect;
 import dev.radixserve.cache.BlockHasher;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.server.config.KvEventsConfig;
@@ -82,7 +83,7 @@ public final class KvEventPublisher implements AutoCloseable {
         pub.bind(ep);
         endpoint = pub.getLastEndpoint();
       } else {
-        pub.connect(ep);
+        ZmqConnect.connect(pub, ep);
         endpoint = ep;
       }
       if (config.replayEndpoint() != null) {
