@@ -162,7 +162,7 @@ pack() {
   cp docker/run-gpu.sh "$stage/run-gpu.sh"
   cp config/radixserve.yaml "$stage/radixserve.yaml"
   # The host compresses the CUDA libraries' kernels again with this liblz4 (docker/fatbin-lz.py)
-  liblz4=$(ldconfig -p | awk '$1 == "liblz4.so.1" && /x86-64/ {print $NF; exit}')
+  liblz4=$(PATH=$PATH:/sbin:/usr/sbin ldconfig -p | awk '$1 == "liblz4.so.1" && /x86-64/ && !found {print $NF; found = 1}')
   [ -n "$liblz4" ] || { say "no liblz4.so.1 here (Debian: liblz4-1): pack needs it"; exit 1; }
   liblz4=$(readlink -f "$liblz4")
   cp "$liblz4" "$stage/lib/liblz4.so.1"
