@@ -68,15 +68,17 @@ expect_driver_stop "piece 1 alone"
 grep -q 'waiting for: .*libcublasLt.so.12' "$host/run.log" || fail "piece 1 alone: missing pieces not named: $(cat "$host/run.log")"
 say "piece 1 alone: $(grep -m1 'have piece' "$host/run.log" | sed 's/gpu-payload: //')"
 say "  $(grep '^ok   layout' "$host/run.log")"
+cp "$host/run.log" "$host/run-piece-1.log"
 
 cp "${pieces[@]:1}" "$host/payload/"
 expect_driver_stop "all pieces"
 grep -q 'all unpacked' "$host/run.log" || fail "all pieces: not all unpacked: $(cat "$host/run.log")"
 ! grep -q 'unpacked app.tar.xz' "$host/run.log" || fail "all pieces: piece 1 was unpacked again"
 # each stand-in's two LZ4 fatbin entries travelled uncompressed and were compressed again there
+# (with piece 1 alone or with the rest)
 for unit in cuda12/libcublas.so.12 cuda12/libcublasLt.so.12 ort/libonnxruntime_providers_cuda.so; do
-  grep -qF "unpacked $unit.lzr.xz (2 fatbin entries compressed again, SHA-256 as packed)" "$host/run.log" \
-    || fail "$unit was not joined from its transport form: $(cat "$host/run.log")"
+  grep -qF "unpacked $unit.lzr.xz (2 fatbin entries compressed again, SHA-256 as packed)" \
+    "$host/run-piece-1.log" "$host/run.log" || fail "$unit was not joined from its transport form: $(cat "$host/run-piece-1.log" "$host/run.log")"
 done
 for lib in libcudart.so.12 libcublasLt.so.12 libcublas.so.12 libcurand.so.10 libonnxruntime.so libonnxruntime_providers_shared.so; do
   grep -q "^ok   layout: .*$lib" "$host/run.log" || fail "all pieces: $lib did not load: $(cat "$host/run.log")"
