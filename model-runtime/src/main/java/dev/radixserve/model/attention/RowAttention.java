@@ -1,5 +1,6 @@
 package dev.radixserve.model.attention;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -140,6 +141,19 @@ interface RowAttention {
     float[] max = new float[64];
     float[] acc = new float[1024];
     long[] slots = new long[1024];
+    /** Head rows of a non-fp32 pool converted to fp32 ({@link #converted}). */
+    private MemorySegment converted = Arena.ofAuto().allocate(64L * 64 * Float.BYTES, 64);
+
+    /**
+     * Native memory for {@code floats} converted floats: native, as the pool, so that the fp32
+     * loads in the kernel's loops see one kind of segment.
+     */
+    MemorySegment converted(int floats) {
+      if (converted.byteSize() < (long) floats * Float.BYTES) {
+        converted = Arena.ofAuto().allocate((long) floats * Float.BYTES, 64);
+      }
+      return converted;
+    }
 
     /** This thread's scratch, grown to fit the run. */
     static Scratch get(QueryRun run) {

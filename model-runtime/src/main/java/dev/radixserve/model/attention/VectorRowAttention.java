@@ -68,9 +68,45 @@ final class VectorRowAttention implements RowAttention {
   private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
   private final Rows kv;
+  /**
+   * Whether the pool's rows are converted to fp32 before the loops read them. The loops read
+   * fp32 only: a conversion inlined into their 8 loads (fp16's above all) took them past C2's
+   * node budget, the last loads stayed calls and every vector crossing one was boxed (JFR: most
+   * of a serving JVM's allocation; fp16 prefill attention at 13x fp32's time, int8 at 7x). A
+   * block's rows are converted once for all the run's query rows, a decode slot's row once for
+   * its kv group's heads; the values are the same floats as converted in place (every
+   * conversion is exact but int8/fp8's one product, done the same way), so the bits are too.
+   */
+  private final boolean converts;
 
   VectorRowAttention(KvDtype dtype) {
     this.kv = Rows.of(dtype);
+    this.converts = dtype != KvDtype.FLOAT32;
+  }
+
+  /** Where a decode step converts one head row, or null to read an fp32 pool in place. */
+  private MemorySegment row(Scratch scratch, QueryRun run) {
+    return converts ? scratch.converted(run.headSize()) : null;
+  }
+
+  /**
+   * {@code rows} head rows of {@code headSize} values, {@code rowBytes} apart in the pool from
+   * {@code start}, as consecutive fp32 rows of {@code out}.
+   */
+  private void convert(MemorySegment pool, long start, long rowBytes, int rows, int headSize,
+      MemorySegment out) {
+    int vecEnd = headSize - headSize % L;
+    for (int r = 0; r < rows; r++) {
+      long src = start + r * rowBytes;
+      long dst = (long) r * headSize * Float.BYTES;
+      int d = 0;
+      for (; d < vecEnd; d += L) {
+        kv.load(pool, src, d).intoMemorySegment(out, dst + (long) d * Float.BYTES, BO);
+      }
+      for (; d < headSize; d++) {
+        out.set(F, dst + (long) d * Float.BYTES, kv.get(pool, src, d));
+      }
+    }
   }
 
   @Override
@@ -95,9 +131,9 @@ final class VectorRowAttention implements RowAttention {
     float[] max = scratch.max;
     Arrays.fill(max, 0, n, Float.NEGATIVE_INFINITY);
     if (eight) {
-      scores8(run, query, keyCache, scratch.scores, max);
+      scores8(run, query, keyCache, scratch.scores, max, scratch);
     } else {
-      scores(run, query, keyCache, scratch.scores, max);
+      scores(run, query, keyCache, scratch.scores, max, scratch);
     }
     int w = run.width();
     for (int t = 0; t < n; t++) {
@@ -109,9 +145,9 @@ final class VectorRowAttention implements RowAttention {
     float[] acc = scratch.acc;
     Arrays.fill(acc, 0, n * headSize, 0f);
     if (eight) {
-      values8(run, valueCache, scratch.scores, acc);
+      values8(run, valueCache, scratch.scores, acc, scratch);
     } else {
-      values(run, valueCache, scratch.scores, acc);
+      values(run, valueCache, scratch.scores, acc, scratch);
     }
     for (int t = 0; t < n; t++) {
       writeRow(acc, t * headSize, max[t], out, run.queryOffset() + t * run.queryStride(),
@@ -136,9 +172,9 @@ final class VectorRowAttention implements RowAttention {
     float[] max = scratch.max;
     Arrays.fill(max, 0, heads, Float.NEGATIVE_INFINITY);
     if (eight) {
-      scoresOneQuery8(run, slots, query, keyCache, scratch.scores, max);
+      scoresOneQuery8(run, slots, query, keyCache, scratch.scores, max, row(scratch, run));
     } else {
-      scoresOneQuery(run, slots, query, keyCache, scratch.scores, max);
+      scoresOneQuery(run, slots, query, keyCache, scratch.scores, max, row(scratch, run));
     }
     for (int i = 0; i < heads; i++) {
       max[i] = 1f / exp(scratch.scores, i * len, len, max[i]);
@@ -146,9 +182,9 @@ final class VectorRowAttention implements RowAttention {
     float[] acc = scratch.acc;
     Arrays.fill(acc, 0, heads * headSize, 0f);
     if (eight) {
-      valuesOneQuery8(run, slots, valueCache, scratch.scores, acc);
+      valuesOneQuery8(run, slots, valueCache, scratch.scores, acc, row(scratch, run));
     } else {
-      valuesOneQuery(run, slots, valueCache, scratch.scores, acc);
+      valuesOneQuery(run, slots, valueCache, scratch.scores, acc, row(scratch, run));
     }
     for (int i = 0; i < heads; i++) {
       writeRow(acc, i * headSize, max[i], out, run.queryOffset() + i * run.headBytes(),
@@ -194,16 +230,21 @@ final class VectorRowAttention implements RowAttention {
 
   // ---- head = 8 vectors ----
 
-  private void scores8(QueryRun run, MemorySegment query, MemorySegment keys,
-      float[] scores, float[] max) {
+  private void scores8(QueryRun run, MemorySegment query, MemorySegment pool,
+      float[] scores, float[] max, Scratch scratch) {
     int last = run.lastLen();
     int bs = run.blockSize();
-    long rb = run.rowBytes();
+    MemorySegment keys = converts ? scratch.converted(bs * 8 * L) : pool;
+    long rb = converts ? 8 * VB : run.rowBytes();
     float scale = run.scale();
     int w = run.width();
     ScoreRule rule = run.rule();
     for (int b = firstBlock(run), j0 = b * bs; j0 < last; b++, j0 += bs) {
       long start = run.blockBase(b) + run.kvOffset(0);
+      if (converts) {
+        convert(pool, start, run.rowBytes(), Math.min(bs, last - j0), 8 * L, keys);
+        start = 0;
+      }
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
         int begin = Math.max(j0, run.from(t));
         if (begin >= j0 + bs) {
@@ -223,14 +264,14 @@ final class VectorRowAttention implements RowAttention {
         float m = max[t];
         long k = start + (begin - j0) * rb;
         for (int j = begin; j < end; j++, k += rb) {
-          FloatVector a = q0.mul(kv.load(keys, k, 0));
-          FloatVector c = q1.mul(kv.load(keys, k, L));
-          a = q2.fma(kv.load(keys, k, 2 * L), a);
-          c = q3.fma(kv.load(keys, k, 3 * L), c);
-          a = q4.fma(kv.load(keys, k, 4 * L), a);
-          c = q5.fma(kv.load(keys, k, 5 * L), c);
-          a = q6.fma(kv.load(keys, k, 6 * L), a);
-          c = q7.fma(kv.load(keys, k, 7 * L), c);
+          FloatVector a = q0.mul(load(keys, k));
+          FloatVector c = q1.mul(load(keys, k + VB));
+          a = q2.fma(load(keys, k + 2 * VB), a);
+          c = q3.fma(load(keys, k + 3 * VB), c);
+          a = q4.fma(load(keys, k + 4 * VB), a);
+          c = q5.fma(load(keys, k + 5 * VB), c);
+          a = q6.fma(load(keys, k + 6 * VB), a);
+          c = q7.fma(load(keys, k + 7 * VB), c);
           float s = rule.cap(scale * StableLanes.sum(a.add(c)));
           scores[base + j] = s;
           m = Math.max(m, s);
@@ -240,20 +281,26 @@ final class VectorRowAttention implements RowAttention {
     }
   }
 
-  private void values8(QueryRun run, MemorySegment values, float[] p, float[] acc) {
+  private void values8(QueryRun run, MemorySegment pool, float[] p, float[] acc,
+      Scratch scratch) {
     int last = run.lastLen();
     int bs = run.blockSize();
+    MemorySegment values = converts ? scratch.converted(bs * 8 * L) : pool;
+    long rb = converts ? 8 * VB : run.rowBytes();
     int w = run.width();
     for (int b = firstBlock(run), j0 = b * bs; j0 < last; b++, j0 += bs) {
       long start = run.blockBase(b) + run.kvOffset(0);
+      if (converts) {
+        convert(pool, start, run.rowBytes(), Math.min(bs, last - j0), 8 * L, values);
+        start = 0;
+      }
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
         int begin = Math.max(j0, run.from(t));
         if (begin >= j0 + bs) {
           break;
         }
         valueChunk8(acc, t * 8 * L, p, t * w - run.lo(), begin,
-            Math.min(j0 + bs, run.firstLen() + t), values,
-            start + (begin - j0) * run.rowBytes(), 0, run.rowBytes());
+            Math.min(j0 + bs, run.firstLen() + t), values, start + (begin - j0) * rb, 0, rb);
       }
     }
   }
@@ -264,7 +311,7 @@ final class VectorRowAttention implements RowAttention {
    * the same fmas in the same order as {@link #valuesOneQuery8} and {@link #addWeighted}. {@code
    * d0} is a long for {@link Rows#load}'s reason.
    */
-  private void valueChunk8(float[] acc, int a, float[] p, int base, int j0, int end,
+  private static void valueChunk8(float[] acc, int a, float[] p, int base, int j0, int end,
       MemorySegment values, long v0, long d0, long rowBytes) {
     FloatVector o0 = FloatVector.fromArray(SP, acc, a);
     FloatVector o1 = FloatVector.fromArray(SP, acc, a + L);
@@ -277,14 +324,14 @@ final class VectorRowAttention implements RowAttention {
     long v = v0;
     for (int j = j0; j < end; j++, v += rowBytes) {
       FloatVector w = FloatVector.broadcast(SP, p[base + j]);
-      o0 = w.fma(kv.load(values, v, d0), o0);
-      o1 = w.fma(kv.load(values, v, d0 + L), o1);
-      o2 = w.fma(kv.load(values, v, d0 + 2 * L), o2);
-      o3 = w.fma(kv.load(values, v, d0 + 3 * L), o3);
-      o4 = w.fma(kv.load(values, v, d0 + 4 * L), o4);
-      o5 = w.fma(kv.load(values, v, d0 + 5 * L), o5);
-      o6 = w.fma(kv.load(values, v, d0 + 6 * L), o6);
-      o7 = w.fma(kv.load(values, v, d0 + 7 * L), o7);
+      o0 = w.fma(load(values, v + (d0) * Float.BYTES), o0);
+      o1 = w.fma(load(values, v + (d0 + L) * Float.BYTES), o1);
+      o2 = w.fma(load(values, v + (d0 + 2 * L) * Float.BYTES), o2);
+      o3 = w.fma(load(values, v + (d0 + 3 * L) * Float.BYTES), o3);
+      o4 = w.fma(load(values, v + (d0 + 4 * L) * Float.BYTES), o4);
+      o5 = w.fma(load(values, v + (d0 + 5 * L) * Float.BYTES), o5);
+      o6 = w.fma(load(values, v + (d0 + 6 * L) * Float.BYTES), o6);
+      o7 = w.fma(load(values, v + (d0 + 7 * L) * Float.BYTES), o7);
     }
     o0.intoArray(acc, a);
     o1.intoArray(acc, a + L);
@@ -298,56 +345,72 @@ final class VectorRowAttention implements RowAttention {
 
   /** One query per head, 8 vectors: the operations of {@link #scores8} per (head, slot). */
   private void scoresOneQuery8(QueryRun run, long[] slots, MemorySegment query,
-      MemorySegment keys, float[] scores, float[] max) {
+      MemorySegment keys, float[] scores, float[] max, MemorySegment row) {
     float scale = run.scale();
     ScoreRule rule = run.rule();
     int len = run.width();
     for (int j = 0; j < len; j++) {
       long slot = slots[j];
+      long converted = -1;
       for (int i = 0; i < run.heads(); i++) {
         long q = run.queryOffset() + i * run.headBytes();
         long k = slot + run.kvOffset(i);
-        FloatVector a = load(query, q).mul(kv.load(keys, k, 0));
-        FloatVector c = load(query, q + VB).mul(kv.load(keys, k, L));
-        a = load(query, q + 2 * VB).fma(kv.load(keys, k, 2 * L), a);
-        c = load(query, q + 3 * VB).fma(kv.load(keys, k, 3 * L), c);
-        a = load(query, q + 4 * VB).fma(kv.load(keys, k, 4 * L), a);
-        c = load(query, q + 5 * VB).fma(kv.load(keys, k, 5 * L), c);
-        a = load(query, q + 6 * VB).fma(kv.load(keys, k, 6 * L), a);
-        c = load(query, q + 7 * VB).fma(kv.load(keys, k, 7 * L), c);
-        float s = rule.cap(scale * StableLanes.sum(a.add(c)));
+        if (row != null && k != converted) { // a kv group's heads share the row
+          convert(keys, k, 0, 1, 8 * L, row);
+          converted = k;
+        }
+        // one call site: C2 inlines one copy of dot8's 16 loads, not two
+        float s = rule.cap(scale * dot8(query, q, row == null ? keys : row,
+            row == null ? k : 0));
         scores[i * len + j] = s;
         max[i] = Math.max(max[i], s);
       }
     }
   }
 
+  /**
+   * q · k over one fp32 8-vector head row: {@link #scores8}'s operations, in its order. Its own
+   * method with only scalars crossing its boundary, so that whether or not C2 inlines it into
+   * the slot loop, no vector is ever boxed.
+   */
+  private static float dot8(MemorySegment query, long q, MemorySegment keys, long k) {
+    FloatVector a = load(query, q).mul(load(keys, k));
+    FloatVector c = load(query, q + VB).mul(load(keys, k + VB));
+    a = load(query, q + 2 * VB).fma(load(keys, k + 2 * VB), a);
+    c = load(query, q + 3 * VB).fma(load(keys, k + 3 * VB), c);
+    a = load(query, q + 4 * VB).fma(load(keys, k + 4 * VB), a);
+    c = load(query, q + 5 * VB).fma(load(keys, k + 5 * VB), c);
+    a = load(query, q + 6 * VB).fma(load(keys, k + 6 * VB), a);
+    c = load(query, q + 7 * VB).fma(load(keys, k + 7 * VB), c);
+    return StableLanes.sum(a.add(c));
+  }
+
   /** One query per head, 8 vectors: per element the fmas of {@link #valueChunk8}, in order. */
   private void valuesOneQuery8(QueryRun run, long[] slots, MemorySegment values,
-      float[] p, float[] acc) {
+      float[] p, float[] acc, MemorySegment row) {
     int len = run.width();
     for (int j = 0; j < len; j++) {
       long slot = slots[j];
+      long converted = -1;
       for (int i = 0; i < run.heads(); i++) {
         long v = slot + run.kvOffset(i);
-        int a = i * 8 * L;
-        FloatVector w = FloatVector.broadcast(SP, p[i * len + j]);
-        w.fma(kv.load(values, v, 0), FloatVector.fromArray(SP, acc, a)).intoArray(acc, a);
-        w.fma(kv.load(values, v, L), FloatVector.fromArray(SP, acc, a + L))
-            .intoArray(acc, a + L);
-        w.fma(kv.load(values, v, 2 * L), FloatVector.fromArray(SP, acc, a + 2 * L))
-            .intoArray(acc, a + 2 * L);
-        w.fma(kv.load(values, v, 3 * L), FloatVector.fromArray(SP, acc, a + 3 * L))
-            .intoArray(acc, a + 3 * L);
-        w.fma(kv.load(values, v, 4 * L), FloatVector.fromArray(SP, acc, a + 4 * L))
-            .intoArray(acc, a + 4 * L);
-        w.fma(kv.load(values, v, 5 * L), FloatVector.fromArray(SP, acc, a + 5 * L))
-            .intoArray(acc, a + 5 * L);
-        w.fma(kv.load(values, v, 6 * L), FloatVector.fromArray(SP, acc, a + 6 * L))
-            .intoArray(acc, a + 6 * L);
-        w.fma(kv.load(values, v, 7 * L), FloatVector.fromArray(SP, acc, a + 7 * L))
-            .intoArray(acc, a + 7 * L);
+        if (row != null && v != converted) {
+          convert(values, v, 0, 1, 8 * L, row);
+          converted = v;
+        }
+        addWeighted8(acc, i * 8 * L, p[i * len + j], row == null ? values : row,
+            row == null ? v : 0);
       }
+    }
+  }
+
+  /** acc[a ..] += w * v over one fp32 8-vector head row; its own method for {@link #dot8}'s reason. */
+  private static void addWeighted8(float[] acc, int a, float weight, MemorySegment values,
+      long v) {
+    FloatVector w = FloatVector.broadcast(SP, weight);
+    for (int d = 0; d < 8; d++) {
+      int x = a + d * L;
+      w.fma(load(values, v + d * VB), FloatVector.fromArray(SP, acc, x)).intoArray(acc, x);
     }
   }
 
@@ -355,13 +418,19 @@ final class VectorRowAttention implements RowAttention {
 
   /** One query per head, any head size: {@link #dot} per (head, slot). */
   private void scoresOneQuery(QueryRun run, long[] slots, MemorySegment query,
-      MemorySegment keys, float[] scores, float[] max) {
+      MemorySegment keys, float[] scores, float[] max, MemorySegment row) {
     int len = run.width();
     for (int j = 0; j < len; j++) {
       long slot = slots[j];
+      long converted = -1;
       for (int i = 0; i < run.heads(); i++) {
-        float s = run.rule().cap(dot(query, run.queryOffset() + i * run.headBytes(), keys,
-            slot + run.kvOffset(i), run.headSize()) * run.scale());
+        long k = slot + run.kvOffset(i);
+        if (row != null && k != converted) {
+          convert(keys, k, 0, 1, run.headSize(), row);
+          converted = k;
+        }
+        float s = run.rule().cap(dot(query, run.queryOffset() + i * run.headBytes(),
+            row == null ? keys : row, row == null ? k : 0, run.headSize()) * run.scale());
         scores[i * len + j] = s;
         max[i] = Math.max(max[i], s);
       }
@@ -370,19 +439,25 @@ final class VectorRowAttention implements RowAttention {
 
   /** One query per head, any head size: {@link #addWeighted} per (head, slot). */
   private void valuesOneQuery(QueryRun run, long[] slots, MemorySegment values,
-      float[] p, float[] acc) {
+      float[] p, float[] acc, MemorySegment row) {
     int len = run.width();
     for (int j = 0; j < len; j++) {
       long slot = slots[j];
+      long converted = -1;
       for (int i = 0; i < run.heads(); i++) {
-        addWeighted(acc, i * run.headSize(), p[i * len + j], values, slot + run.kvOffset(i),
-            0, run.headSize());
+        long v = slot + run.kvOffset(i);
+        if (row != null && v != converted) {
+          convert(values, v, 0, 1, run.headSize(), row);
+          converted = v;
+        }
+        addWeighted(acc, i * run.headSize(), p[i * len + j], row == null ? values : row,
+            row == null ? v : 0, 0, run.headSize());
       }
     }
   }
 
   /** q · k, any head size: the operations of {@link #scores}, in its order. */
-  private float dot(MemorySegment query, long q, MemorySegment keys, long k,
+  private static float dot(MemorySegment query, long q, MemorySegment keys, long k,
       int headSize) {
     int vecEnd = headSize - headSize % L;
     // two accumulators, even and odd vectors, as scores8: two FMA chains of half the length
@@ -391,46 +466,51 @@ final class VectorRowAttention implements RowAttention {
     int d = 0;
     for (; d + 2 * L <= vecEnd; d += 2 * L) {
       long off = (long) d * Float.BYTES;
-      a = load(query, q + off).fma(kv.load(keys, k, d), a);
-      c = load(query, q + off + VB).fma(kv.load(keys, k, d + L), c);
+      a = load(query, q + off).fma(load(keys, k + off), a);
+      c = load(query, q + off + VB).fma(load(keys, k + off + VB), c);
     }
     if (d < vecEnd) {
       long off = (long) d * Float.BYTES;
-      a = load(query, q + off).fma(kv.load(keys, k, d), a);
+      a = load(query, q + off).fma(load(keys, k + off), a);
       d += L;
     }
     float s = StableLanes.sum(a.add(c));
     for (; d < headSize; d++) {
-      s += query.get(F, q + (long) d * Float.BYTES) * kv.get(keys, k, d);
+      s += query.get(F, q + (long) d * Float.BYTES) * keys.get(F, k + (long) d * Float.BYTES);
     }
     return s;
   }
 
   /** acc[a + d] += w * v[d] for d in [from, headSize): the per-slot fmas of {@link #values}. */
-  private void addWeighted(float[] acc, int a, float w, MemorySegment values, long v,
+  private static void addWeighted(float[] acc, int a, float w, MemorySegment values, long v,
       int from, int headSize) {
     int vecEnd = headSize - headSize % L;
     FloatVector vw = FloatVector.broadcast(SP, w);
     int d = from;
     for (; d < vecEnd; d += L) {
-      vw.fma(kv.load(values, v, d), FloatVector.fromArray(SP, acc, a + d))
+      vw.fma(load(values, v + (long) d * Float.BYTES), FloatVector.fromArray(SP, acc, a + d))
           .intoArray(acc, a + d);
     }
     for (; d < headSize; d++) {
-      acc[a + d] += w * kv.get(values, v, d);
+      acc[a + d] += w * values.get(F, v + (long) d * Float.BYTES);
     }
   }
 
-  private void scores(QueryRun run, MemorySegment query, MemorySegment keys,
-      float[] scores, float[] max) {
+  private void scores(QueryRun run, MemorySegment query, MemorySegment pool,
+      float[] scores, float[] max, Scratch scratch) {
     int last = run.lastLen();
     int bs = run.blockSize();
-    long rb = run.rowBytes();
     int headSize = run.headSize();
+    MemorySegment keys = converts ? scratch.converted(bs * headSize) : pool;
+    long rb = converts ? (long) headSize * Float.BYTES : run.rowBytes();
     int w = run.width();
     ScoreRule rule = run.rule();
     for (int b = firstBlock(run), j0 = b * bs; j0 < last; b++, j0 += bs) {
       long start = run.blockBase(b) + run.kvOffset(0);
+      if (converts) {
+        convert(pool, start, run.rowBytes(), Math.min(bs, last - j0), headSize, keys);
+        start = 0;
+      }
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
         int begin = Math.max(j0, run.from(t));
         if (begin >= j0 + bs) {
@@ -451,16 +531,22 @@ final class VectorRowAttention implements RowAttention {
     }
   }
 
-  private void values(QueryRun run, MemorySegment values, float[] p, float[] acc) {
+  private void values(QueryRun run, MemorySegment pool, float[] p, float[] acc,
+      Scratch scratch) {
     int last = run.lastLen();
     int bs = run.blockSize();
-    long rb = run.rowBytes();
     int headSize = run.headSize();
+    MemorySegment values = converts ? scratch.converted(bs * headSize) : pool;
+    long rb = converts ? (long) headSize * Float.BYTES : run.rowBytes();
     // whole chunks of 8 vectors with their accumulators in registers, then the rest per slot
     int chunked = headSize - headSize % (8 * L);
     int w = run.width();
     for (int b = firstBlock(run), j0 = b * bs; j0 < last; b++, j0 += bs) {
       long start = run.blockBase(b) + run.kvOffset(0);
+      if (converts) {
+        convert(pool, start, run.rowBytes(), Math.min(bs, last - j0), headSize, values);
+        start = 0;
+      }
       for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
         int begin = Math.max(j0, run.from(t));
         if (begin >= j0 + bs) {
