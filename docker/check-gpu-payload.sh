@@ -5,14 +5,16 @@
 # Packs with `docker/gpu-payload.sh pack --rehearsal`: the real Java runtime (jlink), jar, test
 # classes, JUnit launcher and piece format (pieces of 80 MiB, xz -0: the real ones are checked by
 # the real pack's limit), but stand-ins for the CUDA libraries and the CPU
-# build's ONNX Runtime (no CUDA download, cut or compression: that is what keeps it to seconds),
+# build's ONNX Runtime (no CUDA download or cut: that is what keeps it to seconds),
 # then, in a container with python3 and nothing else (no Java, no CUDA, no driver), as a GPU host
 # would see it:
 #   1. piece 1 alone: it unpacks, names the pieces still missing, the payload's Java runs the jar,
 #      the libraries that arrived load, and run stops at the driver check with
 #      "no NVIDIA driver: libcuda.so.1 not found" (exit 3);
-#   2. the other pieces arrive: only they are unpacked (a file split across pieces is joined), all
-#      libraries load, and it stops at the same place;
+#   2. the other pieces arrive: only they are unpacked (a file split across pieces is joined; the
+#      stand-ins' LZ4 fatbin entries, which travel uncompressed, are compressed again with the
+#      payload's liblz4 and the library's SHA-256 checked), all libraries load, and it stops at the
+#      same place;
 #   3. the reports directory holds at most 8 files and no folders.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,11 +68,18 @@ expect_driver_stop "piece 1 alone"
 grep -q 'waiting for: .*libcublasLt.so.12' "$host/run.log" || fail "piece 1 alone: missing pieces not named: $(cat "$host/run.log")"
 say "piece 1 alone: $(grep -m1 'have piece' "$host/run.log" | sed 's/gpu-payload: //')"
 say "  $(grep '^ok   layout' "$host/run.log")"
+cp "$host/run.log" "$host/run-piece-1.log"
 
 cp "${pieces[@]:1}" "$host/payload/"
 expect_driver_stop "all pieces"
 grep -q 'all unpacked' "$host/run.log" || fail "all pieces: not all unpacked: $(cat "$host/run.log")"
 ! grep -q 'unpacked app.tar.xz' "$host/run.log" || fail "all pieces: piece 1 was unpacked again"
+# each stand-in's two LZ4 fatbin entries travelled uncompressed and were compressed again there
+# (with piece 1 alone or with the rest)
+for unit in cuda12/libcublas.so.12 cuda12/libcublasLt.so.12 ort/libonnxruntime_providers_cuda.so; do
+  grep -qF "unpacked $unit.lzr.xz (2 fatbin entries compressed again, SHA-256 as packed)" \
+    "$host/run-piece-1.log" "$host/run.log" || fail "$unit was not joined from its transport form: $(cat "$host/run-piece-1.log" "$host/run.log")"
+done
 for lib in libcudart.so.12 libcublasLt.so.12 libcublas.so.12 libcurand.so.10 libonnxruntime.so libonnxruntime_providers_shared.so; do
   grep -q "^ok   layout: .*$lib" "$host/run.log" || fail "all pieces: $lib did not load: $(cat "$host/run.log")"
 done

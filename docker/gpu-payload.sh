@@ -57,7 +57,8 @@ make_runtime() {  # $1 stage
 
 # The jar without the native libraries the CUDA path does not load: every ONNX Runtime library
 # (they travel cut, under ort/, and RADIXSERVE_ORT_LIBRARY points there) and the tokenizer
-# and JNA libraries of other platforms. Stored, not deflated: xz compresses it better.
+# and JNA libraries of other platforms. Stored, not deflated: xz compresses it better (the JUnit
+# launcher too, which has none of those: 3.2 MB deflated, about half that stored and through xz).
 slim_jar() {  # $1 source jar, $2 target jar
   python3 - "$1" "$2" <<'PY'
 import re, sys, zipfile
@@ -70,9 +71,11 @@ with zipfile.ZipFile(sys.argv[1]) as src, zipfile.ZipFile(sys.argv[2], "w", zipf
 PY
 }
 
-# A library cut to $archs and compressed, from the cache when it was made before from the same bytes.
+# A library cut to $archs, in its transport form (docker/fatbin-lz.py: the fatbin entries
+# uncompressed, for xz to compress far better than LZ4 did) and compressed; both steps come from
+# the cache when they were made before from the same bytes.
 cut_and_compress() {  # $1 library, $2 unit file to write
-  local cache=${GPU_PAYLOAD_CACHE:-$root/gpu-payload/cache} key
+  local cache=${GPU_PAYLOAD_CACHE:-$root/gpu-payload/cache} key lzkey
   key=$( (cat "$1" "$root/docker/fatbin-cut.py"; echo "${xz_opts[*]}") | sha256sum | cut -c1-16)
   key="$(basename "$1")-sm$archs-$key"
   mkdir -p "$cache"
@@ -84,7 +87,25 @@ cut_and_compress() {  # $1 library, $2 unit file to write
   else
     say "$(basename "$1"): cut to sm_$archs and compressed before (cache $cache/$key.xz)"
   fi
-  cp "$cache/$key.xz" "$2"
+  lzkey=$( (echo "$key"; cat "$root/docker/fatbin-lz.py" "$liblz4"; echo "${xz_opts[*]}") | sha256sum | cut -c1-16)
+  lzkey="$(basename "$1")-sm$archs-lzr-$lzkey"
+  if [ ! -f "$cache/$lzkey.xz" ]; then
+    xz -dc "$cache/$key.xz" > "$cache/$lzkey.so"
+    to_transport "$cache/$lzkey.so" "$cache/$lzkey.xz"
+    rm -f "$cache/$lzkey.so"
+  else
+    say "$(basename "$1"): transport form made before (cache $cache/$lzkey.xz)"
+  fi
+  cp "$cache/$lzkey.xz" "$2"
+}
+
+# A library's transport form (docker/fatbin-lz.py split, checked there byte for byte with the
+# liblz4 the payload carries), compressed.
+to_transport() {  # $1 library, $2 file to write
+  python3 "$root/docker/fatbin-lz.py" split "$liblz4" "$1" "$2.lzr"
+  xz -T0 "${xz_opts[@]}" -c "$2.lzr" > "$2.tmp"
+  mv "$2.tmp" "$2"
+  rm -f "$2.lzr"
 }
 
 # An empty shared object with the given soname. libonnxruntime_providers_cuda.so lists
@@ -137,10 +158,19 @@ pack() {
   cp -r model-runtime/target/test-classes/. "$stage/tests/model-runtime/"
   cp -r server/target/test-classes/. "$stage/tests/server/"
   ./mvnw -B -ntp -q dependency:copy \
-    -Dartifact=org.junit.platform:junit-platform-console-standalone:1.13.4 -DoutputDirectory="$stage/lib"
+    -Dartifact=org.junit.platform:junit-platform-console-standalone:1.13.4 -DoutputDirectory="$out/junit"
+  local launcher
+  for launcher in "$out"/junit/*.jar; do slim_jar "$launcher" "$stage/lib/$(basename "$launcher")"; done
+  rm -rf "$out/junit"
   make_runtime "$stage"
   cp docker/run-gpu.sh "$stage/run-gpu.sh"
   cp config/radixserve.yaml "$stage/radixserve.yaml"
+  # The host compresses the CUDA libraries' kernels again with this liblz4 (docker/fatbin-lz.py)
+  liblz4=$(PATH=$PATH:/sbin:/usr/sbin ldconfig -p | awk '$1 == "liblz4.so.1" && /x86-64/ && !found {print $NF; found = 1}')
+  [ -n "$liblz4" ] || { say "no liblz4.so.1 here (Debian: liblz4-1): pack needs it"; exit 1; }
+  liblz4=$(readlink -f "$liblz4")
+  cp "$liblz4" "$stage/lib/liblz4.so.1"
+  cp docker/fatbin-lz.py "$stage/fatbin-lz.py"
 
   local ort=ai/onnxruntime/native/linux-x64
   local tmp
@@ -151,15 +181,32 @@ pack() {
   cp "$tmp/$ort/libonnxruntime.so" "$stage/ort/"
   if [ $rehearsal = 1 ]; then
     # Stand-ins with the real names and sonames: the layout, the loader and the unpacking are
-    # what is rehearsed. The three big ones carry 12 MiB of noise each (the loader ignores bytes
-    # past the section headers) so that, as the real ones do, they fill a second piece and one
-    # crosses from the first into it.
+    # what is rehearsed. The three big ones carry a fatbin of LZ4-compressed entries, laid out as
+    # nvcc writes them, so that they travel as the real ones do (fatbin-lz.py split here, join on
+    # the host), and 12 MiB of noise each (the loader ignores bytes past the section headers) so
+    # that, as the real ones do, they fill a second piece and one crosses from the first into it.
     stub_library libonnxruntime_providers_shared.so "$stage/ort/libonnxruntime_providers_shared.so"
     for so in libcudart.so.12 libcurand.so.10; do stub_library "$so" "$stage/cuda12/$so"; done
     for unit in ort/libonnxruntime_providers_cuda.so cuda12/libcublas.so.12 cuda12/libcublasLt.so.12; do
       stub_library "$(basename "$unit")" "$tmp/stub.so"
+      python3 - "$liblz4" "$tmp/stub.so" "$tmp/fatbin" "$root/docker/fatbin-lz.py" <<'PY'
+import importlib.util, struct, sys
+spec = importlib.util.spec_from_file_location("fatbin_lz", sys.argv[4])
+lz = importlib.util.module_from_spec(spec); spec.loader.exec_module(lz)
+lz4, body = lz.Lz4(sys.argv[1]), b""
+for k in (1, 3):  # two sm_90 "cubins": the stub's own bytes, repeated
+    raw = open(sys.argv[2], "rb").read() * k
+    packed = lz4.compress(raw)
+    padded = packed + bytes(-len(packed) % 8)
+    # kind, -, header size, payload size, compressed size, -, minor, major, arch, name offset and
+    # length, flags (0x2000: compressed), -, uncompressed size
+    body += struct.pack("<HHIQIIHHIIIQQQ", 2, 0x101, 64, len(padded), len(packed), 0, 7, 1, 90, 0, 0,
+                        0x2011, 0, len(raw)) + padded
+open(sys.argv[3], "wb").write(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body)
+PY
+      objcopy --add-section .nv_fatbin="$tmp/fatbin" "$tmp/stub.so"
       head -c $((12 * 1024 * 1024)) /dev/urandom >> "$tmp/stub.so"
-      xz -T0 -0 -c "$tmp/stub.so" > "$units/$unit.xz"
+      to_transport "$tmp/stub.so" "$units/$unit.lzr.xz"
     done
     python3 -c 'import json,sys; json.dump({"rehearsal": True}, open(sys.argv[1], "w"))' "$stage/payload.json"
   else
@@ -173,9 +220,9 @@ pack() {
     fi
     stub_library libcurand.so.10 "$stage/cuda12/libcurand.so.10"
     cp "$tmp/cuda12/libcudart.so.12" "$stage/cuda12/"
-    cut_and_compress "$tmp/$ort/libonnxruntime_providers_cuda.so" "$units/ort/libonnxruntime_providers_cuda.so.xz"
-    cut_and_compress "$tmp/cuda12/libcublas.so.12" "$units/cuda12/libcublas.so.12.xz"
-    cut_and_compress "$tmp/cuda12/libcublasLt.so.12" "$units/cuda12/libcublasLt.so.12.xz"
+    cut_and_compress "$tmp/$ort/libonnxruntime_providers_cuda.so" "$units/ort/libonnxruntime_providers_cuda.so.lzr.xz"
+    cut_and_compress "$tmp/cuda12/libcublas.so.12" "$units/cuda12/libcublas.so.12.lzr.xz"
+    cut_and_compress "$tmp/cuda12/libcublasLt.so.12" "$units/cuda12/libcublasLt.so.12.lzr.xz"
     python3 -c 'import json,sys; json.dump({"rehearsal": False, "archs": sys.argv[2]}, open(sys.argv[1], "w"))' \
       "$stage/payload.json" "$archs"
   fi
@@ -235,7 +282,7 @@ PY
 # there is decompressed into PAYLOAD_DIR/unpacked. Prints what is still missing.
 unpack() {  # $1 payload dir
   python3 - "$1" <<'PY'
-import glob, io, json, lzma, os, shutil, sys, tarfile
+import glob, importlib.util, io, json, lzma, os, shutil, sys, tarfile
 d = sys.argv[1]
 work, chunks = os.path.join(d, "unpacked"), os.path.join(d, "unpacked", ".chunks")
 state_file = os.path.join(work, ".state.json")
@@ -284,17 +331,24 @@ class Joined(io.RawIOBase):
             self.files.pop(0).close()
         return 0
 
+def target(name):
+    return name[:-len(".lzr.xz")] if name.endswith(".lzr.xz") else name[:-len(".xz")]
+
 missing = []
 for unit in manifest["units"]:
     name = unit["name"]
     if name in state["units"]:
         continue
     parts = [os.path.join(chunks, f"{name.replace('/', '__')}.{i:03d}") for i in range(len(unit["chunks"]))]
-    if not all(os.path.exists(p) for p in parts):
+    # a library in transport form is joined by app.tar.xz's fatbin-lz.py and liblz4
+    waits_for_app = name.endswith(".lzr.xz") and "app.tar.xz" not in state["units"]
+    if waits_for_app or not all(os.path.exists(p) for p in parts):
         wanted = sorted(set(unit["chunks"]))
-        missing.append(f"{name[:-3]} (piece{'s' if len(wanted) > 1 else ''} "
-                       + ", ".join(f"{k} of {manifest['pieces']}" for k in wanted) + ")")
+        missing.append(f"{target(name)} (piece{'s' if len(wanted) > 1 else ''} "
+                       + ", ".join(f"{k} of {manifest['pieces']}" for k in wanted)
+                       + (", after app.tar" if waits_for_app else "") + ")")
         continue
+    how = ""
     with lzma.open(io.BufferedReader(Joined(parts), 1 << 20)) as xz:
         if name == "app.tar.xz":
             with tarfile.open(fileobj=xz, mode="r|") as tar:
@@ -303,17 +357,24 @@ for unit in manifest["units"]:
                 else:
                     tar.extractall(work)
         else:
-            target = os.path.join(work, name[:-3])
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target + ".tmp", "wb") as dst:
-                shutil.copyfileobj(xz, dst, 1 << 24)
-            os.chmod(target + ".tmp", 0o755)
-            os.replace(target + ".tmp", target)
+            path = os.path.join(work, target(name))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            if name.endswith(".lzr.xz"):
+                spec = importlib.util.spec_from_file_location("fatbin_lz", os.path.join(work, "fatbin-lz.py"))
+                fatbin_lz = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(fatbin_lz)
+                entries = fatbin_lz.join(fatbin_lz.Lz4(os.path.join(work, "lib", "liblz4.so.1")), xz, path + ".tmp")
+                how = f" ({entries} fatbin entries compressed again, SHA-256 as packed)"
+            else:
+                with open(path + ".tmp", "wb") as dst:
+                    shutil.copyfileobj(xz, dst, 1 << 24)
+            os.chmod(path + ".tmp", 0o755)
+            os.replace(path + ".tmp", path)
     for p in parts:
         os.remove(p)
     state["units"].append(name)
     json.dump(state, open(state_file, "w"))
-    print(f"gpu-payload: unpacked {name}", file=sys.stderr)
+    print(f"gpu-payload: unpacked {name}{how}", file=sys.stderr)
 have = sorted(int(os.path.basename(p).split("-")[2]) for p in paths)
 print(f"gpu-payload: have piece{'s' if len(have) > 1 else ''} {', '.join(map(str, have))} of {manifest['pieces']}"
       + (f"; waiting for: {'; '.join(missing)}" if missing else "; all unpacked"), file=sys.stderr)
