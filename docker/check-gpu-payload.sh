@@ -35,6 +35,7 @@ fi
 
 [ -f server/target/radixserve.jar ] && [ -d server/target/test-classes ] \
   || ./mvnw -B -ntp -q -DskipTests package
+probe_fixture=$(ls model-runtime/src/test/resources/chat-templates | head -1)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Its own folder: a real pack in gpu-payload/ stays as it is. xz -0 and pieces of 80 MiB, not 60:
@@ -89,4 +90,46 @@ say "  $(grep '^STOP' "$host/run.log")"
 files=$(find "$host/payload/reports" -type f | wc -l)
 dirs=$(find "$host/payload/reports" -mindepth 1 -type d | wc -l)
 [ "$files" -le 8 ] && [ "$dirs" = 0 ] || fail "reports: $files files, $dirs folders"
-say "reports: $files file(s), no folders; OK in $((SECONDS - START)) s"
+say "reports: $files file(s), no folders"
+[ -f "$host/payload/unpacked/tests/model-runtime/chat-templates/$probe_fixture" ] && [ ! -e "$host/payload/unpacked/tree.json" ] \
+  || fail "the plain pack does not carry the test resources itself"
+
+# --- the device tool's layout: the test resources come with the working tree ---------------
+GPU_PAYLOAD_DIR="$work/pack-dt" GPU_PAYLOAD_XZ=-0 bash docker/gpu-payload.sh pack --rehearsal --device-tool 2> "$work/pack-dt.log" \
+  || { tail -20 "$work/pack-dt.log" >&2; fail "pack --rehearsal --device-tool"; }
+say "device tool: $(grep -m1 'test resources' "$work/pack-dt.log" | sed 's/gpu-payload: device tool: //')"
+# the device tool runs the command in the root of a copy of the working tree, the pieces beside it
+tree=$work/tree
+mkdir -p "$tree/gpu-payload" "$tree/docker"
+cp "$work"/pack-dt/radixserve-gpu-*-of-*.tar "$tree/gpu-payload/"
+cp docker/gpu-payload.sh "$tree/docker/"
+for d in model-runtime/src/test/resources server/src/test/resources; do
+  mkdir -p "$tree/$d"
+  git ls-files -z --cached --others --exclude-standard -- "$d" | tar -cf - --null -T - | tar -C "$tree" -xf -
+done
+# `check`, then two test classes whose fixtures are in the tree's model-runtime and server
+# resources, on the classpath run-gpu.sh wrote; the payload's tests hold no fixture
+rc=0
+docker run --rm --network none -v "$tree:/repo" -w /repo "$IMAGE" bash -c '
+  bash docker/gpu-payload.sh run gpu-payload check; rc=$?
+  [ $rc = 3 ] || exit $rc
+  u=gpu-payload/unpacked
+  ls $u/tests/model-runtime/chat-templates 2>/dev/null && exit 92
+  $u/java/bin/java --enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector \
+    -cp "$(cat $u/work/test-classpath)" org.junit.platform.console.ConsoleLauncher execute \
+    --disable-banner --details=summary --select-class=dev.radixserve.model.chat.JinjaChatTemplateTest \
+    --select-class=dev.radixserve.server.http.ReasoningParserTest' > "$host/run-dt.log" 2>&1 || rc=$?
+[ $rc = 0 ] && grep -q '^ok   tree: [0-9]* test resources from /repo$' "$host/run-dt.log" \
+  && grep -q '^STOP no NVIDIA driver' "$host/run-dt.log" \
+  && grep -Eq '\[ *[1-9][0-9]* tests successful' "$host/run-dt.log" && grep -Eq '\[ *0 tests failed' "$host/run-dt.log" \
+  || fail "device tool: exit $rc: $(cat "$host/run-dt.log")"
+say "device tool: $(grep '^ok   tree' "$host/run-dt.log" | sed 's/ok   tree: //'); from them $(grep -Eo '[0-9]+ tests successful' "$host/run-dt.log")"
+# without the tree, the check names what is missing and stops
+rm -rf "$tree/model-runtime"
+rc=0
+docker run --rm --network none -v "$tree:/repo" -w /repo "$IMAGE" \
+  bash docker/gpu-payload.sh run gpu-payload check > "$host/run-dt.log" 2>&1 || rc=$?
+[ $rc = 5 ] && grep -q '^FAIL tree: this payload was packed with --device-tool' "$host/run-dt.log" \
+  || fail "device tool without the tree: exit $rc: $(cat "$host/run-dt.log")"
+say "device tool without the tree: exit 5, $(grep '^FAIL tree' "$host/run-dt.log" | cut -c1-100)…"
+say "OK in $((SECONDS - START)) s"

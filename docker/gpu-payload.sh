@@ -9,7 +9,10 @@
 #       --no-build   packs the jar and test classes as they are in */target (built with -Pcuda)
 #       --device-tool  pieces for this project's device tool, whose every call carries the working
 #                    tree beside the piece, 64 MiB in all: each piece gets what the tree leaves of
-#                    that (measured now), and the pack may take up to 8 pieces
+#                    that (measured now), and the pack may take up to 8 pieces. The test resources
+#                    (*/src/test/resources) are left out, since the tree brings them: run-gpu.sh puts
+#                    the tree's folders on the tests' classpath (the tree is found from the current
+#                    folder up, or RADIXSERVE_TREE)
 #       --rehearsal  CI's stand-in: the real runtime, jar, tests and unpacking, but tiny stand-ins
 #                    (same names and sonames) for the CUDA libraries and the CPU build's ONNX
 #                    Runtime, so no CUDA download, cut or compression (see docker/check-gpu-payload.sh)
@@ -132,18 +135,56 @@ device_tool_piece_bytes() {
   echo "$room"
 }
 
+# The test resources every device-tool call brings in the working tree: taken out of the payload's
+# test classes (after checking they are the tree's, byte for byte) and listed in tree.json, with
+# their SHA-256, for run-gpu.sh to put the tree's folders on the tests' classpath.
+tree_resources=(model-runtime/src/test/resources server/src/test/resources)
+leave_resources_to_tree() {  # $1 stage
+  python3 - "$1" "${tree_resources[@]}" <<'PY'
+import hashlib, json, os, subprocess, sys
+stage, dirs = sys.argv[1], sys.argv[2:]
+files, size = {}, 0
+for d in dirs:
+    module = d.split("/")[0]
+    # what the device tool sends: tracked files and the untracked ones git does not ignore
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", d],
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for path in filter(None, listed):
+        if not os.path.isfile(path):
+            continue  # deleted but still in the index: not in the tree the tool sends
+        rel = os.path.relpath(path, d)
+        packed = os.path.join(stage, "tests", module, rel)
+        data = open(path, "rb").read()
+        if not os.path.isfile(packed) or open(packed, "rb").read() != data:
+            sys.exit(f"gpu-payload: {module}/target/test-classes/{rel} is not the tree's {path}: rebuild the test classes")
+        os.remove(packed)
+        files[path] = hashlib.sha256(data).hexdigest()
+        size += len(data)
+    for top, _, _ in os.walk(os.path.join(stage, "tests", module), topdown=False):
+        if not os.listdir(top):  # a folder that held only resources
+            os.rmdir(top)
+json.dump({"dirs": dirs, "files": files}, open(os.path.join(stage, "tree.json"), "w"), indent=0)
+print(f"gpu-payload: device tool: {len(files)} test resources ({size / 2**20:.1f} MiB) left to the working tree's "
+      + " and ".join(dirs), file=sys.stderr)
+PY
+}
+
 pack() {
-  local build=1 rehearsal=0
+  local build=1 rehearsal=0 device_tool=0
   for a in "$@"; do
     case "$a" in
       --no-build) build=0 ;;
       --rehearsal) rehearsal=1 ;;
-      --device-tool) piece=$(device_tool_piece_bytes); max_pieces=${GPU_PAYLOAD_MAX_PIECES:-8} ;;
+      --device-tool) device_tool=1 ;;
       *) echo "$usage" >&2; exit 2 ;;
     esac
   done
   cd "$root"
   source .ci/java-home.sh
+  if [ $device_tool = 1 ]; then
+    piece=$(device_tool_piece_bytes)
+    max_pieces=${GPU_PAYLOAD_MAX_PIECES:-8}
+  fi
   local out=${GPU_PAYLOAD_DIR:-$root/gpu-payload}
   local stage="$out/stage" units="$out/units"
   rm -rf "$stage" "$units" "$out"/radixserve-gpu-*.tar
@@ -157,6 +198,7 @@ pack() {
   slim_jar "$jar" "$stage/lib/radixserve.jar"
   cp -r model-runtime/target/test-classes/. "$stage/tests/model-runtime/"
   cp -r server/target/test-classes/. "$stage/tests/server/"
+  [ $device_tool = 0 ] || leave_resources_to_tree "$stage"
   ./mvnw -B -ntp -q dependency:copy \
     -Dartifact=org.junit.platform:junit-platform-console-standalone:1.13.4 -DoutputDirectory="$out/junit"
   local launcher

@@ -8,6 +8,9 @@
 # First the checks, in the order a user meets them, each one line in the summary:
 #   runtime  the payload's Java runs the jar
 #   layout   the CUDA 12 libraries and ONNX Runtime that have arrived load (the loader, not a list)
+#   tree     a payload packed with --device-tool only: the repository's working tree (the current
+#            folder or one above it, or $RADIXSERVE_TREE) has the test resources the pack left to
+#            it; its folders go on the tests' classpath (exit 5 when it is absent)
 #   driver   libcuda.so.1 loads; else it stops: "no NVIDIA driver: libcuda.so.1 not found" (exit 3)
 #   pieces   every piece has arrived; else it names the missing ones (exit 4)
 # Without a driver, on a full payload, `serve --device cuda` is started too: its own preflight
@@ -39,6 +42,7 @@ cp="$(ls "$p"/lib/junit-platform-console-standalone-*.jar 2>/dev/null):$p/lib/ra
 jvm=(--enable-native-access=ALL-UNNAMED --add-modules=jdk.incubator.vector -Xmx8g
      -Dradixserve.test.device=cuda)
 status=0
+called_from=$PWD
 cd "$p/work"
 
 note() { echo "$*" | tee -a "$summary"; }
@@ -74,6 +78,44 @@ print(" ".join(loaded))
 PY
 ) 2>&1) || { note "FAIL layout: $layout"; exit 5; }
 note "ok   layout: loads ${layout:-nothing yet}"
+
+# A payload packed for the device tool (tree.json) leaves the test resources to the working tree
+# that every call of the tool brings: its folders go on the tests' classpath, after the payload's.
+if [ -f "$p/tree.json" ]; then
+  tree=$(python3 - "$p/tree.json" "$called_from" <<'PY'
+import hashlib, json, os, sys
+want = json.load(open(sys.argv[1]))
+given = os.environ.get("RADIXSERVE_TREE")
+candidates, d = ([given] if given else []), os.path.abspath(sys.argv[2])
+while not given:
+    candidates.append(d)
+    if os.path.dirname(d) == d:
+        break
+    d = os.path.dirname(d)
+root = next((c for c in candidates if all(os.path.isdir(os.path.join(c, x)) for x in want["dirs"])), None)
+if root is None:
+    sys.exit("this payload was packed with --device-tool and leaves the test resources ("
+             + ", ".join(want["dirs"]) + ") to the repository's working tree, which is not in "
+             + (f"RADIXSERVE_TREE={given}" if given else f"{sys.argv[2]} or a folder above it")
+             + ": run from the repository root, or set RADIXSERVE_TREE")
+missing = [f for f in want["files"] if not os.path.isfile(os.path.join(root, f))]
+if missing:
+    sys.exit(f"the working tree {root} lacks {len(missing)} of the {len(want['files'])} test resources"
+             f" the pack left to it, e.g. {missing[0]}: pack again from this tree")
+changed = sum(hashlib.sha256(open(os.path.join(root, f), "rb").read()).hexdigest() != h
+              for f, h in want["files"].items())
+print(root)
+print(f"{len(want['files'])} test resources from {root}"
+      + (f" ({changed} changed since the pack: the tests are the packed ones)" if changed else ""))
+PY
+) || { note "FAIL tree: $tree"; exit 5; }
+  for d in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["dirs"]))' "$p/tree.json"); do
+    cp="$cp:$(head -1 <<< "$tree")/$d"
+  done
+  note "ok   tree: $(tail -1 <<< "$tree")"
+fi
+# for running a single test by hand: java -cp "$(cat work/test-classpath)" ...
+echo "$cp" > "$p/work/test-classpath"
 
 if ! driver=$(python3 -c '
 import ctypes, sys
