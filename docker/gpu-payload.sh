@@ -9,7 +9,8 @@
 #       --no-build   packs the jar and test classes as they are in */target (built with -Pcuda)
 #       --device-tool  pieces for this project's device tool, whose every call carries the working
 #                    tree beside the piece, 64 MiB in all: each piece gets what the tree leaves of
-#                    that (measured now), and the pack may take up to 8 pieces. The test resources
+#                    that (measured now; GPU_PAYLOAD_PIECE_BYTES, when set, instead), and the pack
+#                    may take up to 8 pieces. The test resources
 #                    (*/src/test/resources) are left out, since the tree brings them: run-gpu.sh puts
 #                    the tree's folders on the tests' classpath (the tree is found from the current
 #                    folder up, or RADIXSERVE_TREE)
@@ -182,7 +183,8 @@ pack() {
   cd "$root"
   source .ci/java-home.sh
   if [ $device_tool = 1 ]; then
-    piece=$(device_tool_piece_bytes)
+    # an explicit GPU_PAYLOAD_PIECE_BYTES wins (the CI rehearsal's layout, with its own piece size)
+    [ -n "${GPU_PAYLOAD_PIECE_BYTES:-}" ] || piece=$(device_tool_piece_bytes)
     max_pieces=${GPU_PAYLOAD_MAX_PIECES:-8}
   fi
   local out=${GPU_PAYLOAD_DIR:-$root/gpu-payload}

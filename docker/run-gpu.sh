@@ -82,7 +82,7 @@ note "ok   layout: loads ${layout:-nothing yet}"
 # A payload packed for the device tool (tree.json) leaves the test resources to the working tree
 # that every call of the tool brings: its folders go on the tests' classpath, after the payload's.
 if [ -f "$p/tree.json" ]; then
-  tree=$(python3 - "$p/tree.json" "$called_from" <<'PY'
+  tree=$( (python3 - "$p/tree.json" "$called_from" <<'PY'
 import hashlib, json, os, sys
 want = json.load(open(sys.argv[1]))
 given = os.environ.get("RADIXSERVE_TREE")
@@ -108,7 +108,7 @@ print(root)
 print(f"{len(want['files'])} test resources from {root}"
       + (f" ({changed} changed since the pack: the tests are the packed ones)" if changed else ""))
 PY
-) || { note "FAIL tree: $tree"; exit 5; }
+) 2>&1) || { note "FAIL tree: $tree"; exit 5; }
   for d in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["dirs"]))' "$p/tree.json"); do
     cp="$cp:$(head -1 <<< "$tree")/$d"
   done
