@@ -18,6 +18,7 @@
 #     query of the Grafana dashboard names exported metrics and returns series,
 #  8. rehearses the GPU run (docker/check-gpu-payload.sh): the payload's pieces unpacked, one
 #     after the other, in a container with python3 only, where `run` stops at the driver check,
+#     laid out as the device tool lays out a call (the test fixtures come with the working tree),
 #  9. with RADIXSERVE_CHECK_CUDA_IMAGE=1 only (it downloads ~3 GB): builds docker/Dockerfile.cuda
 #     on the same base and checks that `serve --device cuda` in it refuses cleanly without a GPU.
 # Exit 0 on success, non-zero with a message otherwise. Needs root.
