@@ -84,7 +84,7 @@ class GgufServingTest {
   /**
    * A K-quant mix under an explicit {@code quantization: none} serves the file's dequantized
    * weights at fp32: every greedy step's top-5 logprobs within 1e-4 of transformers on those
-   * weights. Left at auto, the same file is requantized to int4 and its logprobs move.
+   * weights. Left at auto, the same file is requantized (to int8) and its logprobs move.
    */
   @Test
   void anExplicitNoneServesAKQuantFileAtFp32() throws Exception {

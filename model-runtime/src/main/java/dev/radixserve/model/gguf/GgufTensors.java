@@ -133,12 +133,17 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
   }
 
   /**
-   * The MatMulNBits mode nearest the blocks most of a file's projection weights are in: int4 for
-   * the 4-bit types (Q4_0, Q4_1, Q4_K: their 4-bit codes re-rounded onto MatMulNBits' 4-bit
-   * grid, zero points kept, at about the file's bytes), int8 for the 5-, 6- and 8-bit ones (a
-   * 4-bit grid would lose what their extra bits hold); NONE when most are floats. A mixed file
-   * (llama-quantize's Q4_K_M keeps some layers in Q6_K) takes its majority's mode for every
-   * layer, since one spec serves all layers. docs/benchmarks/journal/2026-11-28-gguf.md gives the cost.
+   * The MatMulNBits mode for a file in blocks no mode takes bit for bit: int8 for every K-quant
+   * and for Q4_1, Q5_*, Q6_K; int4 only for a file whose projections are mostly Q4_0; NONE when
+   * most are floats. Q4_1 and Q4_K hold a fractional offset per block (d·q − m), which
+   * MatMulNBits' integer zero points cannot carry: re-rounded onto its 4-bit grid, each block's
+   * 32 weights shift together by up to half a step, and on the Llama-3.2-1B shape a Q4_K_M file
+   * served as int4 gave mean |Δ logprob| 0.60 and 5/32 top-1 against the file's own weights
+   * (int8: 0.047, 30/32; docs/benchmarks/journal/2026-11-28b-gguf.md). The 2-layer fixtures had
+   * shown 0.0015, which is why int4 was the default until then. int8 costs about twice the
+   * file's bytes; {@code --quantization int4} still asks for the smaller, less exact form.
+   * A mixed file (llama-quantize's Q4_K_M keeps some layers in Q6_K) takes one mode for every
+   * layer, since one spec serves all layers.
    */
   static QuantMode nearestMode(Map<String, GgufFile.TensorInfo> names) {
     long four = 0;
@@ -150,7 +155,7 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
       }
       GgufFile.TensorInfo t = e.getValue();
       switch (t.type()) {
-        case Q4_0, Q4_1, Q4_K -> four += t.elementCount();
+        case Q4_0 -> four += t.elementCount();
         case F32, F16, BF16 -> floats += t.elementCount();
         default -> more += t.elementCount();
       }

@@ -32,7 +32,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class GgufRequantizeTest {
 
   @ParameterizedTest(name = "{0}")
-  @CsvSource({"llama3-wide-q4_k_m.gguf, INT4", "llama3-wide-q6_k.gguf, INT8",
+  @CsvSource({"llama3-wide-q4_k_m.gguf, INT8", "llama3-wide-q6_k.gguf, INT8",
       "llama3-q8_0.gguf, NONE", "llama3-q4_0.gguf, NONE", "llama3-f32.gguf, NONE",
       "qwen2-f16.gguf, NONE"})
   void quantizedTensorsStayInTheFilesBlocks(String file, QuantMode mode) {

@@ -74,8 +74,8 @@ class CheckModelGgufTest {
     ServeCommandTest.Run k = run("check-model",
         FIXTURES.resolve("llama3-wide-q4_k_m.gguf").toString(), "--threads", "1");
     assertEquals(0, k.status(), k.err() + k.out());
-    assertTrue(k.out().contains("projections requantized to int4"), k.out());
-    assertTrue(k.out().contains("quantization int4/b32/asym/acc4/head-int8"), k.out());
+    assertTrue(k.out().contains("projections requantized to int8"), k.out());
+    assertTrue(k.out().contains("quantization int8/b32/sym/acc4/head-b128"), k.out());
     assertTrue(k.out().contains("decoded from blocks"), k.out());
     assertTrue(k.out().endsWith("ok\n"), k.out());
   }
@@ -83,7 +83,7 @@ class CheckModelGgufTest {
   /**
    * An explicit {@code --quantization none} serves a K-quant mix's dequantized weights at fp32:
    * the next token's logprob is transformers' on the file's own dequantized weights; {@code auto}
-   * is the default's int4.
+   * is the default's int8.
    */
   @Test
   void anExplicitNoneServesAKQuantFileAtFp32AndAutoRequantizes() throws IOException {
@@ -106,7 +106,7 @@ class CheckModelGgufTest {
     ServeCommandTest.Run auto = run("check-model", file.toString(), "--quantization", "auto",
         "--threads", "1");
     assertEquals(0, auto.status(), auto.err() + auto.out());
-    assertTrue(auto.out().contains("quantization int4/b32/asym/acc4/head-int8"), auto.out());
+    assertTrue(auto.out().contains("quantization int8/b32/sym/acc4/head-b128"), auto.out());
   }
 
   @Test
