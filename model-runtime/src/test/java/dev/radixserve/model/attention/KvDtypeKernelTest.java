@@ -183,9 +183,11 @@ class KvDtypeKernelTest {
         if (kv.scaled()) {
           row.set(ValueLayout.JAVA_FLOAT_UNALIGNED, 0, scale);
         }
-        int lanes = rows.load(row, 0, 0).length();
+        int lanes = VectorRowAttention.Rows.lanes();
+        MemorySegment converted = arena.allocate((long) lanes * Float.BYTES);
         for (int d = 0; d + lanes <= values; d += lanes) {
-          float[] got = rows.load(row, 0, d).toArray();
+          rows.convert(row, 0, d, converted, 0);
+          float[] got = converted.toArray(ValueLayout.JAVA_FLOAT);
           for (int l = 0; l < got.length; l++) {
             float want = kv.decode(row, 0, d + l);
             assertEquals(Float.floatToIntBits(want), Float.floatToIntBits(got[l]),
@@ -196,7 +198,8 @@ class KvDtypeKernelTest {
       }
       // the pool's very last row: a narrow load must not read past it
       MemorySegment last = row.asSlice(rowBytes - kv.headRowBytes(8), kv.headRowBytes(8));
-      rows.load(last, 0, 8 - rows.load(last, 0, 0).length());
+      rows.convert(last, 0, 8 - VectorRowAttention.Rows.lanes(),
+          arena.allocate(8L * Float.BYTES), 0);
     }
   }
 
