@@ -126,42 +126,53 @@ final class VectorRowAttention implements RowAttention {
       attendOneQuery(run, query, keyCache, valueCache, out);
       return;
     }
+    if (run.oneKvHead()) {
+      attendGroup(run, query, keyCache, valueCache, out);
+      return;
+    }
     for (int i = 0; i < run.heads(); i++) {
-      attendHead(run.head(i), query, keyCache, valueCache, out);
+      attendGroup(run.head(i), query, keyCache, valueCache, out);
     }
   }
 
-  /** One head's run of queries: the blocked loops. */
-  private void attendHead(QueryRun run, MemorySegment query, MemorySegment keyCache,
+  /**
+   * A run of queries for heads that read one kv head (one head, or a grouped-query group): the
+   * blocked loops. Each block of a converted pool is converted once for every head and row of
+   * the run; per (head, row) the operations and their order are those of a one-head run, so the
+   * grouping changes no bits. Row r = head i × queries + query t.
+   */
+  private void attendGroup(QueryRun run, MemorySegment query, MemorySegment keyCache,
       MemorySegment valueCache, MemorySegment out) {
     Scratch scratch = Scratch.get(run);
     int n = run.queries();
+    int rows = run.heads() * n;
     int headSize = run.headSize();
     boolean eight = headSize == 8 * L;
     float[] max = scratch.max;
-    Arrays.fill(max, 0, n, Float.NEGATIVE_INFINITY);
+    Arrays.fill(max, 0, rows, Float.NEGATIVE_INFINITY);
     if (eight) {
       scores8(run, query, keyCache, scratch.scores, max, scratch);
     } else {
       scores(run, query, keyCache, scratch.scores, max, scratch);
     }
     int w = run.width();
-    for (int t = 0; t < n; t++) {
-      // from here on max[t] holds the row's normaliser
+    for (int r = 0; r < rows; r++) {
+      // from here on max[r] holds the row's normaliser
+      int t = r % n;
       int from = run.from(t);
-      max[t] = 1f / exp(scratch.scores, t * w + from - run.lo(), run.firstLen() + t - from,
-          max[t]);
+      max[r] = 1f / exp(scratch.scores, r * w + from - run.lo(), run.firstLen() + t - from,
+          max[r]);
     }
     float[] acc = scratch.acc;
-    Arrays.fill(acc, 0, n * headSize, 0f);
+    Arrays.fill(acc, 0, rows * headSize, 0f);
     if (eight) {
       values8(run, valueCache, scratch.scores, acc, scratch);
     } else {
       values(run, valueCache, scratch.scores, acc, scratch);
     }
-    for (int t = 0; t < n; t++) {
-      writeRow(acc, t * headSize, max[t], out, run.queryOffset() + t * run.queryStride(),
-          headSize);
+    for (int r = 0; r < rows; r++) {
+      writeRow(acc, r * headSize, max[r], out, run.queryOffset() + (r / n) * run.headBytes()
+          + (r % n) * run.queryStride(), headSize);
     }
   }
 
@@ -251,38 +262,41 @@ final class VectorRowAttention implements RowAttention {
         convert(pool, start, run.rowBytes(), Math.min(bs, last - j0), 8 * L, keys);
         start = 0;
       }
-      for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
-        int begin = Math.max(j0, run.from(t));
-        if (begin >= j0 + bs) {
-          break; // this row's window starts after the block, and so do the later rows'
+      for (int i = 0; i < run.heads(); i++) {
+        for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
+          int begin = Math.max(j0, run.from(t));
+          if (begin >= j0 + bs) {
+            break; // this row's window starts after the block, and so do the later rows'
+          }
+          int r = i * run.queries() + t;
+          long q = run.queryOffset() + i * run.headBytes() + t * run.queryStride();
+          FloatVector q0 = fromMemorySegment(SP, query, q, BO);
+          FloatVector q1 = fromMemorySegment(SP, query, q + VB, BO);
+          FloatVector q2 = fromMemorySegment(SP, query, q + 2 * VB, BO);
+          FloatVector q3 = fromMemorySegment(SP, query, q + 3 * VB, BO);
+          FloatVector q4 = fromMemorySegment(SP, query, q + 4 * VB, BO);
+          FloatVector q5 = fromMemorySegment(SP, query, q + 5 * VB, BO);
+          FloatVector q6 = fromMemorySegment(SP, query, q + 6 * VB, BO);
+          FloatVector q7 = fromMemorySegment(SP, query, q + 7 * VB, BO);
+          int end = Math.min(j0 + bs, run.firstLen() + t);
+          int base = r * w - run.lo();
+          float m = max[r];
+          long k = start + (begin - j0) * rb;
+          for (int j = begin; j < end; j++, k += rb) {
+            FloatVector a = q0.mul(fromMemorySegment(SP, keys, k, BO));
+            FloatVector c = q1.mul(fromMemorySegment(SP, keys, k + VB, BO));
+            a = q2.fma(fromMemorySegment(SP, keys, k + 2 * VB, BO), a);
+            c = q3.fma(fromMemorySegment(SP, keys, k + 3 * VB, BO), c);
+            a = q4.fma(fromMemorySegment(SP, keys, k + 4 * VB, BO), a);
+            c = q5.fma(fromMemorySegment(SP, keys, k + 5 * VB, BO), c);
+            a = q6.fma(fromMemorySegment(SP, keys, k + 6 * VB, BO), a);
+            c = q7.fma(fromMemorySegment(SP, keys, k + 7 * VB, BO), c);
+            float s = rule.cap(scale * StableLanes.sum(a.add(c)));
+            scores[base + j] = s;
+            m = Math.max(m, s);
+          }
+          max[r] = m;
         }
-        long q = run.queryOffset() + t * run.queryStride();
-        FloatVector q0 = fromMemorySegment(SP, query, q, BO);
-        FloatVector q1 = fromMemorySegment(SP, query, q + VB, BO);
-        FloatVector q2 = fromMemorySegment(SP, query, q + 2 * VB, BO);
-        FloatVector q3 = fromMemorySegment(SP, query, q + 3 * VB, BO);
-        FloatVector q4 = fromMemorySegment(SP, query, q + 4 * VB, BO);
-        FloatVector q5 = fromMemorySegment(SP, query, q + 5 * VB, BO);
-        FloatVector q6 = fromMemorySegment(SP, query, q + 6 * VB, BO);
-        FloatVector q7 = fromMemorySegment(SP, query, q + 7 * VB, BO);
-        int end = Math.min(j0 + bs, run.firstLen() + t);
-        int base = t * w - run.lo();
-        float m = max[t];
-        long k = start + (begin - j0) * rb;
-        for (int j = begin; j < end; j++, k += rb) {
-          FloatVector a = q0.mul(fromMemorySegment(SP, keys, k, BO));
-          FloatVector c = q1.mul(fromMemorySegment(SP, keys, k + VB, BO));
-          a = q2.fma(fromMemorySegment(SP, keys, k + 2 * VB, BO), a);
-          c = q3.fma(fromMemorySegment(SP, keys, k + 3 * VB, BO), c);
-          a = q4.fma(fromMemorySegment(SP, keys, k + 4 * VB, BO), a);
-          c = q5.fma(fromMemorySegment(SP, keys, k + 5 * VB, BO), c);
-          a = q6.fma(fromMemorySegment(SP, keys, k + 6 * VB, BO), a);
-          c = q7.fma(fromMemorySegment(SP, keys, k + 7 * VB, BO), c);
-          float s = rule.cap(scale * StableLanes.sum(a.add(c)));
-          scores[base + j] = s;
-          m = Math.max(m, s);
-        }
-        max[t] = m;
       }
     }
   }
@@ -300,13 +314,16 @@ final class VectorRowAttention implements RowAttention {
         convert(pool, start, run.rowBytes(), Math.min(bs, last - j0), 8 * L, values);
         start = 0;
       }
-      for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
-        int begin = Math.max(j0, run.from(t));
-        if (begin >= j0 + bs) {
-          break;
+      for (int i = 0; i < run.heads(); i++) {
+        for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
+          int begin = Math.max(j0, run.from(t));
+          if (begin >= j0 + bs) {
+            break;
+          }
+          int r = i * run.queries() + t;
+          valueChunk8(acc, r * 8 * L, p, r * w - run.lo(), begin,
+              Math.min(j0 + bs, run.firstLen() + t), values, start + (begin - j0) * rb, 0, rb);
         }
-        valueChunk8(acc, t * 8 * L, p, t * w - run.lo(), begin,
-            Math.min(j0 + bs, run.firstLen() + t), values, start + (begin - j0) * rb, 0, rb);
       }
     }
   }
@@ -531,22 +548,25 @@ final class VectorRowAttention implements RowAttention {
         convert(pool, start, run.rowBytes(), Math.min(bs, last - j0), headSize, keys);
         start = 0;
       }
-      for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
-        int begin = Math.max(j0, run.from(t));
-        if (begin >= j0 + bs) {
-          break;
+      for (int i = 0; i < run.heads(); i++) {
+        for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
+          int begin = Math.max(j0, run.from(t));
+          if (begin >= j0 + bs) {
+            break;
+          }
+          int r = i * run.queries() + t;
+          long q = run.queryOffset() + i * run.headBytes() + t * run.queryStride();
+          int end = Math.min(j0 + bs, run.firstLen() + t);
+          int base = r * w - run.lo();
+          float m = max[r];
+          long k = start + (begin - j0) * rb;
+          for (int j = begin; j < end; j++, k += rb) {
+            float s = rule.cap(dot(query, q, keys, k, headSize) * run.scale());
+            scores[base + j] = s;
+            m = Math.max(m, s);
+          }
+          max[r] = m;
         }
-        long q = run.queryOffset() + t * run.queryStride();
-        int end = Math.min(j0 + bs, run.firstLen() + t);
-        int base = t * w - run.lo();
-        float m = max[t];
-        long k = start + (begin - j0) * rb;
-        for (int j = begin; j < end; j++, k += rb) {
-          float s = rule.cap(dot(query, q, keys, k, headSize) * run.scale());
-          scores[base + j] = s;
-          m = Math.max(m, s);
-        }
-        max[t] = m;
       }
     }
   }
@@ -567,21 +587,24 @@ final class VectorRowAttention implements RowAttention {
         convert(pool, start, run.rowBytes(), Math.min(bs, last - j0), headSize, values);
         start = 0;
       }
-      for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
-        int begin = Math.max(j0, run.from(t));
-        if (begin >= j0 + bs) {
-          break;
-        }
-        int end = Math.min(j0 + bs, run.firstLen() + t);
-        int base = t * w - run.lo();
-        long first = start + (begin - j0) * rb;
-        for (int d = 0; d < chunked; d += 8 * L) {
-          valueChunk8(acc, t * headSize + d, p, base, begin, end, values, first, d, rb);
-        }
-        if (chunked < headSize) {
-          long v = first;
-          for (int j = begin; j < end; j++, v += rb) {
-            addWeighted(acc, t * headSize, p[base + j], values, v, chunked, headSize);
+      for (int i = 0; i < run.heads(); i++) {
+        for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
+          int begin = Math.max(j0, run.from(t));
+          if (begin >= j0 + bs) {
+            break;
+          }
+          int r = i * run.queries() + t;
+          int end = Math.min(j0 + bs, run.firstLen() + t);
+          int base = r * w - run.lo();
+          long first = start + (begin - j0) * rb;
+          for (int d = 0; d < chunked; d += 8 * L) {
+            valueChunk8(acc, r * headSize + d, p, base, begin, end, values, first, d, rb);
+          }
+          if (chunked < headSize) {
+            long v = first;
+            for (int j = begin; j < end; j++, v += rb) {
+              addWeighted(acc, r * headSize, p[base + j], values, v, chunked, headSize);
+            }
           }
         }
       }

@@ -41,6 +41,7 @@ class KvDtypeKernelTest {
       for (RowAttention math : maths) {
         out.add(Arguments.of(kv, math, 4, 64)); // 8 AVX2 vectors
         out.add(Arguments.of(kv, math, 2, 40)); // grouped-query, a scalar tail
+        out.add(Arguments.of(kv, math, 1, 64)); // grouped-query (4 heads, 1 kv head), 8 vectors
         out.add(Arguments.of(kv, math, 2, 128)); // 2 chunks of 8 vectors
         out.add(Arguments.of(kv, math, 4, 68)); // a chunk and a tail
       }
