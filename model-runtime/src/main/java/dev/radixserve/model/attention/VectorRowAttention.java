@@ -55,9 +55,10 @@ import jdk.incubator.vector.VectorSpecies;
  * bits. A server runs one KV dtype, so only one {@link Rows} class is loaded ({@link Rows#of}) and
  * C2 inlines it.
  *
- * <p>No method of ours takes or returns a vector on the hot paths (loads are the JDK's {@code
- * fromMemorySegment}, which is annotated to be inlined even past C2's node budget): a vector
- * that crosses a call C2 leaves out of line is boxed. A served 1B decode step (32 query heads,
+ * <p>No load or conversion of ours returns a vector (loads are the JDK's {@code
+ * fromMemorySegment}, which is annotated to be inlined even past C2's node budget; {@link
+ * Rows#convert} stores): a vector that crosses a call C2 leaves out of line is boxed. {@link
+ * StableLanes}' sum and exp are the exception, inlined in every compile logged so far. A served 1B decode step (32 query heads,
  * bf16 pool) compiled {@code attendOneQuery} with the softmax and the value loop inlined, ran
  * out of budget at a {@code load(segment, offset)} helper, and allocated ~1 GB/s of boxed
  * vectors in steady state (docs/benchmarks/journal/2026-11-28c-decode-heap.md).
