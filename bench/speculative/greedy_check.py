@@ -79,7 +79,9 @@ def main():
             mine = tok.decode(answer)
             same = next((i for i, (a, b) in enumerate(zip(text, mine)) if a != b),
                         min(len(text), len(mine)))
-            verdict = "identical" if text == mine else f"first differs at character {same}"
+            verdict = "identical" if text == mine else (
+                f"first differs at character {same}: {text[same - 10:same + 20]!r} against "
+                f"{mine[same - 10:same + 20]!r}")
             print(f"-- {url}: {verdict} ({len(text)} vs {len(mine)} characters)")
 
 
