@@ -146,8 +146,10 @@ final class WeightsFile {
     }
     try {
       options.config(FOLDER_KEY, folder.toString());
-      return OrtSession.create(env, relocate(graph, layout, file.getFileName().toString()),
-          options);
+      OrtSession session = OrtSession.create(env,
+          relocate(graph, layout, file.getFileName().toString()), options);
+      WeightPages.mapped(file); // serving pages out what only the load read
+      return session;
     } finally {
       if (!store.cached()) {
         try {

@@ -116,6 +116,7 @@ class MemoryPlanTest {
         peak = status("VmHWM:") - heapCommitted() - before;
         System.gc();
         NativeHeap.trim();
+        WeightPages.pageOut(); // as the server does once warmed up
         serving = status("VmRSS:") - heapCommitted() - before;
         runner.numBlocks();
       }

@@ -14,6 +14,7 @@ import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.ModelRunner;
 import dev.radixserve.model.MemoryPlan;
 import dev.radixserve.model.NativeHeap;
+import dev.radixserve.model.WeightPages;
 import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.server.memory.AvailableMemory;
 import dev.radixserve.server.memory.InsufficientMemoryException;
@@ -209,6 +210,11 @@ public final class RadixServer {
     // not before: its young collections grew the heap to ~210 MiB again (1B, int4).
     System.gc();
     NativeHeap.trim(); // and the checkpoint's (an embedded model's arena) freed C heap
+    // the weights' pages only the load read (MatMulNBits' original scales, the warm-up's rows)
+    long pagedOut = WeightPages.pageOut();
+    if (pagedOut > 0) {
+      LOG.info("weights file mappings paged out after the warm-up: " + MemoryPlan.mib(pagedOut));
+    }
     BlockPool pool = new BlockPool(runner.numBlocks());
     radixCache = config.prefixCaching()
         ? new RadixCache(pool, config.blockSize(), EvictionPolicy.lru())
