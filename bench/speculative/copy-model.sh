@@ -1,26 +1,37 @@
 #!/usr/bin/env bash
 # First-time summarise-with-quotes and code edit on a model that copies: the small Llama that
-# train_copy_llama.py trains on the CPU (~15 min), served by radixserve at fp32, speculation
-# off against ngram, each workload on servers of its own (so /metrics gives each workload's
-# acceptance by draft position), rounds interleaved; then ratios.py per workload.
+# train_copy_llama.py trains on one CPU thread (~25 min), served by radixserve at fp32,
+# speculation off against ngram, each workload on servers of its own (so /metrics gives each
+# workload's acceptance by draft position), rounds interleaved; then ratios.py per workload.
+# With LLAMA=1, llama.cpp's llama-server on the same weights (an f32 GGUF made with llama.cpp's
+# converter, convert_q8.py) without and with its n-gram speculation runs in the same rounds:
+# the variants of llamacpp.sh, on this model.
 #
 #   bench/speculative/copy-model.sh JAR OUT [ROUNDS]
-#     env: MODEL (/work/spec-copy-model; trained first when missing), CONTEXT (150 tokens:
-#     the model trained on documents of 250-700 characters and 6-16 code lines), DECODE (96),
-#     THREADS (2)
+#     env: MODEL (/work/spec-copy-model2; trained first when missing), CONTEXT (150 tokens:
+#     the model trained on documents of 200-500 characters and 4-12 code lines), DECODE (96),
+#     THREADS (2), LLAMA (0), GGUF (MODEL.f32.gguf, made when missing), LLAMA_ARGS
 # A 2-layer, 128-wide model's step is bound by fixed per-step costs (the runtime call, the
 # engine, streaming), not by reading weights as a 1B model's is: its ratios say what drafting
-# accepts, not what it saves on a weight-bound model (journal 2026-11-28b-speculative.md).
+# accepts, not what it saves on a weight-bound model (journal 2026-11-28c-speculative-copy.md).
 set -eu
 jar=$1
 out=$2
 rounds=${3:-3}
 here=$(cd "$(dirname "$0")" && pwd)
-model=${MODEL:-/work/spec-copy-model}
-[ -f "$model/model.safetensors" ] || python3 "$here/train_copy_llama.py" "$model" --minutes 14
+model=${MODEL:-/work/spec-copy-model2}
+model=${model%/}
+[ -f "$model/model.safetensors" ] || python3 "$here/train_copy_llama.py" "$model" --minutes 25
 export TOKENIZER_DIR=$model CONTEXT=${CONTEXT:-150} DECODE=${DECODE:-96}
 export MODEL_ARGS="--quantization none"
+variants="rs-off rs-ngram"
+if [ "${LLAMA:-0}" = 1 ]; then
+  export GGUF=${GGUF:-$model.f32.gguf}
+  [ -f "$GGUF" ] || python3 "$here/convert_q8.py" "${LLAMA_CPP:-/work/llamacpp/src}" "$model" \
+    "$GGUF" f32
+  variants="$variants lc-off lc-ngram"
+fi
 for w in summarise-with-quotes code-edit control; do
   echo "== $w"
-  WORKLOADS=$w "$here/run.sh" "$model" "$jar" "$out/$w" "$rounds" rs-off rs-ngram
+  WORKLOADS=$w "$here/run.sh" "$model" "$jar" "$out/$w" "$rounds" $variants
 done

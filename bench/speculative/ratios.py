@@ -5,7 +5,8 @@ the same round (and the CPU-ms-per-token ratio where measured: lower is better),
 over rounds. Rounds interleave the variants, so a ratio compares servers that ran minutes apart.
 
 Then, from the radixserve servers' /metrics (OUT/rs-*.metrics, summed over rounds), the draft
-tokens verified and accepted by position in the draft.
+tokens verified and accepted by position in the draft; and llama-server's own count of draft
+tokens accepted and drafted (OUT/lc-*.log, summed over rounds; it has no per-position figure).
 
 usage: ratios.py OUT/results.jsonl
 """
@@ -28,6 +29,20 @@ def acceptance(out):
                          line)
             if m:
                 by[variant][int(m.group(2))][m.group(1) == "accepted"] += float(m.group(3))
+    return by
+
+
+def llamacpp_acceptance(out):
+    """Per lc-* variant: [accepted, drafted] from llama-server's logs (its per-request
+    "draft acceptance" line; the warm-up request's few tokens included)."""
+    by = collections.defaultdict(lambda: [0, 0])
+    for f in glob.glob(os.path.join(out, "lc-*.log")):
+        variant = os.path.basename(f).rsplit("-", 1)[0]
+        for line in open(f, errors="replace"):
+            m = re.search(r"draft acceptance = \S+ \(\s*(\d+) accepted /\s*(\d+) generated\)", line)
+            if m:
+                by[variant][0] += int(m.group(1))
+                by[variant][1] += int(m.group(2))
     return by
 
 
@@ -69,6 +84,8 @@ def main():
         cells = [f"{k}: {int(a)}/{int(d)}" for k, (d, a) in sorted(positions.items()) if d]
         if cells:
             print(f"{variant} accepted/drafted by draft position: " + ", ".join(cells))
+    for variant, (accepted, drafted) in sorted(llamacpp_acceptance(os.path.dirname(sys.argv[1])).items()):
+        print(f"{variant} accepted/drafted (llama-server's log): {accepted}/{drafted}")
 
 
 if __name__ == "__main__":
