@@ -9,11 +9,15 @@
 #   bench/memory/footprint.sh JAR MODEL_DIR none|int8|int4 [extra serve flags...]
 #   bench/memory/footprint.sh LLAMA_SERVER GGUF LABEL [extra llama-server flags...]
 #   JAVA_OPTS (default: none beyond the launcher's) is passed to java.
+#   DECODE_TOKENS=N: the timed completion's length (default 64; longer: a decode-heavy load).
+#   IDLE_S=N: then N seconds idle, and one more line: "# after N s idle: VmRSS .., heap .."
+#   (whether the JVM gives committed heap back when idle; docs/benchmarks/journal/2026-11-28c-decode-heap.md).
 set -u
 server=$1
 model=$2
 mode=$3
 shift 3
+decode=${DECODE_TOKENS:-64}
 name=$(basename "$model")
 here=$(cd "$(dirname "$0")" && pwd)
 port=$((20000 + RANDOM % 20000))
@@ -47,8 +51,8 @@ for i in 1 2 3 4; do
 done
 d0=$(date +%s.%N)
 curl -s "127.0.0.1:$port/v1/completions" -H 'Content-Type: application/json' \
-  -d "{\"model\":\"$name\",\"prompt\":\"Decode timing\",\"max_tokens\":64,\"temperature\":0,\"ignore_eos\":true}" \
-  | grep -q '"completion_tokens":64' || { echo "the timed completion failed" >&2; exit 1; }
+  -d "{\"model\":\"$name\",\"prompt\":\"Decode timing\",\"max_tokens\":$decode,\"temperature\":0,\"ignore_eos\":true}" \
+  | grep -q "\"completion_tokens\":$decode" || { echo "the timed completion failed" >&2; exit 1; }
 d1=$(date +%s.%N)
 rss=$(kib VmRSS); anon=$(kib RssAnon); file=$(kib RssFile); hwm=$(kib VmHWM)
 heap=$(jcmd "$pid" GC.heap_info 2>/dev/null | sed -n 's/.*heap.*committed \([0-9]*\)K.*/\1/p' | head -1)
@@ -56,4 +60,9 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 -c "
 m = lambda k: int(k) / 1024
 print('| $mode | %.1f s | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | %.1f tok/s | $load |' % (
-    $t1 - $t0, m($hwm), m($ready_rss), m($rss), m($anon), m($file), m(${heap:-0}), 64 / ($d1 - $d0)))"
+    $t1 - $t0, m($hwm), m($ready_rss), m($rss), m($anon), m($file), m(${heap:-0}), $decode / ($d1 - $d0)))"
+if [ -n "${IDLE_S:-}" ]; then
+  sleep "$IDLE_S"
+  heap=$(jcmd "$pid" GC.heap_info 2>/dev/null | sed -n 's/.*heap.*committed \([0-9]*\)K.*/\1/p' | head -1)
+  echo "# after $IDLE_S s idle: VmRSS $(($(kib VmRSS) / 1024)) MiB, heap committed $((${heap:-0} / 1024)) MiB"
+fi

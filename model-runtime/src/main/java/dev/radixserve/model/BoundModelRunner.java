@@ -55,6 +55,8 @@ public final class BoundModelRunner implements ModelRunner {
   private Arena logitsArena = Arena.ofShared();
   private MemorySegment logitsBuffer = MemorySegment.NULL;
   private Traffic lastTraffic = new Traffic(0, 0);
+  /** The rows {@link #forwardReusingRows} hands out again. */
+  private final LogitRows reused = new LogitRows();
   private boolean closed;
 
   private BoundModelRunner(ModelWeights weights, Device device, int blockSize,
@@ -184,6 +186,15 @@ public final class BoundModelRunner implements ModelRunner {
 
   @Override
   public float[][] forward(ForwardBatch batch) {
+    return forward(batch, new LogitRows());
+  }
+
+  @Override
+  public float[][] forwardReusingRows(ForwardBatch batch) {
+    return forward(batch, reused);
+  }
+
+  private float[][] forward(ForwardBatch batch, LogitRows out) {
     if (closed) {
       throw new IllegalStateException("the model runner is closed");
     }
@@ -209,7 +220,7 @@ public final class BoundModelRunner implements ModelRunner {
       long up = binding.boundBytes() - boundBefore - logitsBytes
           + pool.indexBytes() - indexBefore;
       lastTraffic = new Traffic(up, logitsBytes);
-      return LogitRows.copy(logitsBuffer, rows, config.vocabSize());
+      return out.copy(logitsBuffer, rows, config.vocabSize());
     } finally {
       for (OrtValue v : stepValues) {
         v.close();

@@ -29,6 +29,17 @@ public interface ModelRunner extends AutoCloseable {
   float[][] forward(ForwardBatch batch);
 
   /**
+   * {@link #forward}, whose rows may be arrays this runner hands out again at its next call of
+   * this method: they are valid until then, and a caller copies what it keeps. For the engine,
+   * which consumes a step's logits before it runs the next: a fresh vocabulary row per token
+   * was most of what a decode step allocated (1B: 513 KB of ~940 KB per token), and what grew
+   * the heap under load (docs/benchmarks/journal/2026-11-28c-decode-heap.md).
+   */
+  default float[][] forwardReusingRows(ForwardBatch batch) {
+    return forward(batch);
+  }
+
+  /**
    * Block export and import for the cache tiers below the pool; empty when this runner's pool
    * cannot move blocks (the tiers are then off).
    */

@@ -43,6 +43,8 @@ public final class OnnxModelRunner implements ModelRunner {
   private final StepInputs step = new StepInputs();
   private final OrtValue[] inputs;
   private final OrtValue[] bound;
+  /** The rows {@link #forwardReusingRows} hands out again. */
+  private final LogitRows reused = new LogitRows();
   private StepTimings lastTimings = new StepTimings(0, 0, 0);
   private boolean closed;
 
@@ -217,6 +219,15 @@ public final class OnnxModelRunner implements ModelRunner {
 
   @Override
   public float[][] forward(ForwardBatch batch) {
+    return forward(batch, new LogitRows());
+  }
+
+  @Override
+  public float[][] forwardReusingRows(ForwardBatch batch) {
+    return forward(batch, reused);
+  }
+
+  private float[][] forward(ForwardBatch batch, LogitRows out) {
     if (closed) {
       throw new IllegalStateException("the model runner is closed");
     }
@@ -234,7 +245,7 @@ public final class OnnxModelRunner implements ModelRunner {
       logits = call.run(inputs, bound)[0];
       long t2 = System.nanoTime();
       int vocab = config.vocabSize();
-      float[][] rows = LogitRows.copy(logits.data((long) batch.logitRows() * vocab * Float.BYTES),
+      float[][] rows = out.copy(logits.data((long) batch.logitRows() * vocab * Float.BYTES),
           batch.logitRows(), vocab);
       lastTimings = new StepTimings(t1 - t0, t2 - t1, System.nanoTime() - t2);
       return rows;

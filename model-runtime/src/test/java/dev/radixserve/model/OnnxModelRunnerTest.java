@@ -105,6 +105,32 @@ class OnnxModelRunnerTest {
     }
   }
 
+  /** The engine's call: the same greedy tokens and bits as {@link #forward}, in reused rows. */
+  @Test
+  void decodeInReusedRowsGivesTheReferencesTokens() {
+    try (GptWeights w = RandomGpt2.create(TINY, 3);
+        OnnxModelRunner runner = OnnxModelRunner.create(w, BLOCK, 32, 1);
+        OnnxModelRunner fresh = OnnxModelRunner.create(w, BLOCK, 32, 1)) {
+      int[] tokens = prompt(9, 2);
+      int steps = 12;
+      int[] table = {30, 2, 17, 8, 25, 11, 4, 19};
+      int[] expected = new ReferenceGpt2(w).greedy(tokens, steps);
+      int[] actual = new int[steps];
+      float[] firstRow = null;
+      ForwardBatch batch = new ForwardBatch(List.of(new ForwardBatch.Seq(tokens, 0, table)));
+      for (int i = 0; i < steps; i++) {
+        float[][] logits = runner.forwardReusingRows(batch);
+        assertArrayEquals(fresh.forward(batch)[0], logits[0]);
+        firstRow = firstRow == null ? logits[0] : firstRow;
+        assertTrue(firstRow == logits[0], "step " + i + " allocated a new row");
+        actual[i] = argmax(logits[0]);
+        batch = new ForwardBatch(List.of(
+            new ForwardBatch.Seq(new int[] {actual[i]}, tokens.length + i, table)));
+      }
+      assertArrayEquals(expected, actual);
+    }
+  }
+
   static int argmax(float[] v) {
     int best = 0;
     for (int i = 1; i < v.length; i++) {

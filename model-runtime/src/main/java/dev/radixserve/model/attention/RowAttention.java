@@ -87,6 +87,11 @@ interface RowAttention {
       return (long) ((firstHead + i) / headsPerKv) * kvHeadBytes;
     }
 
+    /** Whether every head of the run reads the same kv head (grouped-query attention). */
+    boolean oneKvHead() {
+      return firstHead / headsPerKv == (firstHead + heads - 1) / headsPerKv;
+    }
+
     /** Head {@code i} of the run as a run of its own (same rows, same positions). */
     QueryRun head(int i) {
       return new QueryRun(queryOffset + i * headBytes(), queryStride, queries, firstLen, table,

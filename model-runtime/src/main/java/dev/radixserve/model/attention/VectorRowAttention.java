@@ -1,5 +1,7 @@
 package dev.radixserve.model.attention;
 
+import static jdk.incubator.vector.FloatVector.fromMemorySegment;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -46,11 +48,20 @@ import jdk.incubator.vector.VectorSpecies;
  * through {@link StableLanes}, so a step gives the same bits before and after the JIT compiles it.
  *
  * <p>The caches may hold another type than fp32 ({@link KvDtype}): every cache read goes through
- * {@link Rows#load}, which converts L values of a head row to floats in registers (bf16: a shift;
- * fp16: a power-of-two product; fp8: exponent rebias, with subnormals through an exact integer
+ * {@link Rows#convert}, which converts L values of a head row to floats (bf16: a shift; fp16: a
+ * power-of-two product; fp8: exponent rebias, with subnormals through an exact integer
  * conversion; int8: a conversion; int8 and fp8 then times the row's scale). The conversions are
- * exact but for that one multiplication, and lane-wise, so the sums keep their order and their bits. A server runs
- * one KV dtype, so only one {@link Rows} class is loaded ({@link Rows#of}) and C2 inlines it.
+ * exact but for that one multiplication, and lane-wise, so the sums keep their order and their
+ * bits. A server runs one KV dtype, so only one {@link Rows} class is loaded ({@link Rows#of}) and
+ * C2 inlines it.
+ *
+ * <p>No load or conversion of ours returns a vector (loads are the JDK's {@code
+ * fromMemorySegment}, which is annotated to be inlined even past C2's node budget; {@link
+ * Rows#convert} stores): a vector that crosses a call C2 leaves out of line is boxed. {@link
+ * StableLanes}' sum and exp are the exception, inlined in every compile logged so far. A served 1B decode step (32 query heads,
+ * bf16 pool) compiled {@code attendOneQuery} with the softmax and the value loop inlined, ran
+ * out of budget at a {@code load(segment, offset)} helper, and allocated ~1 GB/s of boxed
+ * vectors in steady state (docs/benchmarks/journal/2026-11-28c-decode-heap.md).
  */
 final class VectorRowAttention implements RowAttention {
 
@@ -101,7 +112,7 @@ final class VectorRowAttention implements RowAttention {
       long dst = (long) r * headSize * Float.BYTES;
       int d = 0;
       for (; d < vecEnd; d += L) {
-        kv.load(pool, src, d).intoMemorySegment(out, dst + (long) d * Float.BYTES, BO);
+        kv.convert(pool, src, d, out, dst + (long) d * Float.BYTES);
       }
       for (; d < headSize; d++) {
         out.set(F, dst + (long) d * Float.BYTES, kv.get(pool, src, d));
@@ -116,42 +127,53 @@ final class VectorRowAttention implements RowAttention {
       attendOneQuery(run, query, keyCache, valueCache, out);
       return;
     }
+    if (run.oneKvHead()) {
+      attendGroup(run, query, keyCache, valueCache, out);
+      return;
+    }
     for (int i = 0; i < run.heads(); i++) {
-      attendHead(run.head(i), query, keyCache, valueCache, out);
+      attendGroup(run.head(i), query, keyCache, valueCache, out);
     }
   }
 
-  /** One head's run of queries: the blocked loops. */
-  private void attendHead(QueryRun run, MemorySegment query, MemorySegment keyCache,
+  /**
+   * A run of queries for heads that read one kv head (one head, or a grouped-query group): the
+   * blocked loops. Each block of a converted pool is converted once for every head and row of
+   * the run; per (head, row) the operations and their order are those of a one-head run, so the
+   * grouping changes no bits. Row r = head i × queries + query t.
+   */
+  private void attendGroup(QueryRun run, MemorySegment query, MemorySegment keyCache,
       MemorySegment valueCache, MemorySegment out) {
     Scratch scratch = Scratch.get(run);
     int n = run.queries();
+    int rows = run.heads() * n;
     int headSize = run.headSize();
     boolean eight = headSize == 8 * L;
     float[] max = scratch.max;
-    Arrays.fill(max, 0, n, Float.NEGATIVE_INFINITY);
+    Arrays.fill(max, 0, rows, Float.NEGATIVE_INFINITY);
     if (eight) {
       scores8(run, query, keyCache, scratch.scores, max, scratch);
     } else {
       scores(run, query, keyCache, scratch.scores, max, scratch);
     }
     int w = run.width();
-    for (int t = 0; t < n; t++) {
-      // from here on max[t] holds the row's normaliser
+    for (int r = 0; r < rows; r++) {
+      // from here on max[r] holds the row's normaliser
+      int t = r % n;
       int from = run.from(t);
-      max[t] = 1f / exp(scratch.scores, t * w + from - run.lo(), run.firstLen() + t - from,
-          max[t]);
+      max[r] = 1f / exp(scratch.scores, r * w + from - run.lo(), run.firstLen() + t - from,
+          max[r]);
     }
     float[] acc = scratch.acc;
-    Arrays.fill(acc, 0, n * headSize, 0f);
+    Arrays.fill(acc, 0, rows * headSize, 0f);
     if (eight) {
       values8(run, valueCache, scratch.scores, acc, scratch);
     } else {
       values(run, valueCache, scratch.scores, acc, scratch);
     }
-    for (int t = 0; t < n; t++) {
-      writeRow(acc, t * headSize, max[t], out, run.queryOffset() + t * run.queryStride(),
-          headSize);
+    for (int r = 0; r < rows; r++) {
+      writeRow(acc, r * headSize, max[r], out, run.queryOffset() + (r / n) * run.headBytes()
+          + (r % n) * run.queryStride(), headSize);
     }
   }
 
@@ -211,10 +233,6 @@ final class VectorRowAttention implements RowAttention {
     return SP.vectorBitSize();
   }
 
-  private static FloatVector load(MemorySegment m, long offset) {
-    return FloatVector.fromMemorySegment(SP, m, offset, BO);
-  }
-
   /** The first row of the run that sees position j0 (row t sees [from(t), firstLen + t)). */
   private static int firstRowSeeing(QueryRun run, int j0) {
     return Math.max(0, j0 - run.firstLen() + 1);
@@ -245,38 +263,41 @@ final class VectorRowAttention implements RowAttention {
         convert(pool, start, run.rowBytes(), Math.min(bs, last - j0), 8 * L, keys);
         start = 0;
       }
-      for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
-        int begin = Math.max(j0, run.from(t));
-        if (begin >= j0 + bs) {
-          break; // this row's window starts after the block, and so do the later rows'
+      for (int i = 0; i < run.heads(); i++) {
+        for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
+          int begin = Math.max(j0, run.from(t));
+          if (begin >= j0 + bs) {
+            break; // this row's window starts after the block, and so do the later rows'
+          }
+          int r = i * run.queries() + t;
+          long q = run.queryOffset() + i * run.headBytes() + t * run.queryStride();
+          FloatVector q0 = fromMemorySegment(SP, query, q, BO);
+          FloatVector q1 = fromMemorySegment(SP, query, q + VB, BO);
+          FloatVector q2 = fromMemorySegment(SP, query, q + 2 * VB, BO);
+          FloatVector q3 = fromMemorySegment(SP, query, q + 3 * VB, BO);
+          FloatVector q4 = fromMemorySegment(SP, query, q + 4 * VB, BO);
+          FloatVector q5 = fromMemorySegment(SP, query, q + 5 * VB, BO);
+          FloatVector q6 = fromMemorySegment(SP, query, q + 6 * VB, BO);
+          FloatVector q7 = fromMemorySegment(SP, query, q + 7 * VB, BO);
+          int end = Math.min(j0 + bs, run.firstLen() + t);
+          int base = r * w - run.lo();
+          float m = max[r];
+          long k = start + (begin - j0) * rb;
+          for (int j = begin; j < end; j++, k += rb) {
+            FloatVector a = q0.mul(fromMemorySegment(SP, keys, k, BO));
+            FloatVector c = q1.mul(fromMemorySegment(SP, keys, k + VB, BO));
+            a = q2.fma(fromMemorySegment(SP, keys, k + 2 * VB, BO), a);
+            c = q3.fma(fromMemorySegment(SP, keys, k + 3 * VB, BO), c);
+            a = q4.fma(fromMemorySegment(SP, keys, k + 4 * VB, BO), a);
+            c = q5.fma(fromMemorySegment(SP, keys, k + 5 * VB, BO), c);
+            a = q6.fma(fromMemorySegment(SP, keys, k + 6 * VB, BO), a);
+            c = q7.fma(fromMemorySegment(SP, keys, k + 7 * VB, BO), c);
+            float s = rule.cap(scale * StableLanes.sum(a.add(c)));
+            scores[base + j] = s;
+            m = Math.max(m, s);
+          }
+          max[r] = m;
         }
-        long q = run.queryOffset() + t * run.queryStride();
-        FloatVector q0 = load(query, q);
-        FloatVector q1 = load(query, q + VB);
-        FloatVector q2 = load(query, q + 2 * VB);
-        FloatVector q3 = load(query, q + 3 * VB);
-        FloatVector q4 = load(query, q + 4 * VB);
-        FloatVector q5 = load(query, q + 5 * VB);
-        FloatVector q6 = load(query, q + 6 * VB);
-        FloatVector q7 = load(query, q + 7 * VB);
-        int end = Math.min(j0 + bs, run.firstLen() + t);
-        int base = t * w - run.lo();
-        float m = max[t];
-        long k = start + (begin - j0) * rb;
-        for (int j = begin; j < end; j++, k += rb) {
-          FloatVector a = q0.mul(load(keys, k));
-          FloatVector c = q1.mul(load(keys, k + VB));
-          a = q2.fma(load(keys, k + 2 * VB), a);
-          c = q3.fma(load(keys, k + 3 * VB), c);
-          a = q4.fma(load(keys, k + 4 * VB), a);
-          c = q5.fma(load(keys, k + 5 * VB), c);
-          a = q6.fma(load(keys, k + 6 * VB), a);
-          c = q7.fma(load(keys, k + 7 * VB), c);
-          float s = rule.cap(scale * StableLanes.sum(a.add(c)));
-          scores[base + j] = s;
-          m = Math.max(m, s);
-        }
-        max[t] = m;
       }
     }
   }
@@ -294,13 +315,16 @@ final class VectorRowAttention implements RowAttention {
         convert(pool, start, run.rowBytes(), Math.min(bs, last - j0), 8 * L, values);
         start = 0;
       }
-      for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
-        int begin = Math.max(j0, run.from(t));
-        if (begin >= j0 + bs) {
-          break;
+      for (int i = 0; i < run.heads(); i++) {
+        for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
+          int begin = Math.max(j0, run.from(t));
+          if (begin >= j0 + bs) {
+            break;
+          }
+          int r = i * run.queries() + t;
+          valueChunk8(acc, r * 8 * L, p, r * w - run.lo(), begin,
+              Math.min(j0 + bs, run.firstLen() + t), values, start + (begin - j0) * rb, 0, rb);
         }
-        valueChunk8(acc, t * 8 * L, p, t * w - run.lo(), begin,
-            Math.min(j0 + bs, run.firstLen() + t), values, start + (begin - j0) * rb, 0, rb);
       }
     }
   }
@@ -309,7 +333,7 @@ final class VectorRowAttention implements RowAttention {
    * acc[a .. a + 8L) += p[base + j] * v_j for the block's positions j in [j0, end), the 8
    * accumulators in registers; v_j's 8 vectors at {@code v0 + (j - j0) * rowBytes}. Per element
    * the same fmas in the same order as {@link #valuesOneQuery8} and {@link #addWeighted}. {@code
-   * d0} is a long for {@link Rows#load}'s reason.
+   * d0} is a long for {@link Rows#convert}'s reason.
    */
   private static void valueChunk8(float[] acc, int a, float[] p, int base, int j0, int end,
       MemorySegment values, long v0, long d0, long rowBytes) {
@@ -324,14 +348,14 @@ final class VectorRowAttention implements RowAttention {
     long v = v0;
     for (int j = j0; j < end; j++, v += rowBytes) {
       FloatVector w = FloatVector.broadcast(SP, p[base + j]);
-      o0 = w.fma(load(values, v + (d0) * Float.BYTES), o0);
-      o1 = w.fma(load(values, v + (d0 + L) * Float.BYTES), o1);
-      o2 = w.fma(load(values, v + (d0 + 2 * L) * Float.BYTES), o2);
-      o3 = w.fma(load(values, v + (d0 + 3 * L) * Float.BYTES), o3);
-      o4 = w.fma(load(values, v + (d0 + 4 * L) * Float.BYTES), o4);
-      o5 = w.fma(load(values, v + (d0 + 5 * L) * Float.BYTES), o5);
-      o6 = w.fma(load(values, v + (d0 + 6 * L) * Float.BYTES), o6);
-      o7 = w.fma(load(values, v + (d0 + 7 * L) * Float.BYTES), o7);
+      o0 = w.fma(fromMemorySegment(SP, values, v + (d0) * Float.BYTES, BO), o0);
+      o1 = w.fma(fromMemorySegment(SP, values, v + (d0 + L) * Float.BYTES, BO), o1);
+      o2 = w.fma(fromMemorySegment(SP, values, v + (d0 + 2 * L) * Float.BYTES, BO), o2);
+      o3 = w.fma(fromMemorySegment(SP, values, v + (d0 + 3 * L) * Float.BYTES, BO), o3);
+      o4 = w.fma(fromMemorySegment(SP, values, v + (d0 + 4 * L) * Float.BYTES, BO), o4);
+      o5 = w.fma(fromMemorySegment(SP, values, v + (d0 + 5 * L) * Float.BYTES, BO), o5);
+      o6 = w.fma(fromMemorySegment(SP, values, v + (d0 + 6 * L) * Float.BYTES, BO), o6);
+      o7 = w.fma(fromMemorySegment(SP, values, v + (d0 + 7 * L) * Float.BYTES, BO), o7);
     }
     o0.intoArray(acc, a);
     o1.intoArray(acc, a + L);
@@ -374,14 +398,21 @@ final class VectorRowAttention implements RowAttention {
    * the slot loop, no vector is ever boxed.
    */
   private static float dot8(MemorySegment query, long q, MemorySegment keys, long k) {
-    FloatVector a = load(query, q).mul(load(keys, k));
-    FloatVector c = load(query, q + VB).mul(load(keys, k + VB));
-    a = load(query, q + 2 * VB).fma(load(keys, k + 2 * VB), a);
-    c = load(query, q + 3 * VB).fma(load(keys, k + 3 * VB), c);
-    a = load(query, q + 4 * VB).fma(load(keys, k + 4 * VB), a);
-    c = load(query, q + 5 * VB).fma(load(keys, k + 5 * VB), c);
-    a = load(query, q + 6 * VB).fma(load(keys, k + 6 * VB), a);
-    c = load(query, q + 7 * VB).fma(load(keys, k + 7 * VB), c);
+    FloatVector a = fromMemorySegment(SP, query, q, BO).mul(fromMemorySegment(SP, keys, k, BO));
+    FloatVector c = fromMemorySegment(SP, query, q + VB, BO)
+        .mul(fromMemorySegment(SP, keys, k + VB, BO));
+    a = fromMemorySegment(SP, query, q + 2 * VB, BO)
+        .fma(fromMemorySegment(SP, keys, k + 2 * VB, BO), a);
+    c = fromMemorySegment(SP, query, q + 3 * VB, BO)
+        .fma(fromMemorySegment(SP, keys, k + 3 * VB, BO), c);
+    a = fromMemorySegment(SP, query, q + 4 * VB, BO)
+        .fma(fromMemorySegment(SP, keys, k + 4 * VB, BO), a);
+    c = fromMemorySegment(SP, query, q + 5 * VB, BO)
+        .fma(fromMemorySegment(SP, keys, k + 5 * VB, BO), c);
+    a = fromMemorySegment(SP, query, q + 6 * VB, BO)
+        .fma(fromMemorySegment(SP, keys, k + 6 * VB, BO), a);
+    c = fromMemorySegment(SP, query, q + 7 * VB, BO)
+        .fma(fromMemorySegment(SP, keys, k + 7 * VB, BO), c);
     return StableLanes.sum(a.add(c));
   }
 
@@ -404,13 +435,17 @@ final class VectorRowAttention implements RowAttention {
     }
   }
 
-  /** acc[a ..] += w * v over one fp32 8-vector head row; its own method for {@link #dot8}'s reason. */
+  /**
+   * acc[a ..] += w * v over one fp32 8-vector head row; its own method for {@link #dot8}'s
+   * reason.
+   */
   private static void addWeighted8(float[] acc, int a, float weight, MemorySegment values,
       long v) {
     FloatVector w = FloatVector.broadcast(SP, weight);
     for (int d = 0; d < 8; d++) {
       int x = a + d * L;
-      w.fma(load(values, v + d * VB), FloatVector.fromArray(SP, acc, x)).intoArray(acc, x);
+      w.fma(fromMemorySegment(SP, values, v + d * VB, BO), FloatVector.fromArray(SP, acc, x))
+          .intoArray(acc, x);
     }
   }
 
@@ -466,12 +501,15 @@ final class VectorRowAttention implements RowAttention {
     int d = 0;
     for (; d + 2 * L <= vecEnd; d += 2 * L) {
       long off = (long) d * Float.BYTES;
-      a = load(query, q + off).fma(load(keys, k + off), a);
-      c = load(query, q + off + VB).fma(load(keys, k + off + VB), c);
+      a = fromMemorySegment(SP, query, q + off, BO)
+          .fma(fromMemorySegment(SP, keys, k + off, BO), a);
+      c = fromMemorySegment(SP, query, q + off + VB, BO)
+          .fma(fromMemorySegment(SP, keys, k + off + VB, BO), c);
     }
     if (d < vecEnd) {
       long off = (long) d * Float.BYTES;
-      a = load(query, q + off).fma(load(keys, k + off), a);
+      a = fromMemorySegment(SP, query, q + off, BO)
+          .fma(fromMemorySegment(SP, keys, k + off, BO), a);
       d += L;
     }
     float s = StableLanes.sum(a.add(c));
@@ -488,8 +526,8 @@ final class VectorRowAttention implements RowAttention {
     FloatVector vw = FloatVector.broadcast(SP, w);
     int d = from;
     for (; d < vecEnd; d += L) {
-      vw.fma(load(values, v + (long) d * Float.BYTES), FloatVector.fromArray(SP, acc, a + d))
-          .intoArray(acc, a + d);
+      vw.fma(fromMemorySegment(SP, values, v + (long) d * Float.BYTES, BO),
+          FloatVector.fromArray(SP, acc, a + d)).intoArray(acc, a + d);
     }
     for (; d < headSize; d++) {
       acc[a + d] += w * values.get(F, v + (long) d * Float.BYTES);
@@ -511,22 +549,25 @@ final class VectorRowAttention implements RowAttention {
         convert(pool, start, run.rowBytes(), Math.min(bs, last - j0), headSize, keys);
         start = 0;
       }
-      for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
-        int begin = Math.max(j0, run.from(t));
-        if (begin >= j0 + bs) {
-          break;
+      for (int i = 0; i < run.heads(); i++) {
+        for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
+          int begin = Math.max(j0, run.from(t));
+          if (begin >= j0 + bs) {
+            break;
+          }
+          int r = i * run.queries() + t;
+          long q = run.queryOffset() + i * run.headBytes() + t * run.queryStride();
+          int end = Math.min(j0 + bs, run.firstLen() + t);
+          int base = r * w - run.lo();
+          float m = max[r];
+          long k = start + (begin - j0) * rb;
+          for (int j = begin; j < end; j++, k += rb) {
+            float s = rule.cap(dot(query, q, keys, k, headSize) * run.scale());
+            scores[base + j] = s;
+            m = Math.max(m, s);
+          }
+          max[r] = m;
         }
-        long q = run.queryOffset() + t * run.queryStride();
-        int end = Math.min(j0 + bs, run.firstLen() + t);
-        int base = t * w - run.lo();
-        float m = max[t];
-        long k = start + (begin - j0) * rb;
-        for (int j = begin; j < end; j++, k += rb) {
-          float s = rule.cap(dot(query, q, keys, k, headSize) * run.scale());
-          scores[base + j] = s;
-          m = Math.max(m, s);
-        }
-        max[t] = m;
       }
     }
   }
@@ -547,21 +588,24 @@ final class VectorRowAttention implements RowAttention {
         convert(pool, start, run.rowBytes(), Math.min(bs, last - j0), headSize, values);
         start = 0;
       }
-      for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
-        int begin = Math.max(j0, run.from(t));
-        if (begin >= j0 + bs) {
-          break;
-        }
-        int end = Math.min(j0 + bs, run.firstLen() + t);
-        int base = t * w - run.lo();
-        long first = start + (begin - j0) * rb;
-        for (int d = 0; d < chunked; d += 8 * L) {
-          valueChunk8(acc, t * headSize + d, p, base, begin, end, values, first, d, rb);
-        }
-        if (chunked < headSize) {
-          long v = first;
-          for (int j = begin; j < end; j++, v += rb) {
-            addWeighted(acc, t * headSize, p[base + j], values, v, chunked, headSize);
+      for (int i = 0; i < run.heads(); i++) {
+        for (int t = firstRowSeeing(run, j0); t < run.queries(); t++) {
+          int begin = Math.max(j0, run.from(t));
+          if (begin >= j0 + bs) {
+            break;
+          }
+          int r = i * run.queries() + t;
+          int end = Math.min(j0 + bs, run.firstLen() + t);
+          int base = r * w - run.lo();
+          long first = start + (begin - j0) * rb;
+          for (int d = 0; d < chunked; d += 8 * L) {
+            valueChunk8(acc, r * headSize + d, p, base, begin, end, values, first, d, rb);
+          }
+          if (chunked < headSize) {
+            long v = first;
+            for (int j = begin; j < end; j++, v += rb) {
+              addWeighted(acc, r * headSize, p[base + j], values, v, chunked, headSize);
+            }
           }
         }
       }
@@ -593,7 +637,7 @@ final class VectorRowAttention implements RowAttention {
   // ---- cache rows ----
 
   /**
-   * Reads a cache head row as floats: {@link #load} L values from value {@code d} on, {@link
+   * Reads a cache head row as floats: {@link #convert} L values from value {@code d} on, {@link
    * #get} one (loop tails); both give the same bits for the same value.
    */
   abstract static class Rows {
@@ -611,13 +655,19 @@ final class VectorRowAttention implements RowAttention {
     }
 
     /**
-     * {@code d} is a long, and callers add to it as a long, so that {@code row + (d0 + i * L) *
-     * 4} stays one affine address C2 can fold: with an int {@code d}, the int-to-long conversion
-     * after the addition (which may overflow in int) kept C2 from folding it, and {@link
-     * #valueChunk8}'s loop ran ~10 % slower than with plain fp32 loads
+     * Writes L values of the row from value {@code d} on, as floats, at byte {@code o} of {@code
+     * out}. A store, not a returned vector: no vector crosses this call, so that if C2 leaves it
+     * out of line (over its node budget, as it did a {@code load} helper in a served decode
+     * step) nothing is boxed (docs/benchmarks/journal/2026-11-28c-decode-heap.md). {@code d} is a
+     * long so that the address stays one affine expression C2 folds
      * (docs/benchmarks/journal/2026-11-28-kernel-prefill.md).
      */
-    abstract FloatVector load(MemorySegment m, long row, long d);
+    abstract void convert(MemorySegment m, long row, long d, MemorySegment out, long o);
+
+    /** Values per {@link #convert}. */
+    static int lanes() {
+      return L;
+    }
 
     final float get(MemorySegment m, long row, int d) {
       return dtype.decode(m, row, d);
@@ -626,7 +676,7 @@ final class VectorRowAttention implements RowAttention {
     /**
      * Each class's own factory, not {@code new} here: returning a {@code new Bf16()} as a {@link
      * Rows} makes the verifier load Bf16 with this method, so all five classes were loaded in
-     * every JVM, C2's class-hierarchy analysis no longer saw a single {@code load}, and each of a
+     * every JVM, C2's class-hierarchy analysis no longer saw a single {@code convert}, and each of a
      * key row's 8 loads kept a type-profile guard (-XX:+PrintInlining: "TypeProfile ... = F32").
      * A class loads only when its {@code create} first runs, so a server, which
      * runs one dtype, loads one and inlines it unguarded.
@@ -641,20 +691,8 @@ final class VectorRowAttention implements RowAttention {
       };
     }
 
-    static IntVector shorts(MemorySegment m, long offset) {
-      return (IntVector) ShortVector.fromMemorySegment(SS, m, offset, BO)
-          .convertShape(VectorOperators.S2I, IS, 0);
-    }
-
-    static ByteVector bytes(MemorySegment m, long offset) {
-      // 8 lanes when L == 8; else masked, so that the last row of a pool is not overread
-      return L == 8 ? ByteVector.fromMemorySegment(BS, m, offset, BO)
-          : ByteVector.fromMemorySegment(BS, m, offset, BO, FIRST_L);
-    }
-
-    static FloatVector floats(IntVector bits) {
-      return bits.reinterpretAsFloats();
-    }
+    // No helpers that return vectors (the loads are written out in each class): each would be
+    // one more call a vector could be boxed across.
 
     static final class F32 extends Rows {
       static Rows create() {
@@ -666,8 +704,8 @@ final class VectorRowAttention implements RowAttention {
       }
 
       @Override
-      FloatVector load(MemorySegment m, long row, long d) {
-        return FloatVector.fromMemorySegment(SP, m, row + d * Float.BYTES, BO);
+      void convert(MemorySegment m, long row, long d, MemorySegment out, long o) {
+        fromMemorySegment(SP, m, row + d * Float.BYTES, BO).intoMemorySegment(out, o, BO);
       }
     }
 
@@ -681,8 +719,10 @@ final class VectorRowAttention implements RowAttention {
       }
 
       @Override
-      FloatVector load(MemorySegment m, long row, long d) {
-        return floats(shorts(m, row + 2L * d).lanewise(VectorOperators.LSHL, 16));
+      void convert(MemorySegment m, long row, long d, MemorySegment out, long o) {
+        ((IntVector) ShortVector.fromMemorySegment(SS, m, row + 2L * d, BO)
+            .convertShape(VectorOperators.S2I, IS, 0)).lanewise(VectorOperators.LSHL, 16)
+            .reinterpretAsFloats().intoMemorySegment(out, o, BO);
       }
     }
 
@@ -706,14 +746,16 @@ final class VectorRowAttention implements RowAttention {
        * (JFR: most of a serving JVM's allocation). bf16, a shift, is the fast 16-bit cache.
        */
       @Override
-      FloatVector load(MemorySegment m, long row, long d) {
-        IntVector h = shorts(m, row + 2L * d); // sign-extended: bits 15..31 are the sign
+      void convert(MemorySegment m, long row, long d, MemorySegment out, long o) {
+        IntVector h = (IntVector) ShortVector.fromMemorySegment(SS, m, row + 2L * d, BO)
+            .convertShape(VectorOperators.S2I, IS, 0); // sign-extended: bits 15..31 are the sign
         IntVector bits = h.lanewise(VectorOperators.LSHL, 13).and(0x8FFFE000);
         // 0x10000000 exactly when the half's exponent is all ones (the +1 carries out of it)
         IntVector special = bits.and(0x0F800000).add(0x00800000).and(0x10000000);
         // infinity and NaN: exponent 31 + 112 after the product, raised by 112 more to 255
-        return bits.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts()
-            .add(special.lanewise(VectorOperators.LSHR, 1).mul(7)).reinterpretAsFloats();
+        bits.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts()
+            .add(special.lanewise(VectorOperators.LSHR, 1).mul(7)).reinterpretAsFloats()
+            .intoMemorySegment(out, o, BO);
       }
     }
 
@@ -727,9 +769,13 @@ final class VectorRowAttention implements RowAttention {
       }
 
       @Override
-      FloatVector load(MemorySegment m, long row, long d) {
-        return ((FloatVector) bytes(m, row + Float.BYTES + d)
-            .convertShape(VectorOperators.B2F, SP, 0)).mul(m.get(F, row));
+      void convert(MemorySegment m, long row, long d, MemorySegment out, long o) {
+        // 8 lanes when L == 8; else masked, so that the last row of a pool is not overread
+        long at = row + Float.BYTES + d;
+        ByteVector b = L == 8 ? ByteVector.fromMemorySegment(BS, m, at, BO)
+            : ByteVector.fromMemorySegment(BS, m, at, BO, FIRST_L);
+        ((FloatVector) b.convertShape(VectorOperators.B2F, SP, 0)).mul(m.get(F, row))
+            .intoMemorySegment(out, o, BO);
       }
     }
 
@@ -744,17 +790,19 @@ final class VectorRowAttention implements RowAttention {
 
       /** As {@link F16}: exponent rebiased by 127 - 7, subnormals times 2^-9, 0x7F NaN. */
       @Override
-      FloatVector load(MemorySegment m, long row, long d) {
-        IntVector b = ((IntVector) bytes(m, row + Float.BYTES + d)
-            .convertShape(VectorOperators.B2I, IS, 0)).and(0xFF);
+      void convert(MemorySegment m, long row, long d, MemorySegment out, long o) {
+        long at = row + Float.BYTES + d; // masked as I8's
+        ByteVector raw = L == 8 ? ByteVector.fromMemorySegment(BS, m, at, BO)
+            : ByteVector.fromMemorySegment(BS, m, at, BO, FIRST_L);
+        IntVector b = ((IntVector) raw.convertShape(VectorOperators.B2I, IS, 0)).and(0xFF);
         IntVector mag = b.and(0x7F);
         IntVector bits = mag.lanewise(VectorOperators.LSHL, 20).add(120 << 23)
             .blend(Float.floatToRawIntBits(Float.NaN), mag.compare(VectorOperators.EQ, 0x7F));
         FloatVector sub = ((FloatVector) b.and(7).convert(VectorOperators.I2F, 0)).mul(0x1p-9f);
         bits = bits.blend(sub.reinterpretAsInts(),
             b.and(0x78).compare(VectorOperators.EQ, 0));
-        return floats(bits.or(b.and(0x80).lanewise(VectorOperators.LSHL, 24)))
-            .mul(m.get(F, row));
+        bits.or(b.and(0x80).lanewise(VectorOperators.LSHL, 24)).reinterpretAsFloats()
+            .mul(m.get(F, row)).intoMemorySegment(out, o, BO);
       }
     }
   }

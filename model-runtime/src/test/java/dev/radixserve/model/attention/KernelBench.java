@@ -12,7 +12,13 @@ import java.util.stream.IntStream;
  * Java pool of N threads; prints ms per layer and the K/V read rate.
  *
  * <pre>java --add-modules jdk.incubator.vector -cp ... dev.radixserve.model.attention.KernelBench
- *     threads seqs context heads headSize reps [new tokens]</pre>
+ *     threads seqs context heads headSize reps [new tokens [kv heads]]</pre>
+ *
+ * {@code kv heads} (default: {@code heads}) below {@code heads} gives grouped-query attention,
+ * as the served Llama shapes have (the 1B: 32 heads over 8 kv heads of 64): a decode step then
+ * reads each converted kv row for a group of query heads, and the figure is per layer of that
+ * shape. Each line also gives the bytes the timing thread allocated per layer (threads 1), which
+ * steady-state attention keeps at 0: a non-zero figure means C2 boxed vectors.
  *
  * Block ids are shuffled over the pool; {@code -Dbench.layout=contiguous} gives each sequence one
  * run of ids instead, as the server's {@code BlockPool} hands out a prompt. {@code
@@ -33,6 +39,7 @@ public final class KernelBench {
     int headSize = Integer.parseInt(args[4]);
     int reps = Integer.parseInt(args[5]);
     int fresh = args.length > 6 ? Integer.parseInt(args[6]) : 1;
+    int kvHeads = args.length > 7 ? Integer.parseInt(args[7]) : heads;
     int block = 16;
     int[][] shapes = new int[seqs][];
     for (int s = 0; s < seqs; s++) {
@@ -42,34 +49,35 @@ public final class KernelBench {
     Arena arena = Arena.ofShared();
     AttentionCase[] layers = new AttentionCase[Integer.getInteger("bench.layers", 4)];
     for (int l = 0; l < layers.length; l++) {
-      layers[l] = new AttentionCase(arena, 7 + l, heads, heads, headSize, block, blocks, shapes,
+      layers[l] = new AttentionCase(arena, 7 + l, heads, kvHeads, headSize, block, blocks, shapes,
           !"contiguous".equals(System.getProperty("bench.layout"))); // as DecodeStepBench
     }
     KvDtype kv = KvDtype.ofSetting(System.getProperty("bench.kv", "float32"));
     PagedAttentionStep[] steps = new PagedAttentionStep[layers.length];
     for (int l = 0; l < layers.length; l++) {
       AttentionCase c = layers[l];
-      int rows = c.numBlocks * block * heads;
+      int rows = c.numBlocks * block * kvHeads;
       steps[l] = kv == KvDtype.FLOAT32 ? c.step() : new PagedAttentionStep(c.query, c.key,
           c.value, KvDtypeKernelTest.encode(arena, c.keyCache, kv, rows, headSize),
           KvDtypeKernelTest.encode(arena, c.valueCache, kv, rows, headSize), c.output, c.tokens,
           c.numBlocks, block, headSize, c.cu, c.past, c.tables, c.maxBlocks);
     }
-    PagedAttentionKernel kernel = new PagedAttentionKernel(heads, heads, headSize, 0,
+    PagedAttentionKernel kernel = new PagedAttentionKernel(heads, kvHeads, headSize, 0,
         ScoreRule.FULL, RowAttention.best(kv), kv);
     ForkJoinPool pool = new ForkJoinPool(threads);
     PagedAttentionKernel.Parallel parallel = threads == 1 ? PagedAttentionKernel.Parallel.SERIAL
         : (items, item) -> pool.submit(() -> IntStream.range(0, items).parallel().forEach(item))
             .join();
-    double kvMb = (double) seqs * (context + fresh) * 2 * heads * kv.headRowBytes(headSize) / 1e6;
+    double kvMb = (double) seqs * (context + fresh) * 2 * kvHeads * kv.headRowBytes(headSize) / 1e6;
     boolean cpuClock = "cpu".equals(System.getProperty("bench.clock"));
     if (cpuClock && threads != 1) {
       throw new IllegalArgumentException("bench.clock=cpu times one thread: run with threads 1");
     }
-    java.lang.management.ThreadMXBean clock = java.lang.management.ManagementFactory
-        .getThreadMXBean();
+    com.sun.management.ThreadMXBean clock = (com.sun.management.ThreadMXBean)
+        java.lang.management.ManagementFactory.getThreadMXBean();
     for (int round = 0; round < 3; round++) {
       double[] ms = new double[reps];
+      long allocated = clock.getCurrentThreadAllocatedBytes();
       for (int r = 0; r < reps; r++) {
         long t0 = cpuClock ? clock.getCurrentThreadCpuTime() : System.nanoTime();
         for (PagedAttentionStep step : steps) {
@@ -78,11 +86,14 @@ public final class KernelBench {
         long t1 = cpuClock ? clock.getCurrentThreadCpuTime() : System.nanoTime();
         ms[r] = (t1 - t0) / 1e6 / layers.length;
       }
+      allocated = clock.getCurrentThreadAllocatedBytes() - allocated;
       Arrays.sort(ms);
       double p50 = ms[reps / 2];
-      System.out.printf("%s: threads %d, %d x %d (+%d), heads %d x %d: %.2f ms per layer,"
-          + " %.1f GB/s%s%n", kv.settingName(), threads, seqs, context, fresh, heads, headSize, p50,
-          kvMb / p50, cpuClock ? String.format(" (thread CPU time; fastest %.2f ms)", ms[0]) : "");
+      System.out.printf("%s: threads %d, %d x %d (+%d), heads %d (kv %d) x %d: %.2f ms per layer,"
+          + " %.1f GB/s, %d bytes allocated per layer%s%n", kv.settingName(), threads, seqs,
+          context, fresh, heads, kvHeads, headSize, p50, kvMb / p50,
+          allocated / ((long) reps * layers.length),
+          cpuClock ? String.format(" (thread CPU time; fastest %.2f ms)", ms[0]) : "");
     }
     pool.shutdown();
   }

@@ -360,7 +360,7 @@ public final class Engine {
     }
     float[][] logits;
     try {
-      logits = runner.forward(step.toBatch());
+      logits = runner.forwardReusingRows(step.toBatch());
     } catch (RuntimeException e) {
       Set<RequestState> failed = new HashSet<>();
       step.chunks().forEach(c -> failed.add(c.seq().state));
