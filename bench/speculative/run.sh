@@ -60,6 +60,9 @@ for r in $(seq "${FIRST_ROUND:-1}" "$rounds"); do
     esac
     pid=$!
     for _ in $(seq 1 1200); do
+      # a server that died (a port another process held) must not leave the port's owner measured
+      kill -0 "$pid" 2>/dev/null || { echo "$v round $r: the server exited, see $out/$v-$r.log" >&2
+        exit 1; }
       curl -sf "127.0.0.1:$port/health" > /dev/null && break
       sleep 0.5
     done
