@@ -143,10 +143,7 @@ public record MemoryPlan(long weightBytes, long residentBytes, long releasedByte
    * (a tied table's, shared by offset) is not: it lies in the table's pages.
    */
   private static long released(OnnxGraph graph, List<NodeProto> nodes, Set<String> lookups) {
-    Map<String, Long> bytes = new HashMap<>();
-    for (ExternalInitializer i : graph.initializers()) {
-      bytes.put(i.name(), WeightsFile.bytes(i));
-    }
+    Map<String, Long> bytes = initializerBytes(graph);
     long total = 0;
     for (NodeProto node : nodes) {
       if (node.getOpType().equals("MatMulNBits")) {
@@ -159,12 +156,18 @@ public record MemoryPlan(long weightBytes, long residentBytes, long releasedByte
     return total;
   }
 
-  /** What pre-packing adds: twice MatMulNBits' scales (input 2), and the session allowance. */
-  private static long packing(OnnxGraph graph, List<NodeProto> nodes) {
+  /** Each initializer's bytes in the weights file, by name. */
+  private static Map<String, Long> initializerBytes(OnnxGraph graph) {
     Map<String, Long> bytes = new HashMap<>();
     for (ExternalInitializer i : graph.initializers()) {
       bytes.put(i.name(), WeightsFile.bytes(i));
     }
+    return bytes;
+  }
+
+  /** What pre-packing adds: twice MatMulNBits' scales (input 2), and the session allowance. */
+  private static long packing(OnnxGraph graph, List<NodeProto> nodes) {
+    Map<String, Long> bytes = initializerBytes(graph);
     long total = 0;
     boolean any = false;
     for (NodeProto node : nodes) {
