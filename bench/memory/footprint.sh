@@ -31,7 +31,9 @@ else
   java=java
   [ -z "${JAVA_HOME:-}" ] || java="$JAVA_HOME/bin/java"
   # shellcheck disable=SC2086
-  "$java" --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector ${JAVA_OPTS:-} \
+  # the launcher's own JVM flags (./radixserve): G1's periodic collection gives back idle heap
+  "$java" --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector \
+    -XX:G1PeriodicGCInterval=5000 ${JAVA_OPTS:-} \
     -jar "$server" serve --model "$model" --host 127.0.0.1 --port "$port" --threads 2 \
     --kv-cache-memory 256m --quantization "$mode" "$@" > "$log" 2>&1 &
 fi

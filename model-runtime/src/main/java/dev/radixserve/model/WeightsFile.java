@@ -127,6 +127,7 @@ final class WeightsFile {
           }
           LOG.info(String.format("weights written to %s (%s)", file,
               MemoryPlan.mib(layout.length())));
+          LoadHeap.giveBack();
         } else {
           LOG.info("weights mapped from " + file + " (written by an earlier start)");
         }
@@ -140,6 +141,7 @@ final class WeightsFile {
           Files.deleteIfExists(folder);
           throw e;
         }
+        LoadHeap.giveBack();
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the weights under " + store.dir(), e);

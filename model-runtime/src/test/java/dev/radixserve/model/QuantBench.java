@@ -612,8 +612,9 @@ public final class QuantBench {
   private static long overMatrices(ModelConfig c, QuantSpec q, MatrixBytes bytes) {
     long e = c.nEmbd();
     long inner = c.nInner();
-    long layer = bytes.of(q, e, 3 * e) + bytes.of(q, e, e) + bytes.of(q, e, inner)
-        + bytes.of(q, inner, e);
+    // each matrix under the spec of its own K (an auto block size resolved)
+    long layer = bytes.of(q.forWeight(e), e, 3 * e) + bytes.of(q.forWeight(e), e, e)
+        + bytes.of(q.forWeight(e), e, inner) + bytes.of(q.forWeight(inner), inner, e);
     long head = q.lmHead() ? bytes.of(q.forHead(e), e, c.vocabSize()) : 0;
     return c.nLayer() * layer + head;
   }

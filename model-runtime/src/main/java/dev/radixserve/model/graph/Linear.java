@@ -134,6 +134,7 @@ final class Linear {
   private String matMulNBits(String x, String weight, WeightLayout layout, long k, long n,
       String out) {
     spec.requireDivides(weight, k);
+    QuantSpec spec = this.spec.forWeight(k); // an auto block size resolved for this K
     if (spec.checkpoint() != null && spec.checkpoint().actOrder()) {
       // GPTQ act-order: the blocks hold the inputs in group order (CheckpointRepacker.inputOrder)
       String owner = actOrder.inputOrderOwners().getOrDefault(weight, weight);
@@ -147,10 +148,10 @@ final class Linear {
     long blocks = k / spec.blockSize();
     long blob = (long) spec.blockSize() * bits / 8;
     List<String> inputs = new ArrayList<>(List.of(x,
-        quantized(weight, layout, Part.WEIGHT, QWEIGHT, UINT8, n, blocks, blob),
-        quantized(weight, layout, Part.SCALES, SCALES, floatType, n, blocks)));
+        quantized(weight, layout, spec, Part.WEIGHT, QWEIGHT, UINT8, n, blocks, blob),
+        quantized(weight, layout, spec, Part.SCALES, SCALES, floatType, n, blocks)));
     if (spec.zeroPoints()) {
-      inputs.add(quantized(weight, layout, Part.ZERO_POINTS, ZERO_POINTS, UINT8, n,
+      inputs.add(quantized(weight, layout, spec, Part.ZERO_POINTS, ZERO_POINTS, UINT8, n,
           (blocks * bits + 7) / 8));
     }
     return named(out, "MatMulNBits", "com.microsoft", weight + "_q", inputs,
@@ -173,15 +174,16 @@ final class Linear {
     long k = shape[1];
     // not checked here that the block divides k: the head, which reads the same k in the same
     // spec, is checked when it is emitted, after the layers (whose refusal names them first)
+    QuantSpec spec = this.spec.forWeight(k);
     int bits = spec.mode().bits();
     long blocks = k / spec.blockSize();
     List<String> inputs = List.of(
-        quantized(table, WeightLayout.OUT_IN, Part.WEIGHT, GATHER_WEIGHT, UINT8, rows,
+        quantized(table, WeightLayout.OUT_IN, spec, Part.WEIGHT, GATHER_WEIGHT, UINT8, rows,
             k * bits / 8),
         ids,
-        quantized(table, WeightLayout.OUT_IN, Part.SCALES, GATHER_SCALES, floatType, rows,
+        quantized(table, WeightLayout.OUT_IN, spec, Part.SCALES, GATHER_SCALES, floatType, rows,
             blocks),
-        quantized(table, WeightLayout.OUT_IN, Part.ZERO_POINTS, GATHER_ZERO_POINTS, UINT8, rows,
+        quantized(table, WeightLayout.OUT_IN, spec, Part.ZERO_POINTS, GATHER_ZERO_POINTS, UINT8, rows,
             (blocks * bits + 7) / 8));
     String out = g.fresh("embedded");
     g.node("GatherBlockQuantized", "com.microsoft", out + "/GatherBlockQuantized", inputs,
@@ -201,6 +203,12 @@ final class Linear {
 
   private String quantized(String weight, WeightLayout layout, Part part, String suffix,
       int elemType, long... dims) {
+    return quantized(weight, layout, spec, part, suffix, elemType, dims);
+  }
+
+  /** {@code weight}'s {@code part} as an initializer, made under {@code spec} (its block resolved). */
+  private String quantized(String weight, WeightLayout layout, QuantSpec spec, Part part,
+      String suffix, int elemType, long... dims) {
     String name = weight + suffix;
     g.externalInitializer(name, elemType, dims, new Quantized(weight, layout, spec, part,
         actOrder.outputOrders().get(weight)));

@@ -7,7 +7,8 @@ package dev.radixserve.model.quant;
  *
  * @param mode none, int8 or int4
  * @param blockSize weights per block along K: a power of two from 16 to 256 (MatMulNBits'
- *     constraint); it must divide the K of every quantized weight
+ *     constraint) that divides the K of every quantized weight, or {@value #AUTO_BLOCK_SIZE}
+ *     for auto ({@link #blockFor}: int8's default, 128 where it divides the weight's K)
  * @param zeroPoints asymmetric blocks (scale and zero point from the block's min and max); false:
  *     symmetric (scale from the value of largest magnitude, the format's default zero point)
  * @param headMode how the LM head is stored: {@link QuantMode#NONE} (as the checkpoint has it),
@@ -29,6 +30,15 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
 
   /** Block size when none is given (see docs/benchmarks/journal/2026-11-21-to-28.md: 32 against 64). */
   public static final int DEFAULT_BLOCK_SIZE = 32;
+  /** The layers' block size "auto": each weight's own ({@link #blockFor}). */
+  public static final int AUTO_BLOCK_SIZE = 0;
+  /**
+   * The largest block auto gives an int8 weight. An int8 block of 32 carries 8 bytes of scale and
+   * block sum once ONNX Runtime has packed it (1.25 bytes a weight), one of 128 carries the same
+   * 8 (1.06): on the Llama-3.2-1B shape 200 MiB less resident and 7% faster decode, at int8's
+   * accuracy (docs/benchmarks/journal/2026-11-28d-int8-blocks.md).
+   */
+  public static final int DEFAULT_INT8_BLOCK_SIZE = 128;
   /** An int8 head's block size under auto, where it divides the head's K. */
   public static final int DEFAULT_INT8_HEAD_BLOCK_SIZE = 128;
   /** The CPU's level: int8 activations against int8/int4 weights (see docs/benchmarks/journal/2026-11-21-to-28.md). */
@@ -48,7 +58,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     if (mode == null) {
       throw new IllegalArgumentException("quantization mode is required");
     }
-    if (!validBlockSize(blockSize)) {
+    if (blockSize != AUTO_BLOCK_SIZE && !validBlockSize(blockSize)) {
       throw new IllegalArgumentException("invalid quantization block size " + blockSize
           + " (allowed: 16, 32, 64, 128, 256: MatMulNBits takes a power of two from 16)");
     }
@@ -61,6 +71,9 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     }
     if (headMode == null || mode == QuantMode.NONE && headMode != QuantMode.NONE) {
       throw new IllegalArgumentException("LM head mode " + headMode + " with layers " + mode);
+    }
+    if (blockSize == AUTO_BLOCK_SIZE && mode != QuantMode.INT8) {
+      throw new IllegalArgumentException("an auto block size is int8's, not " + mode.label());
     }
     if (checkpoint != null && (mode != checkpoint.mode() || blockSize != checkpoint.groupSize()
         || !zeroPoints)) {
@@ -99,8 +112,48 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    * matrix at 6 bits and Q8_0's at 8) in blocks of its own size (auto).
    */
   public static QuantSpec of(QuantMode mode) {
-    return new QuantSpec(mode, DEFAULT_BLOCK_SIZE, defaultZeroPoints(mode), defaultHeadMode(mode),
-        0, CPU_ACCURACY_LEVEL);
+    return new QuantSpec(mode, defaultBlockSize(mode), defaultZeroPoints(mode),
+        defaultHeadMode(mode), 0, CPU_ACCURACY_LEVEL);
+  }
+
+  /**
+   * The layers' block size unless told otherwise: auto for int8 ({@link #blockFor}), 32 for
+   * int4. int4's stays at 32 because 64-weight blocks with zero points are not bit-stable across
+   * chunking (docs/quantization.md), and symmetric ones lose accuracy.
+   */
+  public static int defaultBlockSize(QuantMode mode) {
+    return mode == QuantMode.INT8 ? AUTO_BLOCK_SIZE : DEFAULT_BLOCK_SIZE;
+  }
+
+  /**
+   * The block a weight of {@code k} inputs is quantized in: the one set, or under auto the
+   * largest of {@value #DEFAULT_INT8_BLOCK_SIZE}, 64 and 32 that divides {@code k} (32 when none
+   * does, which {@link #requireDivides} then refuses).
+   */
+  public int blockFor(long k) {
+    if (blockSize != AUTO_BLOCK_SIZE) {
+      return blockSize;
+    }
+    int b = DEFAULT_INT8_BLOCK_SIZE;
+    while (b > DEFAULT_BLOCK_SIZE && k % b != 0) {
+      b /= 2;
+    }
+    return b;
+  }
+
+  /** The spec a weight of {@code k} inputs is quantized under: this one, its block resolved. */
+  public QuantSpec forWeight(long k) {
+    return blockSize == AUTO_BLOCK_SIZE ? withBlockSize(blockFor(k)) : this;
+  }
+
+  /** Whether {@link #blockSize} is what {@link #of} gives this mode (a config says auto). */
+  public boolean hasDefaultBlockSize() {
+    return blockSize == defaultBlockSize(mode);
+  }
+
+  /** Whether the layers' block size is auto ({@link #blockFor}). */
+  public boolean autoBlockSize() {
+    return blockSize == AUTO_BLOCK_SIZE;
   }
 
   /**
@@ -139,11 +192,12 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     if (headBlockSize != 0) {
       return headBlockSize;
     }
+    int floor = blockFor(k);
     if (headMode != QuantMode.INT8) {
-      return blockSize;
+      return floor;
     }
-    int b = Math.max(DEFAULT_INT8_HEAD_BLOCK_SIZE, blockSize);
-    while (b > blockSize && k % b != 0) {
+    int b = Math.max(DEFAULT_INT8_HEAD_BLOCK_SIZE, floor);
+    while (b > floor && k % b != 0) {
       b /= 2;
     }
     return b;
@@ -216,7 +270,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
             + (headBlockSize == 0 ? "-bauto" : headBlockSize != blockSize ? "-b" + headBlockSize
                 : "");
     return (checkpoint == null ? "" : checkpoint.method().label() + "-") + mode.label() + "/b"
-        + blockSize + (zeroPoints ? "/asym" : "/sym") + "/acc" + accuracyLevel + head;
+        + (blockSize == AUTO_BLOCK_SIZE ? "auto" : blockSize) + (zeroPoints ? "/asym" : "/sym") + "/acc" + accuracyLevel + head;
   }
 
   /**
@@ -291,6 +345,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    * @throws QuantizationException naming the weight, K and the block size
    */
   public void requireDivides(String weight, long k) {
+    int blockSize = blockFor(k);
     if (k % blockSize != 0) {
       throw new QuantizationException("cannot quantize " + weight + ": its input dimension K = "
           + k + " is not a multiple of the quantization block size " + blockSize

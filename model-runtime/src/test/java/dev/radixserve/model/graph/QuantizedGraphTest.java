@@ -79,10 +79,12 @@ class QuantizedGraphTest {
     assertEquals("int4/b32/asym/acc4/head-int8-b128", int4.resolvedFor(768).key());
     assertEquals("int4/b32/asym/acc4/head-int8", int4.withHeadBlockSize(32).key());
     assertEquals("int4/b32/asym/acc4/head", int4.withLmHead(true).resolvedFor(768).key());
-    assertEquals("int8/b32/sym/acc4/head-b128",
+    assertEquals("int8/bauto/sym/acc4/head-b128",
         QuantSpec.of(QuantMode.INT8).resolvedFor(768).key());
-    assertEquals("int8/b32/sym/acc4", QuantSpec.of(QuantMode.INT8).withLmHead(false)
+    assertEquals("int8/bauto/sym/acc4", QuantSpec.of(QuantMode.INT8).withLmHead(false)
         .resolvedFor(768).key());
+    assertEquals("int8/b32/sym/acc4/head-b128",
+        QuantSpec.of(QuantMode.INT8).withBlockSize(32).resolvedFor(768).key());
   }
 
   /**
@@ -101,6 +103,32 @@ class QuantizedGraphTest {
     assertEquals(64, int8.withHeadBlockSize(64).headBlockFor(768));
     assertEquals(QuantMode.INT8, QuantSpec.of(QuantMode.INT4).forHead(768).mode());
     assertEquals(128, QuantSpec.of(QuantMode.INT4).forHead(768).blockSize());
+  }
+
+  /**
+   * int8's default block size is auto: each layer in the largest of 128, 64, 32 that divides its
+   * own K, written into its MatMulNBits node and its blocks alike.
+   */
+  @Test
+  void int8LayersTakeTheLargestBlockTheirKAllows() {
+    QuantSpec int8 = QuantSpec.of(QuantMode.INT8);
+    assertTrue(int8.autoBlockSize());
+    assertEquals(128, int8.blockFor(4096));
+    assertEquals(128, int8.blockFor(14336));
+    assertEquals(64, int8.blockFor(576));
+    assertEquals(32, int8.blockFor(1616));
+    assertEquals(32, int8.withBlockSize(32).blockFor(4096));
+    assertEquals(32, QuantSpec.of(QuantMode.INT4).blockFor(4096));
+    List<ExternalInitializer> inits =
+        new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32, int8).initializers();
+    // c_attn reads the 64-wide residual, c_proj of the MLP the 256-wide inner layer
+    assertEquals(64L, dims(inits, "h.0.attn.c_attn.weight.q")[2], "K = 64: one block of 64");
+    assertEquals(128L, dims(inits, "h.0.mlp.c_proj.weight.q")[2], "K = 256: blocks of 128");
+    assertEquals(2L, dims(inits, "h.0.mlp.c_proj.weight.scales")[1], "256 / 128 blocks");
+  }
+
+  private static long[] dims(List<ExternalInitializer> inits, String name) {
+    return inits.stream().filter(i -> i.name().equals(name)).findFirst().orElseThrow().dims();
   }
 
   @Test

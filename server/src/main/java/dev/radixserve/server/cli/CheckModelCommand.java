@@ -70,8 +70,8 @@ final class CheckModelCommand implements Callable<Integer> {
       description = "Quantize the linear layers as serve --quantization would (default: auto).")
   String quantization;
 
-  @Option(names = "--quantization-block-size", paramLabel = "N",
-      description = "As serve's (default: 32).")
+  @Option(names = "--quantization-block-size", paramLabel = "N|auto",
+      description = "As serve's (default: auto: 128 for int8, 32 for int4).")
   String quantizationBlockSize;
 
   @Option(names = "--quantization-zero-points", paramLabel = "true|false|auto", arity = "0..1",

@@ -113,8 +113,9 @@ enum ConfigKey {
       (b, v) -> b.quantization = ConfigValues.choiceOrAuto(v, QuantMode.class),
       c -> c.quantizationAuto() ? "auto" : ConfigValues.formatChoice(c.quantization().mode())),
   QUANTIZATION_BLOCK_SIZE("quantization-block-size",
-      (b, v) -> b.quantizationBlockSize = ConfigValues.integer(v),
-      c -> c.quantization().blockSize()),
+      (b, v) -> b.quantizationBlockSize = v.strip().equalsIgnoreCase("auto") ? null
+          : ConfigValues.integer(v),
+      c -> c.quantization().hasDefaultBlockSize() ? "auto" : c.quantization().blockSize()),
   QUANTIZATION_ZERO_POINTS("quantization-zero-points",
       (b, v) -> b.quantizationZeroPoints = v.strip().equalsIgnoreCase("auto") ? null
           : ConfigValues.bool(v),

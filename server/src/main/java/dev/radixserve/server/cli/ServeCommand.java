@@ -293,9 +293,10 @@ final class ServeCommand implements Callable<Integer> {
           + "file's dequantized weights at fp32. Env RADIXSERVE_QUANTIZATION.")
   String quantization;
 
-  @Option(names = "--quantization-block-size", paramLabel = "N", order = 46,
+  @Option(names = "--quantization-block-size", paramLabel = "N|auto", order = 46,
       description = "Weights per quantization block along the input dimension (16..256, a power"
-          + " of two that divides every layer's input width). Env "
+          + " of two that divides every layer's input width). auto (the default): int8 takes "
+          + "128 (or the largest of 64, 32 that divides a layer's input width), int4 32. Env "
           + "RADIXSERVE_QUANTIZATION_BLOCK_SIZE.")
   String quantizationBlockSize;
 

@@ -235,7 +235,8 @@ public record ServerConfig(
     b.kvOffloadDiskBytes = kvOffloadDiskBytes;
     b.kvOffloadDiskWrite = kvOffloadDiskWrite;
     b.quantization = quantizationAuto ? null : quantization.mode();
-    b.quantizationBlockSize = quantization.blockSize();
+    b.quantizationBlockSize =
+        quantization.hasDefaultBlockSize() ? null : quantization.blockSize();
     b.quantizationZeroPoints =
         quantization.hasDefaultZeroPoints() ? null : quantization.zeroPoints();
     b.quantizationLmHead = quantizationHead.lmHead();
@@ -284,7 +285,8 @@ public record ServerConfig(
     public boolean warmup = true;
     /** null: auto (the model's own choice; {@link ServerConfig#quantizationAuto}). */
     public QuantMode quantization;
-    public int quantizationBlockSize = QuantSpec.DEFAULT_BLOCK_SIZE;
+    /** null: the mode's default ({@link QuantSpec#defaultBlockSize}: auto for int8, 32 for int4). */
+    public Integer quantizationBlockSize;
     /** null: the mode's default ({@link QuantSpec#defaultZeroPoints}: under int4 only). */
     public Boolean quantizationZeroPoints;
     /**
@@ -322,8 +324,10 @@ public record ServerConfig(
         throw new IllegalArgumentException("invalid value for cuda-device-id: " + cudaDeviceId
             + " (allowed: >= 0)");
       }
-      require(QuantSpec.validBlockSize(quantizationBlockSize), "quantization-block-size",
-          quantizationBlockSize, "16, 32, 64, 128 or 256");
+      if (quantizationBlockSize != null) {
+        require(QuantSpec.validBlockSize(quantizationBlockSize), "quantization-block-size",
+            quantizationBlockSize, "auto, 16, 32, 64, 128 or 256");
+      }
       if (quantizationHeadBlockSize != null) {
         require(QuantSpec.validBlockSize(quantizationHeadBlockSize),
             "quantization-head-block-size", quantizationHeadBlockSize,
@@ -355,8 +359,11 @@ public record ServerConfig(
         return QuantSpec.none();
       }
       // QuantSpec.of holds the defaults; null (auto) keeps them
-      QuantSpec spec = QuantSpec.of(quantization).withBlockSize(quantizationBlockSize)
+      QuantSpec spec = QuantSpec.of(quantization)
           .withAccuracyLevel(QuantSpec.accuracyLevelFor(device == Device.Kind.CUDA));
+      if (quantizationBlockSize != null) {
+        spec = spec.withBlockSize(quantizationBlockSize);
+      }
       if (quantizationZeroPoints != null) {
         spec = spec.withZeroPoints(quantizationZeroPoints);
       }

@@ -98,7 +98,7 @@ class ServeCommandTest {
         kv-offload-disk-size: 16g
         kv-offload-disk-write: reused
         quantization: auto
-        quantization-block-size: 32
+        quantization-block-size: auto
         quantization-zero-points: auto
         quantization-lm-head: auto
         quantization-head-block-size: auto
@@ -159,7 +159,7 @@ class ServeCommandTest {
         "--quantization-block-size", "48");
     assertEquals(2, quantBlock.status());
     assertTrue(quantBlock.err().contains("invalid value for quantization-block-size: 48 "
-        + "(allowed: 16, 32, 64, 128 or 256)"), quantBlock.err());
+        + "(allowed: auto, 16, 32, 64, 128 or 256)"), quantBlock.err());
 
     Run unknownFlag = run(Map.of(), "serve", "--max-num-seq", "4");
     assertEquals(2, unknownFlag.status());

@@ -1,0 +1,32 @@
+package dev.radixserve.model;
+
+import java.util.logging.Logger;
+
+/**
+ * Gives back the heap that making the weights grew, before ONNX Runtime pre-packs them.
+ *
+ * <p>Why: quantizing a checkpoint at load makes each tensor's blocks on the heap (then copies
+ * them out), so a first start grows the heap by hundreds of MiB of garbage (645 MiB on the
+ * Llama-3.2-1B shape at int8). G1 keeps that committed until its periodic collection, which came
+ * after ONNX Runtime had already pre-packed every matrix beside it: the garbage sat on top of the
+ * packed weights and set the process's peak (2,908 MiB against 1,819 serving on that shape). One
+ * full collection at this point returns it (645 → 60 MiB, 22 ms), and the peak falls to 2,053
+ * MiB (docs/benchmarks/journal/2026-11-28d-int8-blocks.md). A start that maps a cached weights
+ * file makes nothing on the heap and skips it.
+ */
+final class LoadHeap {
+
+  private static final Logger LOG = Logger.getLogger(LoadHeap.class.getName());
+
+  private LoadHeap() {}
+
+  /** A full collection, which returns the free heap to the system (G1 and Serial both shrink). */
+  static void giveBack() {
+    Runtime rt = Runtime.getRuntime();
+    long before = rt.totalMemory();
+    long start = System.nanoTime();
+    System.gc();
+    LOG.fine(() -> String.format("heap after making the weights: %d -> %d MiB committed (%d ms)",
+        before >> 20, rt.totalMemory() >> 20, (System.nanoTime() - start) / 1_000_000));
+  }
+}
