@@ -7,9 +7,11 @@
 # KLD, RMS Δp, "Same top p") per type.
 #
 #   bench/quant-accuracy/llamacpp_kld.sh MODEL_DIR OUT [CTX=128] [CHUNKS=300]
+#   QUANTS: the types to quantize to and measure (default "Q8_0 Q4_0"; e.g. add Q4_K_M)
 #
 # Needs bench/llamacpp/build.sh's llama.cpp (LLAMACPP, default /work/llamacpp: src/ with
-# build/bin/llama-perplexity and llama-quantize, venv/ with the converter's packages).
+# build/bin/llama-perplexity and llama-quantize) and a Python with the converter's packages
+# (PYTHON, default LLAMACPP's venv/bin/python, else python3).
 set -eu
 model=$(cd "$1" && pwd)
 out=$2
@@ -17,19 +19,22 @@ ctx=${3:-128}
 chunks=${4:-300}
 lc=${LLAMACPP:-/work/llamacpp}
 here=$(cd "$(dirname "$0")" && pwd)
+py=${PYTHON:-$lc/venv/bin/python}
+[ -x "$py" ] || py=python3
+quants=${QUANTS:-Q8_0 Q4_0}
 name=$(basename "$model")
 mkdir -p "$out/$name-src"
 for f in "$model"/*; do
   [ "$(basename "$f")" = config.json ] || ln -sf "$f" "$out/$name-src/"
 done
-"$lc/venv/bin/python" -c "
+"$py" -c "
 import json, sys
 c = json.load(open('$model/config.json'))
 c.setdefault('n_ctx', c['n_positions'])
 json.dump(c, open('$out/$name-src/config.json', 'w'), indent=1)"
-[ -f "$out/$name-f32.gguf" ] || "$lc/venv/bin/python" "$here/gguf_convert.py" "$lc/src" \
+[ -f "$out/$name-f32.gguf" ] || "$py" "$here/gguf_convert.py" "$lc/src" \
   "$out/$name-src" -- "$out/$name-src" --outtype f32 --outfile "$out/$name-f32.gguf" > "$out/convert.log" 2>&1
-for q in Q8_0 Q4_0; do
+for q in $quants; do
   lower=$(echo "$q" | tr 'A-Z' 'a-z')
   "$lc/src/build/bin/llama-quantize" "$out/$name-f32.gguf" "$out/$name-$lower.gguf" "$q" 1 \
     > "$out/quantize-$lower.log" 2>&1
@@ -37,7 +42,7 @@ done
 ppl="$lc/src/build/bin/llama-perplexity -f $model/heldout.txt -c $ctx --chunks $chunks -t 1"
 $ppl -m "$out/$name-f32.gguf" --kl-divergence-base "$out/$name-base.kld" > "$out/f32.log" 2>&1
 grep 'Final estimate' "$out/f32.log"
-for q in q8_0 q4_0; do
+for q in $(echo "$quants" | tr 'A-Z' 'a-z'); do
   echo "== $name $q"
   $ppl -m "$out/$name-$q.gguf" --kl-divergence-base "$out/$name-base.kld" --kl-divergence \
     > "$out/$q.log" 2>&1
