@@ -20,11 +20,20 @@ import dev.radixserve.model.weights.Tensor;
  */
 public final class BlockQuantizer {
 
+  /** How much of a mapped [N, K] tensor is read before its pages are dropped (see quantize). */
+  private static final int RELEASE_BYTES = 16 << 20;
+
   private BlockQuantizer() {}
 
   /** Quantizes a 2-D checkpoint tensor (F32, F16 or BF16) stored in {@code layout}. */
   public static QuantizedWeight quantize(Tensor weight, WeightLayout layout, int bits,
       int blockSize, boolean zeroPoints) {
+    return quantize(weight, layout, bits, blockSize, zeroPoints, RELEASE_BYTES);
+  }
+
+  /** As above, a mapped [N, K] tensor's pages dropped every {@code releaseBytes} read (tests). */
+  static QuantizedWeight quantize(Tensor weight, WeightLayout layout, int bits, int blockSize,
+      boolean zeroPoints, int releaseBytes) {
     long[] kn = layout.kn(weight.shape());
     int k = Math.toIntExact(kn[0]);
     int n = Math.toIntExact(kn[1]);
@@ -43,7 +52,13 @@ public final class BlockQuantizer {
     if (layout == WeightLayout.OUT_IN) {
       // output n is row n of [N, K]: read it once (a decoded tensor decodes rows, not elements)
       float[] row = new float[k];
+      // a large table (a 128k-row embedding: 525 MB of bf16) read whole would be resident on
+      // top of its quantized copy: its pages go behind the reader, a slice at a time
+      int slice = Math.max(1, releaseBytes / (k * weight.dtype().bytes()));
       for (int col = 0; col < n; col++) {
+        if (col % slice == 0 && col > 0) {
+          weight.releaseRows(col - slice, col);
+        }
         weight.readRow(col, row);
         for (int block = 0; block < blocks; block++) {
           System.arraycopy(row, block * blockSize, values, 0, blockSize);

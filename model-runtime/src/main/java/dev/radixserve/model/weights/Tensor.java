@@ -92,6 +92,20 @@ public record Tensor(String name, DType dtype, long[] shape, MemorySegment data,
   }
 
   /**
+   * Drops rows [{@code from}, {@code to}) from this process's resident set where the data is a
+   * file mapping ({@code madvise MADV_DONTNEED} through {@link MemorySegment#unload}); reading
+   * them again faults them back in from the file. A reader going through a large table row by
+   * row calls it behind itself, so the table's file pages never all count at once (the page
+   * cache keeps them either way). Plain tensors only: a decoder may store rows elsewhere.
+   */
+  public void releaseRows(long from, long to) {
+    if (decoder == null && data.isMapped() && to > from) {
+      long row = rowLength() * (long) dtype.bytes();
+      data.asSlice(from * row, (to - from) * row).unload();
+    }
+  }
+
+  /**
    * Element i as a float, widening F16/BF16 (a decoded tensor decodes i's whole row: read those
    * with {@link #readRow}).
    */
