@@ -39,7 +39,8 @@ for q in $quants; do
   "$lc/src/build/bin/llama-quantize" "$out/$name-f32.gguf" "$out/$name-$lower.gguf" "$q" 1 \
     > "$out/quantize-$lower.log" 2>&1
 done
-ppl="$lc/src/build/bin/llama-perplexity -f $model/heldout.txt -c $ctx --chunks $chunks -t 1"
+# --no-repack: llama.cpp's AMX repack of quantized blocks dies with SIGILL on this CPU
+ppl="$lc/src/build/bin/llama-perplexity -f $model/heldout.txt -c $ctx --chunks $chunks -t 1 --no-repack"
 $ppl -m "$out/$name-f32.gguf" --kl-divergence-base "$out/$name-base.kld" > "$out/f32.log" 2>&1
 grep 'Final estimate' "$out/f32.log"
 for q in $(echo "$quants" | tr 'A-Z' 'a-z'); do
