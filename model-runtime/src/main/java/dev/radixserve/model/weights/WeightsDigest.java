@@ -21,11 +21,21 @@ import java.util.List;
  * random seed), so the KV cache's tiers can tell them apart without reading the whole file
  * (docs/benchmarks/journal/2026-11-21-to-28.md "A model costs its bytes" measures it on the 1B shape). A change confined to
  * bytes between the samples goes unseen: this is a fingerprint, not an integrity check.
+ *
+ * <p>Another format (a GGUF file: its first 8 bytes are a magic and a version, not a length) has
+ * its first {@value #OTHER_HEADER_BYTES} bytes hashed as its header (a GGUF file's metadata,
+ * tokenizer and tensor table come first) and its pages sampled after them. Until 2026-11-28 the
+ * magic was read as a header length, so a GGUF file was read whole into the heap (770 MB at the
+ * 1B shape's Q4_0), and one over 2 GiB (every 8B file) could not be served at all.
  */
 public final class WeightsDigest {
 
   static final int SAMPLES = 64;
   static final int PAGE = 4096;
+  /** The prefix hashed as the header of a file that is not safetensors. */
+  static final long OTHER_HEADER_BYTES = 16L << 20;
+  /** Bytes read at a time while hashing a header. */
+  private static final int CHUNK = 1 << 20;
 
   private WeightsDigest() {}
 
@@ -36,11 +46,10 @@ public final class WeightsDigest {
       try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
         long size = ch.size();
         sha.update((file.getFileName() + "|" + size + "|").getBytes(StandardCharsets.UTF_8));
-        ByteBuffer len = read(ch, 0, 8);
-        long headerLength = len.remaining() == 8
-            ? len.order(ByteOrder.LITTLE_ENDIAN).getLong(0) : 0;
-        long dataStart = Math.min(size, 8 + Math.max(0, headerLength));
-        sha.update(read(ch, 0, dataStart));
+        long dataStart = dataStart(ch, size);
+        for (long at = 0; at < dataStart; at += CHUNK) {
+          sha.update(read(ch, at, Math.min(CHUNK, dataStart - at)));
+        }
         long data = size - dataStart;
         for (int i = 0; i < SAMPLES && data > 0; i++) {
           long offset = dataStart + (data <= PAGE ? 0 : (data - PAGE) * i / (SAMPLES - 1));
@@ -51,6 +60,25 @@ public final class WeightsDigest {
       }
     }
     return HexFormat.of().formatHex(sha.digest(), 0, 8);
+  }
+
+  /**
+   * Where a file's data starts: after a safetensors header (an 8-byte little-endian length and
+   * that many bytes of JSON, which must fit in the file), else after the first {@value
+   * #OTHER_HEADER_BYTES} bytes.
+   */
+  static long dataStart(FileChannel ch, long size) throws IOException {
+    ByteBuffer len = read(ch, 0, 8);
+    if (len.remaining() == 8) {
+      long header = len.order(ByteOrder.LITTLE_ENDIAN).getLong(0);
+      if (header > 0 && header <= size - 8) {
+        ByteBuffer first = read(ch, 8, 1);
+        if (first.remaining() == 1 && first.get(0) == '{') {
+          return 8 + header;
+        }
+      }
+    }
+    return Math.min(size, OTHER_HEADER_BYTES);
   }
 
   /**

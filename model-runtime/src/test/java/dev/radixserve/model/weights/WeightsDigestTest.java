@@ -50,4 +50,33 @@ class WeightsDigestTest {
     }
     assertNotEquals(before, WeightsDigest.of(List.of(a)));
   }
+
+  /**
+   * A GGUF file starts with its magic and version, not a header length: it is digested by its
+   * first bytes and sampled pages, never read whole (a sparse 3 GiB file here; read whole it
+   * would not even fit a Java array), and its metadata and its data both count.
+   */
+  @Test
+  void aGgufFileIsDigestedByItsHeadAndSamplesNotReadWhole() throws IOException {
+    Path gguf = dir.resolve("model.gguf");
+    try (RandomAccessFile f = new RandomAccessFile(gguf.toFile(), "rw")) {
+      f.write(new byte[] {'G', 'G', 'U', 'F', 3, 0, 0, 0});
+      f.write("general.architecture llama".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      f.setLength(3L << 30);
+      f.seek(f.length() - 1);
+      f.write(7);
+    }
+    String digest = WeightsDigest.of(List.of(gguf));
+    try (RandomAccessFile f = new RandomAccessFile(gguf.toFile(), "rw")) {
+      f.seek(8);
+      f.write('G'); // the metadata
+    }
+    String metadataChanged = WeightsDigest.of(List.of(gguf));
+    assertNotEquals(digest, metadataChanged);
+    try (RandomAccessFile f = new RandomAccessFile(gguf.toFile(), "rw")) {
+      f.seek(f.length() - 1);
+      f.write(8); // the last sampled page
+    }
+    assertNotEquals(metadataChanged, WeightsDigest.of(List.of(gguf)));
+  }
 }
