@@ -75,7 +75,7 @@ class CheckModelGgufTest {
         FIXTURES.resolve("llama3-wide-q4_k_m.gguf").toString(), "--threads", "1");
     assertEquals(0, k.status(), k.err() + k.out());
     assertTrue(k.out().contains("projections requantized to int8"), k.out());
-    assertTrue(k.out().contains("quantization int8/b32/sym/acc4/head-b128"), k.out());
+    assertTrue(k.out().contains("quantization int8/bauto/sym/acc4/head-b128"), k.out());
     assertTrue(k.out().contains("decoded from blocks"), k.out());
     assertTrue(k.out().endsWith("ok\n"), k.out());
   }
@@ -106,7 +106,7 @@ class CheckModelGgufTest {
     ServeCommandTest.Run auto = run("check-model", file.toString(), "--quantization", "auto",
         "--threads", "1");
     assertEquals(0, auto.status(), auto.err() + auto.out());
-    assertTrue(auto.out().contains("quantization int8/b32/sym/acc4/head-b128"), auto.out());
+    assertTrue(auto.out().contains("quantization int8/bauto/sym/acc4/head-b128"), auto.out());
   }
 
   @Test
