@@ -70,12 +70,12 @@ final class VectorRowAttention implements RowAttention {
    * width, capped at 256 bits). Fixed per JVM: a static final species is what lets C2 fold it.
    */
   static final String BITS_PROPERTY = "radixserve.attention.vectorBits";
-  private static final VectorSpecies<Float> SP = Math.min(256, Integer.getInteger(BITS_PROPERTY,
+  static final VectorSpecies<Float> SP = Math.min(256, Integer.getInteger(BITS_PROPERTY,
       FloatVector.SPECIES_PREFERRED.vectorBitSize())) >= 256 ? FloatVector.SPECIES_256
           : FloatVector.SPECIES_128;
-  private static final int L = SP.length();
-  private static final long VB = (long) L * Float.BYTES;
-  private static final ByteOrder BO = ByteOrder.nativeOrder();
+  static final int L = SP.length();
+  static final long VB = (long) L * Float.BYTES;
+  static final ByteOrder BO = ByteOrder.nativeOrder();
   private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
   private final Rows kv;
@@ -151,7 +151,9 @@ final class VectorRowAttention implements RowAttention {
     boolean eight = headSize == 8 * L;
     float[] max = scratch.max;
     Arrays.fill(max, 0, rows, Float.NEGATIVE_INFINITY);
-    if (eight) {
+    if (TiledScores.fits(headSize)) {
+      tiledScores(run, query, keyCache, scratch.scores, max, scratch);
+    } else if (eight) {
       scores8(run, query, keyCache, scratch.scores, max, scratch);
     } else {
       scores(run, query, keyCache, scratch.scores, max, scratch);
@@ -166,7 +168,9 @@ final class VectorRowAttention implements RowAttention {
     }
     float[] acc = scratch.acc;
     Arrays.fill(acc, 0, rows * headSize, 0f);
-    if (eight) {
+    if (TiledValues.fits(headSize)) {
+      tiledValues(run, valueCache, scratch.scores, acc, scratch);
+    } else if (eight) {
       values8(run, valueCache, scratch.scores, acc, scratch);
     } else {
       values(run, valueCache, scratch.scores, acc, scratch);
@@ -397,7 +401,7 @@ final class VectorRowAttention implements RowAttention {
    * method with only scalars crossing its boundary, so that whether or not C2 inlines it into
    * the slot loop, no vector is ever boxed.
    */
-  private static float dot8(MemorySegment query, long q, MemorySegment keys, long k) {
+  static float dot8(MemorySegment query, long q, MemorySegment keys, long k) {
     FloatVector a = fromMemorySegment(SP, query, q, BO).mul(fromMemorySegment(SP, keys, k, BO));
     FloatVector c = fromMemorySegment(SP, query, q + VB, BO)
         .mul(fromMemorySegment(SP, keys, k + VB, BO));
@@ -492,7 +496,7 @@ final class VectorRowAttention implements RowAttention {
   }
 
   /** q · k, any head size: the operations of {@link #scores}, in its order. */
-  private static float dot(MemorySegment query, long q, MemorySegment keys, long k,
+  static float dot(MemorySegment query, long q, MemorySegment keys, long k,
       int headSize) {
     int vecEnd = headSize - headSize % L;
     // two accumulators, even and odd vectors, as scores8: two FMA chains of half the length
@@ -531,6 +535,52 @@ final class VectorRowAttention implements RowAttention {
     }
     for (; d < headSize; d++) {
       acc[a + d] += w * values.get(F, v + (long) d * Float.BYTES);
+    }
+  }
+
+  /**
+   * {@link TiledScores} block by block, on heap copies: the run's query rows once, each block's
+   * key rows (converted, for a pool that is not fp32) once for all the run's rows.
+   */
+  private void tiledScores(QueryRun run, MemorySegment query, MemorySegment pool,
+      float[] scores, float[] max, Scratch scratch) {
+    int last = run.lastLen();
+    int bs = run.blockSize();
+    int headSize = run.headSize();
+    float[] queries = scratch.queries(run, query);
+    float[] keys = scratch.block(bs * headSize);
+    for (int b = firstBlock(run), j0 = b * bs; j0 < last; b++, j0 += bs) {
+      copyBlock(pool, run.blockBase(b) + run.kvOffset(0), run, Math.min(bs, last - j0), keys,
+          scratch);
+      TiledScores.block(run, queries, keys, j0, scores, max);
+    }
+  }
+
+  /** {@link TiledValues} block by block, each block's value rows copied (converted) once. */
+  private void tiledValues(QueryRun run, MemorySegment pool, float[] p, float[] acc,
+      Scratch scratch) {
+    int last = run.lastLen();
+    int bs = run.blockSize();
+    float[] values = scratch.block(bs * run.headSize());
+    for (int b = firstBlock(run), j0 = b * bs; j0 < last; b++, j0 += bs) {
+      copyBlock(pool, run.blockBase(b) + run.kvOffset(0), run, Math.min(bs, last - j0), values,
+          scratch);
+      TiledValues.block(run, p, values, j0, acc);
+    }
+  }
+
+  /** {@code rows} head rows of the pool from {@code start} as fp32 rows of {@code out}. */
+  private void copyBlock(MemorySegment pool, long start, QueryRun run, int rows, float[] out,
+      Scratch scratch) {
+    int headSize = run.headSize();
+    if (converts) {
+      MemorySegment converted = scratch.converted(rows * headSize);
+      convert(pool, start, run.rowBytes(), rows, headSize, converted);
+      MemorySegment.copy(converted, ValueLayout.JAVA_FLOAT, 0, out, 0, rows * headSize);
+      return;
+    }
+    for (int r = 0; r < rows; r++) {
+      MemorySegment.copy(pool, F, start + r * run.rowBytes(), out, r * headSize, headSize);
     }
   }
 
