@@ -39,6 +39,8 @@ final class TiledScores {
   private static final VectorShuffle<Float> ROT_HALF = StableLanes.ROT256_4;
   private static final VectorShuffle<Float> ROT_QUARTER = StableLanes.ROT256_2_IN4;
   private static final VectorShuffle<Float> SWAP = StableLanes.SWAP256;
+  private static final VectorMask<Float> LOW = HI.not();
+  private static final VectorMask<Float> HIGH = HI;
 
   private TiledScores() {}
 
@@ -135,6 +137,8 @@ final class TiledScores {
     float m0 = max[r];
     float m1 = max[r + 1];
     FloatVector zero = FloatVector.zero(SP);
+    FloatVector maxima = FloatVector.broadcast(SP, Float.NEGATIVE_INFINITY);
+    boolean capped = rule.softcap() != 0f;
     int j = from;
     for (; j + 3 < to; j += 4) {
       int k = k0 + j * hd;
@@ -205,38 +209,39 @@ final class TiledScores {
       FloatVector a = a00.add(c00);
       FloatVector b = a10.add(c10);
       FloatVector ab = a.blend(b, HI).add(b.blend(a, HI).rearrange(ROT_HALF));
-      a = a01.add(c01);
-      b = a11.add(c11);
-      FloatVector cd = a.blend(b, HI).add(b.blend(a, HI).rearrange(ROT_HALF));
       a = a02.add(c02);
       b = a12.add(c12);
+      FloatVector cd = a.blend(b, HI).add(b.blend(a, HI).rearrange(ROT_HALF));
+      a = a01.add(c01);
+      b = a11.add(c11);
       FloatVector ef = a.blend(b, HI).add(b.blend(a, HI).rearrange(ROT_HALF));
       a = a03.add(c03);
       b = a13.add(c13);
       FloatVector gh = a.blend(b, HI).add(b.blend(a, HI).rearrange(ROT_HALF));
       FloatVector abcd = ab.blend(cd, QUARTER).add(cd.blend(ab, QUARTER).rearrange(ROT_QUARTER));
       FloatVector efgh = ef.blend(gh, QUARTER).add(gh.blend(ef, QUARTER).rearrange(ROT_QUARTER));
-      // lanes: (0,j) (0,j+2) (0,j+1) (0,j+3) (1,j) (1,j+2) (1,j+1) (1,j+3)
+      // lanes: row t's positions j .. j + 3, then row t + 1's
       FloatVector sums =
           abcd.blend(efgh, ODD).add(efgh.blend(abcd, ODD).rearrange(SWAP)).mul(scale);
-      float s00 = rule.cap(sums.lane(0));
-      float s02 = rule.cap(sums.lane(1));
-      float s01 = rule.cap(sums.lane(2));
-      float s03 = rule.cap(sums.lane(3));
-      float s10 = rule.cap(sums.lane(4));
-      float s12 = rule.cap(sums.lane(5));
-      float s11 = rule.cap(sums.lane(6));
-      float s13 = rule.cap(sums.lane(7));
-      scores[base0 + j] = s00;
-      scores[base0 + j + 1] = s01;
-      scores[base0 + j + 2] = s02;
-      scores[base0 + j + 3] = s03;
-      scores[base1 + j] = s10;
-      scores[base1 + j + 1] = s11;
-      scores[base1 + j + 2] = s12;
-      scores[base1 + j + 3] = s13;
-      m0 = Math.max(m0, Math.max(Math.max(s00, s01), Math.max(s02, s03)));
-      m1 = Math.max(m1, Math.max(Math.max(s10, s11), Math.max(s12, s13)));
+      if (capped) {
+        for (int l = 0; l < 4; l++) {
+          float s0 = rule.cap(sums.lane(l));
+          float s1 = rule.cap(sums.lane(l + 4));
+          scores[base0 + j + l] = s0;
+          scores[base1 + j + l] = s1;
+          m0 = Math.max(m0, s0);
+          m1 = Math.max(m1, s1);
+        }
+      } else {
+        // each row's half where it belongs (masked stores: nothing else is written)
+        sums.intoArray(scores, base0 + j, LOW);
+        sums.intoArray(scores, base1 + j - 4, HIGH);
+        maxima = maxima.max(sums);
+      }
+    }
+    for (int l = 0; l < 4; l++) {
+      m0 = Math.max(m0, maxima.lane(l));
+      m1 = Math.max(m1, maxima.lane(l + 4));
     }
     max[r] = m0;
     max[r + 1] = m1;
