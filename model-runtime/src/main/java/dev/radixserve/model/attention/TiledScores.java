@@ -224,14 +224,24 @@ final class TiledScores {
       FloatVector sums =
           abcd.blend(efgh, ODD).add(efgh.blend(abcd, ODD).rearrange(SWAP)).mul(scale);
       if (capped) {
-        for (int l = 0; l < 4; l++) {
-          float s0 = rule.cap(sums.lane(l));
-          float s1 = rule.cap(sums.lane(l + 4));
-          scores[base0 + j + l] = s0;
-          scores[base1 + j + l] = s1;
-          m0 = Math.max(m0, s0);
-          m1 = Math.max(m1, s1);
-        }
+        float s00 = rule.cap(sums.lane(0));
+        float s01 = rule.cap(sums.lane(1));
+        float s02 = rule.cap(sums.lane(2));
+        float s03 = rule.cap(sums.lane(3));
+        float s10 = rule.cap(sums.lane(4));
+        float s11 = rule.cap(sums.lane(5));
+        float s12 = rule.cap(sums.lane(6));
+        float s13 = rule.cap(sums.lane(7));
+        scores[base0 + j] = s00;
+        scores[base0 + j + 1] = s01;
+        scores[base0 + j + 2] = s02;
+        scores[base0 + j + 3] = s03;
+        scores[base1 + j] = s10;
+        scores[base1 + j + 1] = s11;
+        scores[base1 + j + 2] = s12;
+        scores[base1 + j + 3] = s13;
+        m0 = Math.max(m0, Math.max(Math.max(s00, s01), Math.max(s02, s03)));
+        m1 = Math.max(m1, Math.max(Math.max(s10, s11), Math.max(s12, s13)));
       } else {
         // each row's half where it belongs (masked stores: nothing else is written)
         sums.intoArray(scores, base0 + j, LOW);
@@ -239,9 +249,11 @@ final class TiledScores {
         maxima = maxima.max(sums);
       }
     }
-    for (int l = 0; l < 4; l++) {
-      m0 = Math.max(m0, maxima.lane(l));
-      m1 = Math.max(m1, maxima.lane(l + 4));
+    if (j > from && !capped) { // constant lane indices: a variable one is not an intrinsic
+      m0 = Math.max(Math.max(m0, Math.max(maxima.lane(0), maxima.lane(1))),
+          Math.max(maxima.lane(2), maxima.lane(3)));
+      m1 = Math.max(Math.max(m1, Math.max(maxima.lane(4), maxima.lane(5))),
+          Math.max(maxima.lane(6), maxima.lane(7)));
     }
     max[r] = m0;
     max[r + 1] = m1;
