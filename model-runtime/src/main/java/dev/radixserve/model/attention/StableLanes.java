@@ -27,8 +27,8 @@ final class StableLanes {
   // per loop); from an array or an instance field it rebuilt and checked them on every call.
   private static final VectorSpecies<Float> S256 = FloatVector.SPECIES_256;
   static final VectorShuffle<Float> ROT256_4 = rotation(S256, 4);
-  private static final VectorShuffle<Float> ROT256_2 = rotation(S256, 2);
-  private static final VectorShuffle<Float> ROT256_1 = rotation(S256, 1);
+  static final VectorShuffle<Float> ROT256_2 = rotation(S256, 2);
+  static final VectorShuffle<Float> ROT256_1 = rotation(S256, 1);
   private static final VectorSpecies<Float> S128 = FloatVector.SPECIES_128;
   private static final VectorShuffle<Float> ROT128_2 = rotation(S128, 2);
   private static final VectorShuffle<Float> ROT128_1 = rotation(S128, 1);

@@ -39,6 +39,8 @@ final class TiledScores {
   private static final VectorShuffle<Float> ROT_HALF = StableLanes.ROT256_4;
   private static final VectorShuffle<Float> ROT_QUARTER = StableLanes.ROT256_2_IN4;
   private static final VectorShuffle<Float> SWAP = StableLanes.SWAP256;
+  private static final VectorShuffle<Float> ROT_QUARTER_ALL = StableLanes.ROT256_2;
+  private static final VectorShuffle<Float> ROT_ONE = StableLanes.ROT256_1;
   private static final VectorMask<Float> LOW = HI.not();
   private static final VectorMask<Float> HIGH = HI;
 
@@ -114,7 +116,12 @@ final class TiledScores {
         c = FloatVector.fromArray(SP, queries, q + e + L)
             .fma(FloatVector.fromArray(SP, keys, k + e + L), c);
       }
-      float s = run.rule().cap(StableLanes.sum(a.add(c)) * run.scale());
+      // StableLanes.sum written out: row is inlined into pairs, and there C2 left sum out of
+      // line and boxed the vector it was given
+      FloatVector v = a.add(c);
+      v = v.add(v.rearrange(ROT_HALF));
+      v = v.add(v.rearrange(ROT_QUARTER_ALL));
+      float s = run.rule().cap(v.add(v.rearrange(ROT_ONE)).lane(0) * run.scale());
       scores[base + j] = s;
       m = Math.max(m, s);
     }
