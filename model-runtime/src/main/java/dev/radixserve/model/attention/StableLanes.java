@@ -2,7 +2,6 @@ package dev.radixserve.model.attention;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
@@ -25,6 +24,7 @@ final class StableLanes {
 
   // The shuffles are static final so that C2 sees them as constants (an index vector loaded once
   // per loop); from an array or an instance field it rebuilt and checked them on every call.
+  // Package-private: TiledScores writes the same tree out.
   private static final VectorSpecies<Float> S256 = FloatVector.SPECIES_256;
   static final VectorShuffle<Float> ROT256_4 = rotation(S256, 4);
   static final VectorShuffle<Float> ROT256_2 = rotation(S256, 2);
@@ -32,17 +32,6 @@ final class StableLanes {
   private static final VectorSpecies<Float> S128 = FloatVector.SPECIES_128;
   private static final VectorShuffle<Float> ROT128_2 = rotation(S128, 2);
   private static final VectorShuffle<Float> ROT128_1 = rotation(S128, 1);
-
-  // sum4's blends and in-group rotations (see there)
-  static final VectorMask<Float> HI256 = VectorMask.fromLong(S256, 0xF0);
-  static final VectorMask<Float> HI256_2 = VectorMask.fromLong(S256, 0xCC);
-  static final VectorShuffle<Float> ROT256_2_IN4 =
-      VectorShuffle.fromOp(S256, i -> (i & ~3) | ((i + 2) & 3));
-  static final VectorMask<Float> ODD256 = VectorMask.fromLong(S256, 0xAA);
-  static final VectorShuffle<Float> SWAP256 = VectorShuffle.fromOp(S256, i -> i ^ 1);
-  private static final VectorMask<Float> HI128 = VectorMask.fromLong(S128, 0xC);
-  private static final VectorMask<Float> ODD128 = VectorMask.fromLong(S128, 0xA);
-  private static final VectorShuffle<Float> SWAP128 = VectorShuffle.fromOp(S128, i -> i ^ 1);
 
   /** Lane i takes lane (i + w) mod L. */
   private static VectorShuffle<Float> rotation(VectorSpecies<Float> species, int w) {
@@ -65,52 +54,6 @@ final class StableLanes {
       return v.add(v.rearrange(ROT128_1)).lane(0);
     }
     throw new IllegalArgumentException("a vector of " + v.length() + " lanes");
-  }
-
-  /**
-   * The four sums {@link #sum(FloatVector)} gives a, b, c and d, with the very same additions
-   * (float addition is commutative bit for bit), in one vector: {@code sum(a)} in lane 0, {@code
-   * sum(c)} in lane L/4, {@code sum(b)} in lane L/2, {@code sum(d)} in lane 3L/4. Why: one
-   * shuffle per sum instead of three (a 128-float dot is 16 fmas; its three shuffles and
-   * additions cost about as much). Each level of the tree adds two vectors' lane pairs at once:
-   *
-   * <pre>
-   *   x = a.blend(b, hi)  = [a_lo b_hi]      y = b.blend(a, hi) = [b_lo a_hi]
-   *   x + rotate_half(y)  = [a_lo + a_hi, b_hi + b_lo]                    (the tree's first level)
-   * </pre>
-   *
-   * then the same with quarters inside each half (ab with cd), and for 8 lanes adjacent pairs.
-   */
-  static FloatVector sum4(FloatVector a, FloatVector b, FloatVector c, FloatVector d) {
-    if (a.length() == 8) {
-      FloatVector ab = a.blend(b, HI256).add(b.blend(a, HI256).rearrange(ROT256_4));
-      FloatVector cd = c.blend(d, HI256).add(d.blend(c, HI256).rearrange(ROT256_4));
-      FloatVector s = ab.blend(cd, HI256_2).add(cd.blend(ab, HI256_2).rearrange(ROT256_2_IN4));
-      return s.add(s.rearrange(SWAP256));
-    }
-    if (a.length() == 4) {
-      FloatVector ab = a.blend(b, HI128).add(b.blend(a, HI128).rearrange(ROT128_2));
-      FloatVector cd = c.blend(d, HI128).add(d.blend(c, HI128).rearrange(ROT128_2));
-      return ab.blend(cd, ODD128).add(cd.blend(ab, ODD128).rearrange(SWAP128));
-    }
-    throw new IllegalArgumentException("a vector of " + a.length() + " lanes");
-  }
-
-  /**
-   * The eight sums {@link #sum(FloatVector)} gives a .. h, 8-lane vectors only, as {@link #sum4}
-   * with a third level: lanes a, e, c, g, b, f, d, h.
-   */
-  static FloatVector sum8(FloatVector a, FloatVector b, FloatVector c, FloatVector d,
-      FloatVector e, FloatVector f, FloatVector g, FloatVector h) {
-    FloatVector ab = a.blend(b, HI256).add(b.blend(a, HI256).rearrange(ROT256_4));
-    FloatVector cd = c.blend(d, HI256).add(d.blend(c, HI256).rearrange(ROT256_4));
-    FloatVector ef = e.blend(f, HI256).add(f.blend(e, HI256).rearrange(ROT256_4));
-    FloatVector gh = g.blend(h, HI256).add(h.blend(g, HI256).rearrange(ROT256_4));
-    FloatVector abcd =
-        ab.blend(cd, HI256_2).add(cd.blend(ab, HI256_2).rearrange(ROT256_2_IN4));
-    FloatVector efgh =
-        ef.blend(gh, HI256_2).add(gh.blend(ef, HI256_2).rearrange(ROT256_2_IN4));
-    return abcd.blend(efgh, ODD256).add(efgh.blend(abcd, ODD256).rearrange(SWAP256));
   }
 
   /** The scalar twin of {@link #sum(FloatVector)}: the same additions in the same order. */

@@ -9,40 +9,48 @@ import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorShuffle;
 
 /**
- * The scores of a multi-query run, two query rows by two key rows at a time, with each (row,
+ * The scores of a multi-query run, two query rows by four key rows at a time, with each (row,
  * position) pair's operations those of {@link VectorRowAttention#dot} (or {@link
  * VectorRowAttention#dot8} for a head of 8 vectors), in its order, so that a token's score has
- * a decode step's bits.
+ * a decode step's bits. 256-bit vectors only (the 128-bit path keeps the per-pair loops).
  *
  * <pre>
- *   for each vector pair d of the head:   x = q_t[d], y = q_t+1[d], u = k_j[d], v = k_j+1[d]
- *     a_t,j   += x * u     a_t+1,j   += y * u     (even vectors in a, odd ones in c, as dot)
- *     a_t,j+1 += x * v     a_t+1,j+1 += y * v
- *   then a + c of the four pairs summed by one {@link StableLanes#sum4}
+ *   for each pair of vectors d of the head:  x = q_t[d], y = q_t+1[d], u.. = k_j..j+3[d]
+ *     a_t,j += x * u   a_t+1,j += y * u   ...  (8 chains: even vectors in a, odd ones in c, as dot)
+ *   then the 8 pairs' a + c summed by one tree: StableLanes.sum's additions, 7 shuffles for 8
+ *   sums instead of 24. Float addition is commutative bit for bit, so a level can add the halves
+ *   of two vectors at once:
+ *     x = a.blend(b, HI) = [a_lo b_hi]    y = b.blend(a, HI) = [b_lo a_hi]
+ *     x + rotate_half(y) = [a_lo + a_hi, b_hi + b_lo]       (the first level of both trees)
+ *   then quarters inside each half (ab with cd), then adjacent lanes (abcd with efgh): lanes
+ *   hold row t's positions j .. j + 3, then row t + 1's.
  * </pre>
  *
- * Why: a dot of one query row and one key row loads two vectors per fma, so it runs at half the
- * fma rate at best, and its lane sum costs three shuffles per score; here each loaded vector
- * feeds two fmas and a score costs one shuffle. Prefill attention at long context is mostly
- * these dots (a 32k-token prompt of the 8B shape: docs/benchmarks/journal/2026-11-28c-memory-8b.md).
+ * Why: a dot of one query row and one key row loads two vectors per fma, and its lane sum costs
+ * three shuffles per score; here six loads feed eight fmas and a score costs under one shuffle.
+ * Prefill attention at long context is mostly these dots (a 32k-token prompt of the 8B shape:
+ * docs/benchmarks/journal/2026-11-28c-memory-8b.md). Without a soft cap the sums are scaled and
+ * stored as vectors (masked stores: each row's half where it belongs) and the maxima kept as a
+ * vector; with one, lane by lane through {@link ScoreRule#cap}.
  *
  * <p>Rows t and t + 1 share all positions but the causal edge (row t + 1 sees one more) and,
- * with a window, its start (row t sees one more): those positions, and an odd one left at the
- * end, go one row at a time through dot. Every method here takes and returns scalars only, so
- * no vector is boxed whether or not C2 inlines them.
+ * with a window, its start (row t sees one more): those positions, and the last ones of a range
+ * that are not a whole tile, go one row at a time ({@link #row}). No vector crosses a call (the
+ * sum trees are written out): C2 boxed the vectors it passed to StableLanes' sum from here.
  */
 final class TiledScores {
 
-  private static final VectorMask<Float> HI = StableLanes.HI256;
-  private static final VectorMask<Float> QUARTER = StableLanes.HI256_2;
-  private static final VectorMask<Float> ODD = StableLanes.ODD256;
+  // The tree's masks and rotations, static final for StableLanes' reason
+  private static final VectorMask<Float> HI = VectorMask.fromLong(SP, 0xF0);
+  private static final VectorMask<Float> QUARTER = VectorMask.fromLong(SP, 0xCC);
+  private static final VectorMask<Float> ODD = VectorMask.fromLong(SP, 0xAA);
+  private static final VectorMask<Float> LOW = HI.not();
   private static final VectorShuffle<Float> ROT_HALF = StableLanes.ROT256_4;
-  private static final VectorShuffle<Float> ROT_QUARTER = StableLanes.ROT256_2_IN4;
-  private static final VectorShuffle<Float> SWAP = StableLanes.SWAP256;
+  private static final VectorShuffle<Float> ROT_QUARTER =
+      VectorShuffle.fromOp(SP, i -> (i & ~3) | ((i + 2) & 3)); // by 2 inside each half
+  private static final VectorShuffle<Float> SWAP = VectorShuffle.fromOp(SP, i -> i ^ 1);
   private static final VectorShuffle<Float> ROT_QUARTER_ALL = StableLanes.ROT256_2;
   private static final VectorShuffle<Float> ROT_ONE = StableLanes.ROT256_1;
-  private static final VectorMask<Float> LOW = HI.not();
-  private static final VectorMask<Float> HIGH = HI;
 
   private TiledScores() {}
 
@@ -212,7 +220,7 @@ final class TiledScores {
         c03 = x.fma(vv, c03);
         c13 = y.fma(vv, c13);
       }
-      // StableLanes.sum8 written out: as a call, C2 left it out of line and boxed its vectors
+      // the tree (class comment), written out
       FloatVector a = a00.add(c00);
       FloatVector b = a10.add(c10);
       FloatVector ab = a.blend(b, HI).add(b.blend(a, HI).rearrange(ROT_HALF));
@@ -252,7 +260,7 @@ final class TiledScores {
       } else {
         // each row's half where it belongs (masked stores: nothing else is written)
         sums.intoArray(scores, base0 + j, LOW);
-        sums.intoArray(scores, base1 + j - 4, HIGH);
+        sums.intoArray(scores, base1 + j - 4, HI);
         maxima = maxima.max(sums);
       }
     }

@@ -29,6 +29,14 @@ import jdk.incubator.vector.VectorSpecies;
  *   output   out_t = acc_t / sum_t
  * </pre>
  *
+ * With 256-bit vectors and a head of whole pairs of vectors (64, 128: every Llama shape), a
+ * multi-query run takes the tiled loops instead: {@link TiledScores} (two query rows by four key
+ * rows per step, eight scores' lanes summed by one shuffle tree) and {@link TiledValues} (two
+ * rows per value load, for heads of whole 8-vector chunks), on heap copies of the run's query
+ * rows and of each block's rows (converted once for the run). Per (head, query, position) they
+ * do this class's per-pair operations in the same order: the same bits, 1.5-2x faster
+ * (docs/benchmarks/journal/2026-11-28d-prefill-attention.md).
+ *
  * A run of one query (a decode step) takes every head of the run at once and goes position by
  * position instead: for each slot j, for each head i, s[i][j] = scale * q_i · k_j, and later
  * acc_i += p[i][j] * v_j. The pool is then read slot after slot, whole rows in address order,
