@@ -192,7 +192,9 @@ interface RowAttention {
     static Scratch get(QueryRun run) {
       Scratch s = MINE.get();
       int rows = run.heads() * run.queries();
-      int scores = rows * run.width();
+      // 8 floats of slack: a masked vector store of a last row's scores (TiledScores) then never
+      // reaches past the array, which would take the Vector API's slow path (boxed vectors)
+      int scores = rows * run.width() + 8;
       if (s.scores.length < scores) {
         s.scores = new float[Math.max(scores, s.scores.length * 2)];
       }

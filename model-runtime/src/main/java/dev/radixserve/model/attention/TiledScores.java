@@ -60,34 +60,33 @@ final class TiledScores {
   }
 
   /**
-   * Scores of every row of the run that sees block positions [j0, j0 + blockSize); the rows'
-   * maxima raised to them. {@code queries}: the run's rows (row r = head i × queries + query t at
-   * {@code r * headSize}); {@code keys}: the block's key rows for the run's kv head, fp32,
+   * Scores of every row of the run that sees positions [j0, end) (whole blocks, a span of them
+   * per call so that a call's setup is paid once for several); the rows' maxima raised to them. {@code queries}: the run's rows (row r = head i × queries + query t at
+   * {@code r * headSize}); {@code keys}: the span's key rows for the run's kv head, fp32,
    * position j at {@code (j - j0) * headSize}. Heap arrays, not the pool's segments: a segment
    * load's bounds check is on a long offset, and C2 set up its range-check elimination anew for
    * every tile (hundreds of instructions before a 16-fma loop); array loads cost 2x less here.
    */
-  static void block(QueryRun run, float[] queries, float[] keys, int j0, float[] scores,
+  static void span(QueryRun run, float[] queries, float[] keys, int j0, int end, float[] scores,
       float[] max) {
     int n = run.queries();
     int w = run.width();
     int hd = run.headSize();
-    int blockEnd = j0 + run.blockSize();
     int k0 = -j0 * hd;
     for (int i = 0; i < run.heads(); i++) {
       for (int t = Math.max(0, j0 - run.firstLen() + 1); t < n; t += 2) {
         int b0 = Math.max(j0, run.from(t));
-        if (b0 >= blockEnd) {
+        if (b0 >= end) {
           break; // this row's window starts after the block, and so do the later rows'
         }
-        int e0 = Math.min(blockEnd, run.firstLen() + t);
+        int e0 = Math.min(end, run.firstLen() + t);
         int r0 = i * n + t;
         if (t + 1 == n) {
           row(run, queries, r0 * hd, keys, k0, b0, e0, scores, r0 * w - run.lo(), max, r0);
           break;
         }
         int b1 = Math.max(j0, run.from(t + 1));
-        int e1 = Math.min(blockEnd, run.firstLen() + t + 1);
+        int e1 = Math.min(end, run.firstLen() + t + 1);
         // row t alone before row t + 1's window starts, both where both see, row t + 1 alone after
         row(run, queries, r0 * hd, keys, k0, b0, Math.min(b1, e0), scores, r0 * w - run.lo(),
             max, r0);

@@ -25,24 +25,23 @@ final class TiledValues {
   }
 
   /**
-   * acc[r] += p[r][j] * v_j for the block's positions j each row sees; {@code p}: the run's
+   * acc[r] += p[r][j] * v_j for the positions j in [j0, end) (whole blocks) each row sees; {@code p}: the run's
    * softmax numerators (row r, position j at {@code r * width + j - lo}); {@code values}: the
-   * block's value rows, fp32, position j at {@code (j - j0) * headSize}; acc row r at {@code r *
+   * span's value rows, fp32, position j at {@code (j - j0) * headSize}; acc row r at {@code r *
    * headSize}.
    */
-  static void block(QueryRun run, float[] p, float[] values, int j0, float[] acc) {
+  static void span(QueryRun run, float[] p, float[] values, int j0, int end, float[] acc) {
     int n = run.queries();
     int w = run.width();
     int hd = run.headSize();
-    int blockEnd = j0 + run.blockSize();
     int v0 = -j0 * hd;
     for (int i = 0; i < run.heads(); i++) {
       for (int t = Math.max(0, j0 - run.firstLen() + 1); t < n; t += 2) {
         int b0 = Math.max(j0, run.from(t));
-        if (b0 >= blockEnd) {
+        if (b0 >= end) {
           break;
         }
-        int e0 = Math.min(blockEnd, run.firstLen() + t);
+        int e0 = Math.min(end, run.firstLen() + t);
         int r0 = i * n + t;
         int p0 = r0 * w - run.lo();
         if (t + 1 == n) {
@@ -50,7 +49,7 @@ final class TiledValues {
           break;
         }
         int b1 = Math.max(j0, run.from(t + 1));
-        int e1 = Math.min(blockEnd, run.firstLen() + t + 1);
+        int e1 = Math.min(end, run.firstLen() + t + 1);
         row(p, p0, values, v0, b0, Math.min(b1, e0), acc, r0 * hd, hd);
         if (b1 < e0) {
           for (int d = 0; d < hd; d += 8 * L) {

@@ -86,6 +86,14 @@ final class VectorRowAttention implements RowAttention {
   static final ByteOrder BO = ByteOrder.nativeOrder();
   private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
+  /**
+   * Blocks per call of the tiled loops, whose setup (array range checks) is paid once a call.
+   * 4 was 1.1x faster (8B shape, int8 KV, 4k context) but allocated ~1 MB of boxed vectors per
+   * layer, independent of the context (so at each run's causal edge), which we did not find in
+   * time; 1 allocates nothing (2026-11-28d journal).
+   */
+  static final int SPAN_BLOCKS = 1;
+
   private final Rows kv;
   /**
    * Whether the pool's rows are converted to fp32 before the loops read them. The loops read
@@ -547,48 +555,59 @@ final class VectorRowAttention implements RowAttention {
   }
 
   /**
-   * {@link TiledScores} block by block, on heap copies: the run's query rows once, each block's
-   * key rows (converted, for a pool that is not fp32) once for all the run's rows.
+   * {@link TiledScores} over spans of {@value #SPAN_BLOCKS} blocks, on heap copies: the run's
+   * query rows once, each block's key rows (converted, for a pool that is not fp32) once for all
+   * the run's rows.
    */
   private void tiledScores(QueryRun run, MemorySegment query, MemorySegment pool,
       float[] scores, float[] max, Scratch scratch) {
-    int last = run.lastLen();
-    int bs = run.blockSize();
-    int headSize = run.headSize();
     float[] queries = scratch.queries(run, query);
-    float[] keys = scratch.block(bs * headSize);
-    for (int b = firstBlock(run), j0 = b * bs; j0 < last; b++, j0 += bs) {
-      copyBlock(pool, run.blockBase(b) + run.kvOffset(0), run, Math.min(bs, last - j0), keys,
-          scratch);
-      TiledScores.block(run, queries, keys, j0, scores, max);
+    float[] keys = scratch.block(SPAN_BLOCKS * run.blockSize() * run.headSize());
+    int span = SPAN_BLOCKS * run.blockSize();
+    for (int j0 = firstBlock(run) * run.blockSize(); j0 < run.lastLen(); j0 += span) {
+      int end = copySpan(pool, run, j0, span, keys, scratch);
+      TiledScores.span(run, queries, keys, j0, end, scores, max);
     }
   }
 
-  /** {@link TiledValues} block by block, each block's value rows copied (converted) once. */
+  /** {@link TiledValues} over spans as {@link #tiledScores}. */
   private void tiledValues(QueryRun run, MemorySegment pool, float[] p, float[] acc,
       Scratch scratch) {
-    int last = run.lastLen();
-    int bs = run.blockSize();
-    float[] values = scratch.block(bs * run.headSize());
-    for (int b = firstBlock(run), j0 = b * bs; j0 < last; b++, j0 += bs) {
-      copyBlock(pool, run.blockBase(b) + run.kvOffset(0), run, Math.min(bs, last - j0), values,
-          scratch);
-      TiledValues.block(run, p, values, j0, acc);
+    float[] values = scratch.block(SPAN_BLOCKS * run.blockSize() * run.headSize());
+    int span = SPAN_BLOCKS * run.blockSize();
+    for (int j0 = firstBlock(run) * run.blockSize(); j0 < run.lastLen(); j0 += span) {
+      int end = copySpan(pool, run, j0, span, values, scratch);
+      TiledValues.span(run, p, values, j0, end, acc);
     }
   }
 
-  /** {@code rows} head rows of the pool from {@code start} as fp32 rows of {@code out}. */
-  private void copyBlock(MemorySegment pool, long start, QueryRun run, int rows, float[] out,
+  /**
+   * The rows of positions [j0, min(j0 + span, lastLen)) (j0 at a block's start) as fp32 rows of
+   * {@code out}, position j at {@code (j - j0) * headSize}; returns the end.
+   */
+  private int copySpan(MemorySegment pool, QueryRun run, int j0, int span, float[] out,
       Scratch scratch) {
+    int bs = run.blockSize();
+    int end = Math.min(j0 + span, run.lastLen());
+    for (int j = j0; j < end; j += bs) {
+      copyBlock(pool, run.blockBase(j / bs) + run.kvOffset(0), run, Math.min(bs, end - j), out,
+          (j - j0) * run.headSize(), scratch);
+    }
+    return end;
+  }
+
+  /** {@code rows} head rows of the pool from {@code start}: fp32 rows of {@code out} from at. */
+  private void copyBlock(MemorySegment pool, long start, QueryRun run, int rows, float[] out,
+      int at, Scratch scratch) {
     int headSize = run.headSize();
     if (converts) {
       MemorySegment converted = scratch.converted(rows * headSize);
       convert(pool, start, run.rowBytes(), rows, headSize, converted);
-      MemorySegment.copy(converted, ValueLayout.JAVA_FLOAT, 0, out, 0, rows * headSize);
+      MemorySegment.copy(converted, ValueLayout.JAVA_FLOAT, 0, out, at, rows * headSize);
       return;
     }
     for (int r = 0; r < rows; r++) {
-      MemorySegment.copy(pool, F, start + r * run.rowBytes(), out, r * headSize, headSize);
+      MemorySegment.copy(pool, F, start + r * run.rowBytes(), out, at + r * headSize, headSize);
     }
   }
 
