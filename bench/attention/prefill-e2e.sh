@@ -2,7 +2,7 @@
 # A long prompt's prefill, end to end through the server, for two radixserve jars: each serves
 # MODEL (--quantization int4 --kv-cache-dtype int8, 2 threads) in turn, one server at a time, and
 # answers one completion of max_tokens 1 for a prompt of about TOKENS tokens; prints the request's
-# seconds, prompt tokens per second, and B's speedup (A / B). Order A B B A, medians.
+# seconds, prompt tokens per second, and B's speedup (A / B). Order A B B A (ORDER), medians.
 # (docs/benchmarks/journal/2026-11-28d-prefill-attention.md)
 #
 #   bench/attention/prefill-e2e.sh JAR_A JAR_B MODEL_DIR [TOKENS]
@@ -52,7 +52,7 @@ n = reply['usage']['prompt_tokens']
 print(f'{sys.argv[1]} {n} prompt tokens {s:.1f} s {n / s:.1f} tok/s')
 " "$1" "$reply" "$t0" "$t1" | tee -a "$out"
 }
-for tag in A B B A; do
+for tag in ${ORDER:-A B B A}; do
   if [ "$tag" = A ]; then run A "$jar_a"; else run B "$jar_b"; fi
 done
 echo "# end load: $(uptime)"
@@ -62,6 +62,7 @@ secs = {"A": [], "B": []}
 for line in open(sys.argv[1]):
     f = line.split()
     secs[f[0]].append(float(f[5]))
-a, b = statistics.median(secs["A"]), statistics.median(secs["B"])
-print(f"median A {a:.1f} s, B {b:.1f} s: B is {a / b:.2f}x faster")
+if secs["A"] and secs["B"]:
+    a, b = statistics.median(secs["A"]), statistics.median(secs["B"])
+    print(f"median A {a:.1f} s, B {b:.1f} s: B is {a / b:.2f}x faster")
 PY
