@@ -61,7 +61,7 @@ import statistics, sys
 secs = {"A": [], "B": []}
 for line in open(sys.argv[1]):
     f = line.split()
-    secs[f[0]].append(float(f[5]))
+    secs[f[0]].append(float(f[4]))
 if secs["A"] and secs["B"]:
     a, b = statistics.median(secs["A"]), statistics.median(secs["B"])
     print(f"median A {a:.1f} s, B {b:.1f} s: B is {a / b:.2f}x faster")
