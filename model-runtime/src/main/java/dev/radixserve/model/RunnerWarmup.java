@@ -24,7 +24,7 @@ import java.util.List;
  */
 public final class RunnerWarmup {
 
-  /** Prompt length P at most: four runs of the kernel's 16 queries. */
+  /** Prompt length P at most: two runs of the attention kernel's 32 queries. */
   private static final int MAX_PROMPT = 64;
 
   private RunnerWarmup() {}

@@ -146,6 +146,34 @@ interface RowAttention {
     float[] max = new float[64];
     float[] acc = new float[1024];
     long[] slots = new long[1024];
+    /** The run's query rows (row r at r × head size) and a block's rows, for the tiled loops. */
+    private float[] queries = new float[64 * 128];
+    private float[] block = new float[16 * 128];
+
+    /** The run's query rows, row r = head i × queries + query t at {@code r * headSize}. */
+    float[] queries(QueryRun run, MemorySegment query) {
+      int hd = run.headSize();
+      int rows = run.heads() * run.queries();
+      if (queries.length < rows * hd) {
+        queries = new float[rows * hd];
+      }
+      for (int i = 0; i < run.heads(); i++) {
+        for (int t = 0; t < run.queries(); t++) {
+          MemorySegment.copy(query, java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED,
+              run.queryOffset() + i * run.headBytes() + t * run.queryStride(), queries,
+              (i * run.queries() + t) * hd, hd);
+        }
+      }
+      return queries;
+    }
+
+    /** Room for {@code floats} floats of a block's rows. */
+    float[] block(int floats) {
+      if (block.length < floats) {
+        block = new float[floats];
+      }
+      return block;
+    }
     /** Head rows of a non-fp32 pool converted to fp32 ({@link #converted}). */
     private MemorySegment converted = Arena.ofAuto().allocate(64L * 64 * Float.BYTES, 64);
 
@@ -164,7 +192,9 @@ interface RowAttention {
     static Scratch get(QueryRun run) {
       Scratch s = MINE.get();
       int rows = run.heads() * run.queries();
-      int scores = rows * run.width();
+      // 8 floats of slack: a masked vector store of a last row's scores (TiledScores) then never
+      // reaches past the array, which would take the Vector API's slow path (boxed vectors)
+      int scores = rows * run.width() + 8;
       if (s.scores.length < scores) {
         s.scores = new float[Math.max(scores, s.scores.length * 2)];
       }

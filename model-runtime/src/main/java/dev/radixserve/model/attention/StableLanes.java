@@ -24,10 +24,11 @@ final class StableLanes {
 
   // The shuffles are static final so that C2 sees them as constants (an index vector loaded once
   // per loop); from an array or an instance field it rebuilt and checked them on every call.
+  // Package-private: TiledScores writes the same tree out.
   private static final VectorSpecies<Float> S256 = FloatVector.SPECIES_256;
-  private static final VectorShuffle<Float> ROT256_4 = rotation(S256, 4);
-  private static final VectorShuffle<Float> ROT256_2 = rotation(S256, 2);
-  private static final VectorShuffle<Float> ROT256_1 = rotation(S256, 1);
+  static final VectorShuffle<Float> ROT256_4 = rotation(S256, 4);
+  static final VectorShuffle<Float> ROT256_2 = rotation(S256, 2);
+  static final VectorShuffle<Float> ROT256_1 = rotation(S256, 1);
   private static final VectorSpecies<Float> S128 = FloatVector.SPECIES_128;
   private static final VectorShuffle<Float> ROT128_2 = rotation(S128, 2);
   private static final VectorShuffle<Float> ROT128_1 = rotation(S128, 1);

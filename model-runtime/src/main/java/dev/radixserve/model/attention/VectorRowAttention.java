@@ -29,6 +29,14 @@ import jdk.incubator.vector.VectorSpecies;
  *   output   out_t = acc_t / sum_t
  * </pre>
  *
+ * With 256-bit vectors and a head of whole pairs of vectors (64, 128: every Llama shape), a
+ * multi-query run takes the tiled loops instead: {@link TiledScores} (two query rows by four key
+ * rows per step, eight scores' lanes summed by one shuffle tree) and {@link TiledValues} (two
+ * rows per value load, for heads of whole 8-vector chunks), on heap copies of the run's query
+ * rows and of each block's rows (converted once for the run). Per (head, query, position) they
+ * do this class's per-pair operations in the same order: the same bits, 1.5-2x faster
+ * (docs/benchmarks/journal/2026-11-28d-prefill-attention.md).
+ *
  * A run of one query (a decode step) takes every head of the run at once and goes position by
  * position instead: for each slot j, for each head i, s[i][j] = scale * q_i · k_j, and later
  * acc_i += p[i][j] * v_j. The pool is then read slot after slot, whole rows in address order,
@@ -70,13 +78,21 @@ final class VectorRowAttention implements RowAttention {
    * width, capped at 256 bits). Fixed per JVM: a static final species is what lets C2 fold it.
    */
   static final String BITS_PROPERTY = "radixserve.attention.vectorBits";
-  private static final VectorSpecies<Float> SP = Math.min(256, Integer.getInteger(BITS_PROPERTY,
+  static final VectorSpecies<Float> SP = Math.min(256, Integer.getInteger(BITS_PROPERTY,
       FloatVector.SPECIES_PREFERRED.vectorBitSize())) >= 256 ? FloatVector.SPECIES_256
           : FloatVector.SPECIES_128;
-  private static final int L = SP.length();
-  private static final long VB = (long) L * Float.BYTES;
-  private static final ByteOrder BO = ByteOrder.nativeOrder();
+  static final int L = SP.length();
+  static final long VB = (long) L * Float.BYTES;
+  static final ByteOrder BO = ByteOrder.nativeOrder();
   private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
+
+  /**
+   * Blocks per call of the tiled loops, whose setup (array range checks) is paid once a call.
+   * 4 was 1.1x faster (8B shape, int8 KV, 4k context) but allocated ~1 MB of boxed vectors per
+   * layer, independent of the context (so at each run's causal edge), which we did not find in
+   * time; 1 allocates nothing (2026-11-28d journal).
+   */
+  static final int SPAN_BLOCKS = 1;
 
   private final Rows kv;
   /**
@@ -151,7 +167,9 @@ final class VectorRowAttention implements RowAttention {
     boolean eight = headSize == 8 * L;
     float[] max = scratch.max;
     Arrays.fill(max, 0, rows, Float.NEGATIVE_INFINITY);
-    if (eight) {
+    if (TiledScores.fits(headSize)) {
+      tiledScores(run, query, keyCache, scratch.scores, max, scratch);
+    } else if (eight) {
       scores8(run, query, keyCache, scratch.scores, max, scratch);
     } else {
       scores(run, query, keyCache, scratch.scores, max, scratch);
@@ -166,7 +184,9 @@ final class VectorRowAttention implements RowAttention {
     }
     float[] acc = scratch.acc;
     Arrays.fill(acc, 0, rows * headSize, 0f);
-    if (eight) {
+    if (TiledValues.fits(headSize)) {
+      tiledValues(run, valueCache, scratch.scores, acc, scratch);
+    } else if (eight) {
       values8(run, valueCache, scratch.scores, acc, scratch);
     } else {
       values(run, valueCache, scratch.scores, acc, scratch);
@@ -397,7 +417,7 @@ final class VectorRowAttention implements RowAttention {
    * method with only scalars crossing its boundary, so that whether or not C2 inlines it into
    * the slot loop, no vector is ever boxed.
    */
-  private static float dot8(MemorySegment query, long q, MemorySegment keys, long k) {
+  static float dot8(MemorySegment query, long q, MemorySegment keys, long k) {
     FloatVector a = fromMemorySegment(SP, query, q, BO).mul(fromMemorySegment(SP, keys, k, BO));
     FloatVector c = fromMemorySegment(SP, query, q + VB, BO)
         .mul(fromMemorySegment(SP, keys, k + VB, BO));
@@ -492,7 +512,7 @@ final class VectorRowAttention implements RowAttention {
   }
 
   /** q · k, any head size: the operations of {@link #scores}, in its order. */
-  private static float dot(MemorySegment query, long q, MemorySegment keys, long k,
+  static float dot(MemorySegment query, long q, MemorySegment keys, long k,
       int headSize) {
     int vecEnd = headSize - headSize % L;
     // two accumulators, even and odd vectors, as scores8: two FMA chains of half the length
@@ -531,6 +551,63 @@ final class VectorRowAttention implements RowAttention {
     }
     for (; d < headSize; d++) {
       acc[a + d] += w * values.get(F, v + (long) d * Float.BYTES);
+    }
+  }
+
+  /**
+   * {@link TiledScores} over spans of {@value #SPAN_BLOCKS} blocks, on heap copies: the run's
+   * query rows once, each block's key rows (converted, for a pool that is not fp32) once for all
+   * the run's rows.
+   */
+  private void tiledScores(QueryRun run, MemorySegment query, MemorySegment pool,
+      float[] scores, float[] max, Scratch scratch) {
+    float[] queries = scratch.queries(run, query);
+    float[] keys = scratch.block(SPAN_BLOCKS * run.blockSize() * run.headSize());
+    int span = SPAN_BLOCKS * run.blockSize();
+    for (int j0 = firstBlock(run) * run.blockSize(); j0 < run.lastLen(); j0 += span) {
+      int end = copySpan(pool, run, j0, span, keys, scratch);
+      TiledScores.span(run, queries, keys, j0, end, scores, max);
+    }
+  }
+
+  /** {@link TiledValues} over spans as {@link #tiledScores}. */
+  private void tiledValues(QueryRun run, MemorySegment pool, float[] p, float[] acc,
+      Scratch scratch) {
+    float[] values = scratch.block(SPAN_BLOCKS * run.blockSize() * run.headSize());
+    int span = SPAN_BLOCKS * run.blockSize();
+    for (int j0 = firstBlock(run) * run.blockSize(); j0 < run.lastLen(); j0 += span) {
+      int end = copySpan(pool, run, j0, span, values, scratch);
+      TiledValues.span(run, p, values, j0, end, acc);
+    }
+  }
+
+  /**
+   * The rows of positions [j0, min(j0 + span, lastLen)) (j0 at a block's start) as fp32 rows of
+   * {@code out}, position j at {@code (j - j0) * headSize}; returns the end.
+   */
+  private int copySpan(MemorySegment pool, QueryRun run, int j0, int span, float[] out,
+      Scratch scratch) {
+    int bs = run.blockSize();
+    int end = Math.min(j0 + span, run.lastLen());
+    for (int j = j0; j < end; j += bs) {
+      copyBlock(pool, run.blockBase(j / bs) + run.kvOffset(0), run, Math.min(bs, end - j), out,
+          (j - j0) * run.headSize(), scratch);
+    }
+    return end;
+  }
+
+  /** {@code rows} head rows of the pool from {@code start}: fp32 rows of {@code out} from at. */
+  private void copyBlock(MemorySegment pool, long start, QueryRun run, int rows, float[] out,
+      int at, Scratch scratch) {
+    int headSize = run.headSize();
+    if (converts) {
+      MemorySegment converted = scratch.converted(rows * headSize);
+      convert(pool, start, run.rowBytes(), rows, headSize, converted);
+      MemorySegment.copy(converted, ValueLayout.JAVA_FLOAT, 0, out, at, rows * headSize);
+      return;
+    }
+    for (int r = 0; r < rows; r++) {
+      MemorySegment.copy(pool, F, start + r * run.rowBytes(), out, at + r * headSize, headSize);
     }
   }
 

@@ -236,7 +236,7 @@ class KvDtypeKernelTest {
     return c;
   }
 
-  private static PagedAttentionStep step(AttentionCase c, MemorySegment keyCache,
+  static PagedAttentionStep step(AttentionCase c, MemorySegment keyCache,
       MemorySegment valueCache) {
     return new PagedAttentionStep(c.query, c.key, c.value, keyCache, valueCache, c.output,
         c.tokens, c.numBlocks, c.blockSize, c.headSize, c.cu.clone(), c.past.clone(),
