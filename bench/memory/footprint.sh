@@ -12,6 +12,9 @@
 #   DECODE_TOKENS=N: the timed completion's length (default 64; longer: a decode-heavy load).
 #   IDLE_S=N: then N seconds idle, and one more line: "# after N s idle: VmRSS .., heap .."
 #   (whether the JVM gives committed heap back when idle; docs/benchmarks/journal/2026-11-28c-decode-heap.md).
+#   TRACE=1: while the server loads, a line every 0.5 s, "# T s VmHWM: .. VmRSS: .. RssAnon: ..
+#   RssFile: .." (MiB): in which phase of a load the peak falls
+#   (docs/benchmarks/journal/2026-11-28d-int8-blocks.md).
 set -u
 server=$1
 model=$2
@@ -41,7 +44,15 @@ pid=$!
 trap 'kill "$pid" 2>/dev/null' EXIT
 until curl -sf "127.0.0.1:$port/health" > /dev/null; do
   kill -0 "$pid" 2>/dev/null || { echo "server exited, see $log" >&2; tail -5 "$log" >&2; exit 1; }
-  sleep 0.2
+  if [ -n "${TRACE:-}" ]; then
+    awk -v now="$(date +%s.%N)" -v t0="$t0" '
+      BEGIN { printf "# %5.1f s ", now - t0 }
+      /^(VmHWM|VmRSS|RssAnon|RssFile):/ { printf " %s %d", $1, $2 / 1024 }
+      END { print "" }' "/proc/$pid/status"
+    sleep 0.5
+  else
+    sleep 0.2
+  fi
 done
 t1=$(date +%s.%N)
 kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }

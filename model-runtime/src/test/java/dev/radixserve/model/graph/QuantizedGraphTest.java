@@ -112,7 +112,7 @@ class QuantizedGraphTest {
   @Test
   void int8LayersTakeTheLargestBlockTheirKAllows() {
     QuantSpec int8 = QuantSpec.of(QuantMode.INT8);
-    assertTrue(int8.autoBlockSize());
+    assertEquals(QuantSpec.AUTO_BLOCK_SIZE, int8.blockSize());
     assertEquals(128, int8.blockFor(4096));
     assertEquals(128, int8.blockFor(14336));
     assertEquals(64, int8.blockFor(576));
