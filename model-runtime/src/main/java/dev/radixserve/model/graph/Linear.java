@@ -183,8 +183,8 @@ final class Linear {
         ids,
         quantized(table, WeightLayout.OUT_IN, spec, Part.SCALES, GATHER_SCALES, floatType, rows,
             blocks),
-        quantized(table, WeightLayout.OUT_IN, spec, Part.ZERO_POINTS, GATHER_ZERO_POINTS, UINT8, rows,
-            (blocks * bits + 7) / 8));
+        quantized(table, WeightLayout.OUT_IN, spec, Part.ZERO_POINTS, GATHER_ZERO_POINTS, UINT8,
+            rows, (blocks * bits + 7) / 8));
     String out = g.fresh("embedded");
     g.node("GatherBlockQuantized", "com.microsoft", out + "/GatherBlockQuantized", inputs,
         List.of(out), attr("gather_axis", 0L), attr("quantize_axis", 1L),
@@ -206,7 +206,7 @@ final class Linear {
     return quantized(weight, layout, spec, part, suffix, elemType, dims);
   }
 
-  /** {@code weight}'s {@code part} as an initializer, made under {@code spec} (its block resolved). */
+  /** {@code weight}'s {@code part} as an initializer, made under {@code spec} (block resolved). */
   private String quantized(String weight, WeightLayout layout, QuantSpec spec, Part part,
       String suffix, int elemType, long... dims) {
     String name = weight + suffix;
