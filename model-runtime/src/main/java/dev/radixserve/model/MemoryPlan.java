@@ -35,8 +35,8 @@ import java.util.Set;
  * #NBITS_SESSION_MIB} MiB for a graph with any MatMulNBits, an allowance measured rather than
  * derived (an 80 M-parameter model held 30–90 MiB more than its packed weights, int4 and int8,
  * varying from run to run; with the page-out, int4 104–123 MB in all against 132 planned with
- * the 48 MiB allowance then; with the load's heap given back before pre-packing, 87–106 MB against
- * 120 planned with 36 MiB, so 20 MiB now). While loading, one
+ * the 48 MiB allowance then; with the load's heap given back before pre-packing, 87–106 MB
+ * against 120 planned with 36 MiB, so 20 MiB now). While loading, one
  * checkpoint tensor per worker is read (its pages dropped once done) and made twice (the
  * quantizer's blocks on the heap and their native copy written out); counted once, for the
  * largest, on top of serving (the pre-packing of a matrix while its mapping is resident is

@@ -105,9 +105,9 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   }
 
   /**
-   * {@code mode} with the defaults (docs/benchmarks/journal/2026-11-21-to-28.md, "Quantized weights"): the mode's block
-   * size ({@link #defaultBlockSize}: 32 for int4, auto for int8), zero points
-   * under int4 only ({@link #defaultZeroPoints}), the CPU's accuracy level, and the LM head in
+   * {@code mode} with the defaults (docs/benchmarks/journal/2026-11-21-to-28.md, "Quantized
+   * weights"): the mode's block size ({@link #defaultBlockSize}: 32 for int4, auto for int8),
+   * zero points under int4 only ({@link #defaultZeroPoints}), the CPU's accuracy level, and the LM head in
    * int8 under both int8 and int4 (an int8 head costs next to nothing in accuracy and reads a
    * quarter of fp32's bytes; a 4-bit head costs far more: llama.cpp likewise writes Q4_0's output
    * matrix at 6 bits and Q8_0's at 8) in blocks of its own size (auto).
