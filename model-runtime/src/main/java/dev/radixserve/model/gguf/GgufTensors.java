@@ -39,10 +39,13 @@ import java.util.TreeSet;
  * @param ropeFactors {@code rope_freqs.weight}, or null
  * @param requantize the MatMulNBits mode the file is served in unless another is configured
  *     ({@link #nearestMode}); NONE for float files and files served in their own blocks
+ * @param offsetWeights the projections in Q4_K blocks of a file that is requantized: served on
+ *     their own codes with a float offset per block unless another mode is configured ({@link
+ *     dev.radixserve.model.quant.Q4KRepacker}); the others take {@code requantize}
  */
 record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     CheckpointQuantization quantization, GgmlType projectionType, Map<GgmlType, Integer> types,
-    float[] ropeFactors, QuantMode requantize) {
+    float[] ropeFactors, QuantMode requantize, Set<String> offsetWeights) {
 
   private static final Set<GgmlType> FLOATS = Set.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16);
 
@@ -105,7 +108,16 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
       }
     }
     QuantMode requantize = q != null ? QuantMode.NONE : nearestMode(names);
-    return new GgufTensors(config, out, q, projectionType, types, ropeFactors, requantize);
+    Set<String> offsetWeights = new TreeSet<>();
+    if (requantize != QuantMode.NONE) {
+      names.forEach((name, t) -> {
+        if (isProjection(name) && t.type() == GgmlType.Q4_K) {
+          offsetWeights.add(name);
+        }
+      });
+    }
+    return new GgufTensors(config, out, q, projectionType, types, ropeFactors, requantize,
+        Set.copyOf(offsetWeights));
   }
 
   /** A linear layer's weight: Llama's {@code layers.N.*_proj.weight}, GPT-2's {@code h.N.*}. */
@@ -135,15 +147,14 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
   /**
    * The MatMulNBits mode for a file in blocks no mode takes bit for bit: int8 for every K-quant
    * and for Q4_1, Q5_*, Q6_K; int4 only for a file whose projections are mostly Q4_0; NONE when
-   * most are floats. Q4_1 and Q4_K hold a fractional offset per block (d·q − m), which
-   * MatMulNBits' integer zero points cannot carry: re-rounded onto its 4-bit grid, each block's
-   * 32 weights shift together by up to half a step, and on the Llama-3.2-1B shape a Q4_K_M file
-   * served as int4 gave mean |Δ logprob| 0.60 and 5/32 top-1 against the file's own weights
-   * (int8: 0.047, 30/32; docs/benchmarks/journal/2026-11-28b-gguf.md). The 2-layer fixtures had
-   * shown 0.0015, which is why int4 was the default until then. int8 costs about twice the
-   * file's bytes; {@code --quantization int4} still asks for the smaller, less exact form.
-   * A mixed file (llama-quantize's Q4_K_M keeps some layers in Q6_K) takes one mode for every
-   * layer, since one spec serves all layers.
+   * most are floats. Q4_K projections are not requantized by default: they are served on their
+   * own codes with a float offset per block ({@link #offsetWeights}), since Q4_K's offsets
+   * (d·sc·q − dmin·m) are fractions of its scale that MatMulNBits' integer zero points cannot
+   * carry. Re-rounded onto its 4-bit grid (what {@code --quantization int4} still does), each
+   * block's 32 weights shift together by up to half a step: on the Llama-3.2-1B shape a Q4_K_M
+   * file so served gave mean |Δ logprob| 0.60 and 5/32 top-1 against the file's own weights
+   * (int8: 0.047, 30/32; docs/benchmarks/journal/2026-11-28b-gguf.md). The rest of a mixed file
+   * (llama-quantize's Q4_K_M keeps some layers in Q6_K) takes this mode, one for all of them.
    */
   static QuantMode nearestMode(Map<String, GgufFile.TensorInfo> names) {
     long four = 0;

@@ -7,6 +7,7 @@ import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.weights.Tensor;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * A GGUF file's weights: the Llama family's or GPT-2's, described as the file holds
@@ -19,12 +20,14 @@ public final class GgufWeights implements ModelWeights {
   private final String description;
   private final String identity;
   private final QuantMode requantize;
+  private final Set<String> offsetWeights;
 
   GgufWeights(ModelWeights weights, GgufFile f, GgufTensors tensors, String tokenizerSource,
       String identity) {
     this.weights = weights;
     this.identity = identity;
     this.requantize = tensors.requantize();
+    this.offsetWeights = tensors.offsetWeights();
     long bytes = 0;
     for (GgufFile.TensorInfo t : f.tensors()) {
       bytes += t.data().byteSize();
@@ -37,6 +40,9 @@ public final class GgufWeights implements ModelWeights {
         f.get(GgufKeys.FILE_TYPE), tensors.describeTypes(), bytes,
         q != null ? tensors.projectionType() + " blocks as MatMulNBits " + q.bits()
             + "-bit, block 32 (repacked bit for bit, not requantized)"
+            : !offsetWeights.isEmpty() ? offsetWeights.size() + " in Q4_K as MatMulNBits"
+                + " 4-bit, block 32, on the file's own codes with a float offset per block"
+                + " (not requantized); the others requantized to " + requantize.label()
             : requantize != QuantMode.NONE ? "requantized to " + requantize.label()
                 + " (MatMulNBits; decoded from the file's blocks one tensor at a time)"
             : "as floats (F32/F16/BF16 as stored)", tokenizerSource)
@@ -83,6 +89,11 @@ public final class GgufWeights implements ModelWeights {
   @Override
   public QuantMode requantizeAs() {
     return requantize;
+  }
+
+  @Override
+  public Set<String> offsetWeights() {
+    return offsetWeights;
   }
 
   @Override

@@ -104,6 +104,7 @@ final class CheckModelCommand implements Callable<Integer> {
         // check-model runs on the CPU
         quant = QuantSpec.forModel(configured, m.weights().checkpointQuantization(),
             flags.quantizationAuto() ? m.weights().requantizeAs() : QuantMode.NONE,
+            m.weights().offsetWeights(),
             QuantSpec.accuracyLevelFor(false),
             flags.quantizationHead())
             .resolvedFor(m.weights().config().hiddenSize());
