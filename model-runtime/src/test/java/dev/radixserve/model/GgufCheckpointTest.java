@@ -115,23 +115,28 @@ class GgufCheckpointTest {
   }
 
   /**
-   * K-quant files as serve runs them by default: requantized into MatMulNBits at int8 (Q4_K's
-   * fractional offsets do not survive int4's integer zero points, GgufTensors#nearestMode), int8
-   * LM head and embedding, int8 activations (accuracy_level 4).
+   * K-quant files as serve runs them by default: Q4_K projections on the file's own int4 codes
+   * with a float offset per block, every other block type requantized into MatMulNBits at int8
+   * (GgufTensors#nearestMode), int8 LM head and embedding, int8 activations (accuracy_level 4);
+   * and the Q4_K_M file under {@code --quantization int8}, every layer requantized.
    * Greedy decoding from each prompt gives transformers' tokens on the file's own dequantized
-   * weights (journal 2026-11-28-gguf has the logprob differences).
+   * weights (journal 2026-11-28-gguf has the logprob differences), and llama-server's greedy
+   * tokens on the file ({@code llama_server_reference.py}).
    */
-  @ParameterizedTest(name = "{0}")
-  @CsvSource({"q4_k_m, INT8", "q6_k, INT8"})
-  void kQuantFilesServedRequantizedGiveTheFilesGreedyTokens(String type, QuantMode mode)
-      throws IOException {
+  @ParameterizedTest(name = "{0} {2}")
+  @CsvSource({"q4_k_m, INT8, 5", "q6_k, INT8, 0", "q4_k_m, INT8, int8"})
+  void kQuantFilesServedRequantizedGiveTheFilesGreedyTokens(String type, QuantMode mode,
+      String offsets) throws IOException {
     JsonNode expected = expected("llama3-wide-" + type + "-expected.json");
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve("llama3-wide-" + type
         + ".gguf"))) {
-      QuantSpec served = QuantSpec.forModel(QuantSpec.none(), null, m.weights().requantizeAs(),
-          QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO)
+      boolean configured = offsets.equals("int8");
+      QuantSpec served = QuantSpec.forModel(configured ? QuantSpec.of(QuantMode.INT8)
+              : QuantSpec.none(), null, configured ? QuantMode.NONE : m.weights().requantizeAs(),
+          m.weights().offsetWeights(), QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO)
           .resolvedFor(m.weights().config().hiddenSize());
       assertEquals(mode, served.mode());
+      assertEquals(configured ? 0 : Integer.parseInt(offsets), served.offsetWeights().size());
       assertEquals(QuantMode.INT8, served.headMode());
       try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
           served)) {
@@ -148,6 +153,8 @@ class GgufCheckpointTest {
                 new int[] {s.get("token").asInt()}, position++, table))))[0];
           }
         }
+        assertLlamaServersGreedy(m, runner, table,
+            expected("llama3-wide-" + type + ".llama-server.json"), type + " " + offsets);
       }
     }
   }
