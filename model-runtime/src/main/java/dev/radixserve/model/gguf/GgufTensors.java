@@ -42,10 +42,12 @@ import java.util.TreeSet;
  * @param offsetWeights the projections in Q4_K blocks of a file that is requantized: served on
  *     their own codes with a float offset per block unless another mode is configured ({@link
  *     dev.radixserve.model.quant.Q4KRepacker}); the others take {@code requantize}
+ * @param projectionTypes how many projections hold each ggml type (for check-model)
  */
 record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     CheckpointQuantization quantization, GgmlType projectionType, Map<GgmlType, Integer> types,
-    float[] ropeFactors, QuantMode requantize, Set<String> offsetWeights) {
+    float[] ropeFactors, QuantMode requantize, Set<String> offsetWeights,
+    Map<GgmlType, Integer> projectionTypes) {
 
   private static final Set<GgmlType> FLOATS = Set.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16);
 
@@ -109,15 +111,17 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     }
     QuantMode requantize = q != null ? QuantMode.NONE : nearestMode(names);
     Set<String> offsetWeights = new TreeSet<>();
-    if (requantize != QuantMode.NONE) {
-      names.forEach((name, t) -> {
-        if (isProjection(name) && t.type() == GgmlType.Q4_K) {
+    Map<GgmlType, Integer> projectionTypes = new TreeMap<>();
+    names.forEach((name, t) -> {
+      if (isProjection(name)) {
+        projectionTypes.merge(t.type(), 1, Integer::sum);
+        if (requantize != QuantMode.NONE && t.type() == GgmlType.Q4_K) {
           offsetWeights.add(name);
         }
-      });
-    }
+      }
+    });
     return new GgufTensors(config, out, q, projectionType, types, ropeFactors, requantize,
-        Set.copyOf(offsetWeights));
+        Set.copyOf(offsetWeights), projectionTypes);
   }
 
   /** A linear layer's weight: Llama's {@code layers.N.*_proj.weight}, GPT-2's {@code h.N.*}. */
@@ -198,8 +202,30 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
 
   /** e.g. {@code F32 ×5, Q8_0 ×14}. */
   String describeTypes() {
+    return describe(types);
+  }
+
+  /**
+   * What each ggml type of the projections is served as unless another mode is configured, e.g.
+   * {@code Q4_K ×5 as int4 on the file's codes + a float offset per block, Q6_K ×2 requantized
+   * to int8}.
+   */
+  String describeProjections() {
     StringBuilder b = new StringBuilder();
-    types.forEach((type, n) -> b.append(b.isEmpty() ? "" : ", ").append(type).append(" ×")
+    projectionTypes.forEach((type, n) -> b.append(b.isEmpty() ? "" : ", ").append(type)
+        .append(" ×").append(n).append(" ").append(
+            quantization != null ? "repacked bit for bit (MatMulNBits " + quantization.bits()
+                + "-bit, block 32)"
+            : requantize == QuantMode.NONE ? "as floats"
+            : type == GgmlType.Q4_K ? "as MatMulNBits int4 on the file's own codes + a float"
+                + " offset per block (block 32, not requantized)"
+            : "requantized to " + requantize.label()));
+    return b.toString();
+  }
+
+  private static String describe(Map<GgmlType, Integer> counts) {
+    StringBuilder b = new StringBuilder();
+    counts.forEach((type, n) -> b.append(b.isEmpty() ? "" : ", ").append(type).append(" ×")
         .append(n));
     return b.toString();
   }

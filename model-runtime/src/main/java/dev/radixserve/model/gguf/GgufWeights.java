@@ -32,20 +32,12 @@ public final class GgufWeights implements ModelWeights {
     for (GgufFile.TensorInfo t : f.tensors()) {
       bytes += t.data().byteSize();
     }
-    CheckpointQuantization q = tensors.quantization();
     this.description = String.format("%s%ngguf        %s (%s), file type %s; tensors %s, %,d bytes;"
         + " projections %s%ntokenizer   %s", weights.describe(),
         f.files().size() == 1 ? f.primary().getFileName() : f.files().size() + " shards from "
             + f.primary().getFileName(), f.get(GgufKeys.ARCHITECTURE),
         f.get(GgufKeys.FILE_TYPE), tensors.describeTypes(), bytes,
-        q != null ? tensors.projectionType() + " blocks as MatMulNBits " + q.bits()
-            + "-bit, block 32 (repacked bit for bit, not requantized)"
-            : !offsetWeights.isEmpty() ? offsetWeights.size() + " in Q4_K as MatMulNBits"
-                + " 4-bit, block 32, on the file's own codes with a float offset per block"
-                + " (not requantized); the others requantized to " + requantize.label()
-            : requantize != QuantMode.NONE ? "requantized to " + requantize.label()
-                + " (MatMulNBits; decoded from the file's blocks one tensor at a time)"
-            : "as floats (F32/F16/BF16 as stored)", tokenizerSource)
+        tensors.describeProjections(), tokenizerSource)
         + (tensors.ropeFactors() == null ? "" : String.format("%nrope        llama.cpp's"
             + " rope_freqs.weight: each of the %d frequencies divided by its factor (Llama 3's"
             + " scaling as the converter wrote it)", tensors.ropeFactors().length));
