@@ -161,7 +161,6 @@ class GgufQ4KBlocksTest {
           exact);
       double int4 = relativeError(lastLogits(m, QuantSpec.of(QuantMode.INT4).resolvedFor(hidden),
           prompt), exact);
-      System.out.printf("gpt2 Q4_K: offsets %.4f, int8 %.4f, int4 %.4f%n", offsets, int8, int4);
       assertTrue(offsets > 0 && offsets < 0.03, "offsets: " + offsets);
       assertTrue(offsets < int4 / 3, "offsets " + offsets + " against int4 " + int4);
     }
