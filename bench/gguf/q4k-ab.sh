@@ -1,14 +1,14 @@
 #!/bin/bash
 # A Q4_K(_M) file served two ways by the same jar, one server at a time on the same cores:
-# `--quantization auto` (its Q4_K layers on their own int4 codes with a float offset per block,
-# the rest int8; docs/gguf.md) against `--quantization int8` (every layer requantized to int8,
-# the default until 2026-11-28). Per start: ready time, VmRSS after the measurement, VmHWM, and
+# `--quantization int4` (its Q4_K layers on their own int4 codes with a float offset per block,
+# the others re-rounded to int4; docs/gguf.md) against `--quantization auto` (every layer
+# requantized to int8). Per start: ready time, VmRSS after the measurement, VmHWM, and
 # bench/llamacpp/measure.py's batch-1 decode and 512-token prefill (medians of REPS, and the same
 # rates per CPU-second of the server, which a loaded machine's neighbours disturb less). ROUNDS
-# rounds, the two modes alternating (auto first in odd rounds, int8 first in even ones). Prints
-# one JSON line per start into OUT/results.jsonl, then the medians per mode and auto / int8.
+# rounds, the two modes alternating (A first in odd rounds, B first in even ones). Prints one
+# JSON line per start into OUT/results.jsonl, then the medians per mode and A / B.
 #
-#   bench/gguf/q4k-ab.sh OUT FILE.gguf   (ROUNDS=2 REPS=3 DECODE=64 THREADS=2
+#   bench/gguf/q4k-ab.sh OUT FILE.gguf   (A=int4 B=auto ROUNDS=2 REPS=3 DECODE=64 THREADS=2
 #                                         RADIXSERVE_JAR=server/target/radixserve.jar)
 set -euo pipefail
 out=$1
@@ -20,6 +20,8 @@ rounds=${ROUNDS:-2}
 reps=${REPS:-3}
 decode=${DECODE:-64}
 threads=${THREADS:-2}
+a=${A:-int4}
+b=${B:-auto}
 . "$repo/.ci/java-home.sh"
 mkdir -p "$out"
 pid=
@@ -29,8 +31,8 @@ kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }
 
 { date -u; uptime; nproc; grep -m1 'model name' /proc/cpuinfo; } > "$out/load.txt"
 for round in $(seq 1 "$rounds"); do
-  modes="auto int8"
-  [ $((round % 2)) -eq 0 ] && modes="int8 auto"
+  modes="$a $b"
+  [ $((round % 2)) -eq 0 ] && modes="$b $a"
   for mode in $modes; do
     port=$((20000 + RANDOM % 20000))
     log="$out/$mode-$round.log"
@@ -58,15 +60,16 @@ PY
   done
 done
 uptime >> "$out/load.txt"
-python3 - "$out/results.jsonl" <<'PY'
+python3 - "$out/results.jsonl" "$a" "$b" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+ma, mb = sys.argv[2], sys.argv[3]
 keys = [k for k, v in rows[0].items() if isinstance(v, (int, float)) and k != "round"]
 med = {m: {k: statistics.median(r[k] for r in rows if r["mode"] == m) for k in keys}
-       for m in ("auto", "int8")}
-print("| figure | auto (Q4_K offsets) | int8 | auto / int8 |")
+       for m in (ma, mb)}
+print(f"| figure | {ma} | {mb} | {ma} / {mb} |")
 print("|---|---:|---:|---:|")
 for k in keys:
-    a, b = med["auto"][k], med["int8"][k]
-    print(f"| {k} | {a:.2f} | {b:.2f} | {a / b:.3f} |" if b else f"| {k} | {a} | {b} | |")
+    x, y = med[ma][k], med[mb][k]
+    print(f"| {k} | {x:.2f} | {y:.2f} | {x / y:.3f} |" if y else f"| {k} | {x} | {y} | |")
 PY

@@ -4,6 +4,7 @@ import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.ModelLoadException;
 import dev.radixserve.model.weights.Tensor;
@@ -40,8 +41,8 @@ import java.util.TreeSet;
  * @param requantize the MatMulNBits mode the file is served in unless another is configured
  *     ({@link #nearestMode}); NONE for float files and files served in their own blocks
  * @param offsetWeights the projections in Q4_K blocks of a file that is requantized: served on
- *     their own codes with a float offset per block unless another mode is configured ({@link
- *     dev.radixserve.model.quant.Q4KRepacker}); the others take {@code requantize}
+ *     their own codes with a float offset per block when the layers are int4 ({@link
+ *     QuantSpec#OFFSETS_MODE}, {@link dev.radixserve.model.quant.Q4KRepacker}), else requantized
  * @param projectionTypes how many projections hold each ggml type (for check-model)
  */
 record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
@@ -50,6 +51,8 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     Map<GgmlType, Integer> projectionTypes) {
 
   private static final Set<GgmlType> FLOATS = Set.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16);
+  private static final String OFFSETS = "as MatMulNBits int4 on the file's own codes + a float"
+      + " offset per block (block 32, not requantized)";
 
   static GgufTensors read(GgufFile f, String arch, Arena arena) {
     Map<String, GgufFile.TensorInfo> names = GgufTensorNames.canonical(f, arch);
@@ -151,14 +154,16 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
   /**
    * The MatMulNBits mode for a file in blocks no mode takes bit for bit: int8 for every K-quant
    * and for Q4_1, Q5_*, Q6_K; int4 only for a file whose projections are mostly Q4_0; NONE when
-   * most are floats. Q4_K projections are not requantized by default: they are served on their
-   * own codes with a float offset per block ({@link #offsetWeights}), since Q4_K's offsets
-   * (d·sc·q − dmin·m) are fractions of its scale that MatMulNBits' integer zero points cannot
-   * carry. Re-rounded onto its 4-bit grid (what {@code --quantization int4} still does), each
-   * block's 32 weights shift together by up to half a step: on the Llama-3.2-1B shape a Q4_K_M
-   * file so served gave mean |Δ logprob| 0.60 and 5/32 top-1 against the file's own weights
-   * (int8: 0.047, 30/32; docs/benchmarks/journal/2026-11-28b-gguf.md). The rest of a mixed file
-   * (llama-quantize's Q4_K_M keeps some layers in Q6_K) takes this mode, one for all of them.
+   * most are floats. Q4_1 and Q4_K hold a fractional offset per block (d·q − m), which
+   * MatMulNBits' integer zero points cannot carry: re-rounded onto its 4-bit grid, each block's
+   * 32 weights shift together by up to half a step, and on the Llama-3.2-1B shape a Q4_K_M file
+   * so served gave mean |Δ logprob| 0.60 and 5/32 top-1 against the file's own weights (int8:
+   * 0.047, 30/32; docs/benchmarks/journal/2026-11-28b-gguf.md). Under int4 a Q4_K projection is
+   * therefore served on its own codes with the offset per block added back ({@link
+   * #offsetWeights}); that form is not int8's replacement by default because it prefills at
+   * about 0.6× int8's rate for ~5% less memory and the same accuracy
+   * (docs/benchmarks/journal/2026-11-28e-gguf-q4k.md). A mixed file (llama-quantize's Q4_K_M
+   * keeps some layers in Q6_K) takes one mode for its other layers.
    */
   static QuantMode nearestMode(Map<String, GgufFile.TensorInfo> names) {
     long four = 0;
@@ -207,8 +212,8 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
 
   /**
    * What each ggml type of the projections is served as unless another mode is configured, e.g.
-   * {@code Q4_K ×5 as int4 on the file's codes + a float offset per block, Q6_K ×2 requantized
-   * to int8}.
+   * {@code Q4_K ×5 requantized to int8 (--quantization int4: as MatMulNBits int4 on the file's
+   * own codes + ...), Q6_K ×2 requantized to int8}.
    */
   String describeProjections() {
     StringBuilder b = new StringBuilder();
@@ -217,9 +222,10 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
             quantization != null ? "repacked bit for bit (MatMulNBits " + quantization.bits()
                 + "-bit, block 32)"
             : requantize == QuantMode.NONE ? "as floats"
-            : type == GgmlType.Q4_K ? "as MatMulNBits int4 on the file's own codes + a float"
-                + " offset per block (block 32, not requantized)"
-            : "requantized to " + requantize.label()));
+            : type != GgmlType.Q4_K ? "requantized to " + requantize.label()
+            : requantize == QuantSpec.OFFSETS_MODE ? OFFSETS
+            : "requantized to " + requantize.label() + " (--quantization "
+                + QuantSpec.OFFSETS_MODE.label() + ": " + OFFSETS + ")"));
     return b.toString();
   }
 

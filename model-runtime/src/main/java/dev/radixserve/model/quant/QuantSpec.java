@@ -94,6 +94,21 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     }
   }
 
+  /**
+   * The layers' mode under which a GGUF file's Q4_K projections are served on their own codes
+   * ({@link #offsetWeights}): int4, which otherwise re-rounds them onto integer zero points (8%
+   * relative RMS off the file's weights, bench/gguf/requant_error.py) at the same bytes. Under
+   * int8, {@code auto}'s mode for K-quant files, they are requantized like the rest: on the
+   * Llama-3.2-1B shape the offsets form prefilled at 0.6× int8's rate (MatMulNBits' int4 kernel
+   * in blocks of 32 against int8's in blocks of 128), decoded at about its rate and held ~5% less
+   * memory, at the same accuracy (docs/benchmarks/journal/2026-11-28e-gguf-q4k.md).
+   */
+  public static final QuantMode OFFSETS_MODE = QuantMode.INT4;
+
+  private static QuantSpec withOffsets(QuantSpec spec, Set<String> offsetWeights) {
+    return spec.mode() == OFFSETS_MODE ? spec.withOffsetWeights(offsetWeights) : spec;
+  }
+
   /** Layers in one mode, none served on a file's Q4_K codes. */
   public QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, QuantMode headMode,
       int headBlockSize, int accuracyLevel, CheckpointQuantization checkpoint) {
@@ -349,21 +364,20 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   /**
    * As {@link #forModel(QuantSpec, CheckpointQuantization, QuantMode, int, HeadSetting)}, with
    * {@code offsetWeights} ({@code ModelWeights.offsetWeights}, a GGUF file's Q4_K projections)
-   * served on their own codes when the weights are requantized unless told otherwise; a
-   * configured int8 or int4 requantizes them too.
+   * served on their own codes when the layers are {@link #OFFSETS_MODE}, requantized otherwise.
    */
   public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
       QuantMode requantize, Set<String> offsetWeights, int accuracyLevel, HeadSetting head) {
     if (checkpoint == null && !configured.quantized() && requantize != QuantMode.NONE) {
-      QuantSpec spec = of(requantize).withAccuracyLevel(accuracyLevel)
-          .withOffsetWeights(offsetWeights);
+      QuantSpec spec = of(requantize).withAccuracyLevel(accuracyLevel);
       if (head.lmHead() != null) {
         spec = spec.withLmHead(head.lmHead());
       }
-      return head.blockSize() == null ? spec : spec.withHeadBlockSize(head.blockSize());
+      spec = head.blockSize() == null ? spec : spec.withHeadBlockSize(head.blockSize());
+      return withOffsets(spec, offsetWeights);
     }
     if (checkpoint == null) {
-      return configured;
+      return withOffsets(configured, offsetWeights);
     }
     if (configured.quantized()) {
       throw new QuantizationException("the checkpoint is already quantized ("

@@ -200,35 +200,26 @@ final class CheckModelCommand implements Callable<Integer> {
       PrintWriter out) {
     int blockSize = flags.blockSize();
     long budget = flags.kvCacheMemoryBytes();
-    // a GGUF file's Q4_K layers on their own codes (auto) is a form of its own, not int8's
-    boolean offsets = !quant.offsetWeights().isEmpty();
     for (QuantMode mode : QuantMode.values()) {
-      boolean chosen = mode == quant.mode() && !offsets;
+      boolean chosen = mode == quant.mode();
       try {
         QuantSpec spec = chosen ? quant : QuantSpec.forModel(QuantSpec.of(mode),
-                m.weights().checkpointQuantization(), QuantSpec.accuracyLevelFor(false),
+                m.weights().checkpointQuantization(), QuantMode.NONE,
+                m.weights().offsetWeights(), QuantSpec.accuracyLevelFor(false),
                 flags.quantizationHead())
             .resolvedFor(m.weights().config().hiddenSize());
-        describeMemory(m, mode.label(), spec, chosen, blockSize, budget, out);
+        MemoryPlan p = MemoryPlan.forBudget(m.weights(), blockSize, budget, spec);
+        out.printf("memory      %-4s weights as served %s (%.2f bytes/parameter), serving ~%s,"
+            + " peak while loading ~%s%s%n", mode.label(), MemoryPlan.mib(p.weightBytes()),
+            (double) p.weightBytes() / parameters(m), MemoryPlan.mib(p.servingBytes()),
+            MemoryPlan.mib(p.peakBytes()), chosen ? "  (chosen)" : "");
       } catch (IllegalArgumentException e) {
         out.printf("memory      %-4s not possible for this checkpoint (%s)%n", mode.label(),
             e.getMessage());
       }
     }
-    if (offsets) {
-      describeMemory(m, "auto", quant, true, blockSize, budget, out);
-    }
     MemoryPlan chosen = MemoryPlan.forBudget(m.weights(), blockSize, budget, quant);
     out.println("plan        " + chosen.describe());
-  }
-
-  private static void describeMemory(LoadedModel m, String label, QuantSpec spec,
-      boolean chosen, int blockSize, long budget, PrintWriter out) {
-    MemoryPlan p = MemoryPlan.forBudget(m.weights(), blockSize, budget, spec);
-    out.printf("memory      %-4s weights as served %s (%.2f bytes/parameter), serving ~%s,"
-        + " peak while loading ~%s%s%n", label, MemoryPlan.mib(p.weightBytes()),
-        (double) p.weightBytes() / parameters(m), MemoryPlan.mib(p.servingBytes()),
-        MemoryPlan.mib(p.peakBytes()), chosen ? "  (chosen)" : "");
   }
 
   private void describe(LoadedModel m, PrintWriter out) {

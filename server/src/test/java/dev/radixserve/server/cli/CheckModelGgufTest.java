@@ -70,18 +70,14 @@ class CheckModelGgufTest {
     assertFalse(q.out().contains("gptq"), q.out());
     assertTrue(q.out().endsWith("ok\n"), q.out());
 
-    // a K-quant mix: Q4_K on its own codes with offsets by default, the rest requantized
+    // a K-quant mix is requantized by default, from the file's blocks
     ServeCommandTest.Run k = run("check-model",
         FIXTURES.resolve("llama3-wide-q4_k_m.gguf").toString(), "--threads", "1");
     assertEquals(0, k.status(), k.err() + k.out());
-    assertTrue(k.out().contains("projections Q4_K ×5 as MatMulNBits int4 on the file's own"
-        + " codes + a float offset per block (block 32, not requantized), Q6_K ×2 requantized"
-        + " to int8"), k.out());
-    assertTrue(k.out().contains("quantization int8/bauto/sym/acc4/gguf-q4k/head-b128"),
-        k.out());
-    assertTrue(k.out().contains("memory      int8 weights as served"), k.out());
-    assertTrue(k.out().contains("memory      auto weights as served"), k.out());
-    assertTrue(k.out().contains("(chosen)\nplan"), k.out());
+    assertTrue(k.out().contains("projections Q4_K ×5 requantized to int8 (--quantization int4:"
+        + " as MatMulNBits int4 on the file's own codes + a float offset per block (block 32,"
+        + " not requantized)), Q6_K ×2 requantized to int8"), k.out());
+    assertTrue(k.out().contains("quantization int8/bauto/sym/acc4/head-b128"), k.out());
     assertTrue(k.out().contains("decoded from blocks"), k.out());
     assertTrue(k.out().endsWith("ok\n"), k.out());
   }
@@ -89,8 +85,7 @@ class CheckModelGgufTest {
   /**
    * An explicit {@code --quantization none} serves a K-quant mix's dequantized weights at fp32:
    * the next token's logprob is transformers' on the file's own dequantized weights; {@code auto}
-   * is the default: the Q4_K layers on their codes with offsets, the rest int8; {@code int8} all
-   * int8.
+   * is the default's int8; {@code int4} serves the Q4_K layers on their own codes.
    */
   @Test
   void anExplicitNoneServesAKQuantFileAtFp32AndAutoRequantizes() throws IOException {
@@ -113,12 +108,14 @@ class CheckModelGgufTest {
     ServeCommandTest.Run auto = run("check-model", file.toString(), "--quantization", "auto",
         "--threads", "1");
     assertEquals(0, auto.status(), auto.err() + auto.out());
-    assertTrue(auto.out().contains("quantization int8/bauto/sym/acc4/gguf-q4k/head-b128"),
-        auto.out());
-    ServeCommandTest.Run int8 = run("check-model", file.toString(), "--quantization", "int8",
+    assertTrue(auto.out().contains("quantization int8/bauto/sym/acc4/head-b128"), auto.out());
+    // int4: the Q4_K layers on their own codes with offsets, the Q6_K ones re-rounded
+    ServeCommandTest.Run int4 = run("check-model", file.toString(), "--quantization", "int4",
         "--threads", "1");
-    assertEquals(0, int8.status(), int8.err() + int8.out());
-    assertTrue(int8.out().contains("quantization int8/bauto/sym/acc4/head-b128"), int8.out());
+    assertEquals(0, int4.status(), int4.err() + int4.out());
+    assertTrue(int4.out().contains("quantization int4/b32/asym/acc4/gguf-q4k/head-int8-b128"),
+        int4.out());
+    assertTrue(int4.out().contains("(chosen)\nplan"), int4.out());
   }
 
   @Test
