@@ -28,8 +28,9 @@ import java.util.Set;
  *     either way when {@code headMode} says so.
  * @param offsetWeights projections served on a GGUF file's own Q4_K codes with a float offset
  *     per block ({@link Q4KRepacker}) whatever {@code mode} says, which then covers the others:
- *     a Q4_K_M file mixes Q4_K with Q6_K layers. Each weight's own spec ({@link #forWeight(String,
- *     long)}) says which it is; empty for every other model.
+ *     a Q4_K_M file mixes Q4_K with Q6_K layers. {@link #forModel} fills it under {@link
+ *     #OFFSETS_MODE} only. Each weight's own spec ({@link #forWeight(String, long)}) says which
+ *     it is; empty for every other model.
  */
 public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, QuantMode headMode,
     int headBlockSize, int accuracyLevel, CheckpointQuantization checkpoint,
