@@ -25,9 +25,8 @@ b=${B:-auto}
 . "$repo/.ci/java-home.sh"
 mkdir -p "$out"
 pid=
-. "$repo/bench/llamacpp/servers.sh" # stop
+. "$repo/bench/llamacpp/servers.sh" # stop, kib
 trap stop EXIT
-kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }
 
 { date -u; uptime; nproc; grep -m1 'model name' /proc/cpuinfo; } > "$out/load.txt"
 for round in $(seq 1 "$rounds"); do
