@@ -30,7 +30,7 @@ import java.util.Set;
  *   GGUF Q4_K (offsets)        MatMulNBits(x, W.q, W.scales) + MatMul(BlockSums(x), W.offsets)
  *                              symmetric int4 blocks of 32 holding the file's codes; BlockSums(x) =
  *                              ReduceSum(Reshape(x, [T, K/32, 32]), -1) [T, K/32], once per input;
- *                              W.offsets [K/32, N] ({@link dev.radixserve.model.quant.OffsetWeight})
+ *                              W.offsets [K/32, N] (quant.OffsetWeight)
  * </pre>
  *
  * The bias stays a separate Add: MatMulNBits' own bias input is not implemented by every

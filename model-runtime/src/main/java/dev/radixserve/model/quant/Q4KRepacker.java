@@ -15,11 +15,11 @@ import java.lang.foreign.MemorySegment;
  * </pre>
  *
  * The sub-blocks are MatMulNBits' blocks of 32: {@code (q − 8)·s} is its symmetric int4 block
- * with the default zero point 8 (no zero-point input: the pre-packed path the file's Q4_0 blocks
- * take too), and the offset, a fraction of the scale no integer zero point can carry, is one
+ * with the default zero point 8 (no zero-point input; ONNX Runtime pre-packs it as it does the
+ * file's Q4_0 blocks), and the offset, a fraction of the scale no integer zero point can carry, is one
  * float per block and output ({@link OffsetWeight}), which the graph adds back. {@code s} is
  * ggml's own float product; {@code s·(q − 8) + o} differs from ggml's {@code d·sc·q − dmin·m}
- * by float rounding only (a few ulps of the block's largest term, see Q4KRepackerTest).
+ * only where {@code o} rounds (bit for bit on the fixtures, GgufQ4KBlocksTest).
  */
 public final class Q4KRepacker {
 
@@ -35,10 +35,10 @@ public final class Q4KRepacker {
   public interface Rows {
 
     /**
-     * Output {@code n}'s K weights in the tensor's {@code data}: the codes into {@code codes} (K / 2 bytes, MatMulNBits'
-     * order: weight 2j in the low nibble of byte j, 2j + 1 in the high one), and per block of
-     * 32 its scale {@code d·sc} into {@code scales} and its minimum {@code dmin·m} into
-     * {@code mins} (K / 32 each), both as ggml computes them.
+     * Output {@code n}'s K weights in the tensor's {@code data}: the codes into {@code codes}
+     * (K / 2 bytes, MatMulNBits' order: weight 2j in the low nibble of byte j, 2j + 1 in the
+     * high one), and per block of 32 its scale {@code d·sc} into {@code scales} and its minimum
+     * {@code dmin·m} into {@code mins} (K / 32 each), both as ggml computes them.
      */
     void readQ4K(MemorySegment data, long n, byte[] codes, float[] scales, float[] mins);
   }
