@@ -16,8 +16,8 @@ import java.lang.foreign.MemorySegment;
  *
  * The sub-blocks are MatMulNBits' blocks of 32: {@code (q − 8)·s} is its symmetric int4 block
  * with the default zero point 8 (no zero-point input; ONNX Runtime pre-packs it as it does the
- * file's Q4_0 blocks), and the offset, a fraction of the scale no integer zero point can carry, is one
- * float per block and output ({@link OffsetWeight}), which the graph adds back. {@code s} is
+ * file's Q4_0 blocks), and the offset, a fraction of the scale no integer zero point can carry,
+ * is one float per block and output ({@link OffsetWeight}), which the graph adds back. {@code s} is
  * ggml's own float product; {@code s·(q − 8) + o} differs from ggml's {@code d·sc·q − dmin·m}
  * only where {@code o} rounds (bit for bit on the fixtures, GgufQ4KBlocksTest).
  */
