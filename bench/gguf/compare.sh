@@ -33,10 +33,9 @@ lc=${LLAMACPP:-/work/llamacpp/src/build/bin}
 . "$repo/.ci/java-home.sh"
 mkdir -p "$out"
 pid=
-. "$repo/bench/llamacpp/servers.sh" # stop
+. "$repo/bench/llamacpp/servers.sh" # stop, kib
 trap stop EXIT
 
-kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }
 
 # serve SERVER FILE PORT LOG SLOTS: starts one server on FILE (llama-server with SLOTS slots of
 # 4,096 tokens, or 2,048 each past one), sets $pid, waits for /health; 1 if it never answers

@@ -1,5 +1,5 @@
-# Sourced by compare.sh and quick.sh (and bench/gguf/compare.sh, for stop): starts one server of
-# the comparison in the background, and stops it.
+# Sourced by compare.sh and quick.sh (and bench/gguf/compare.sh and q4k-ab.sh, for stop and
+# kib): starts one server of the comparison in the background, and stops it.
 #
 #   launch VARIANT PORT THREADS LOG      (sets $pid; needs $work, $jar and $java)
 #   stop                                 (ends the server $pid names, if any, and clears it)
@@ -33,6 +33,9 @@ launch() {
   esac
   pid=$!
 }
+
+# kib FIELD: the server $pid's /proc status field (VmRSS, VmHWM, ...) in KiB
+kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }
 
 stop() {
   if [ -n "$pid" ]; then

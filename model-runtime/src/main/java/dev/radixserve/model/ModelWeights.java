@@ -6,6 +6,7 @@ import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.graph.PagedGraph;
 import dev.radixserve.model.weights.Tensor;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * One model family's weights under its canonical names, with the paged graph that computes it:
@@ -45,6 +46,15 @@ public interface ModelWeights extends AutoCloseable {
    */
   default QuantMode requantizeAs() {
     return QuantMode.NONE;
+  }
+
+  /**
+   * Projections served, where {@link #requantizeAs} applies, on their own 4-bit codes with a
+   * float offset per block rather than requantized (a GGUF file's Q4_K layers, {@link
+   * dev.radixserve.model.quant.Q4KRepacker}); empty for every other checkpoint.
+   */
+  default Set<String> offsetWeights() {
+    return Set.of();
   }
 
   /** Releases (or unmaps) the weights. */

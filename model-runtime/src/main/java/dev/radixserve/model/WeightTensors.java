@@ -6,6 +6,8 @@ import dev.radixserve.model.graph.WeightSource;
 import dev.radixserve.model.quant.BlockQuantizer;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.CheckpointRepacker;
+import dev.radixserve.model.quant.OffsetWeight;
+import dev.radixserve.model.quant.Q4KRepacker;
 import dev.radixserve.model.quant.QuantizedWeight;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.Tensor;
@@ -24,7 +26,8 @@ import java.util.Map;
  * another format's blocks, a row at a time) are converted. A
  * quantized weight is quantized here, once for its parts ({@link BlockQuantizer}), from whatever
  * dtype the checkpoint has, or, from a GPTQ or AWQ checkpoint, repacked from its own blocks
- * ({@link CheckpointRepacker}). Everything is made in native memory one checkpoint tensor at a
+ * ({@link CheckpointRepacker}), or from a GGUF file's Q4_K blocks, their codes and a float offset
+ * per block ({@link Q4KRepacker}). Everything is made in native memory one checkpoint tensor at a
  * time (no whole-model float or quantized copy, on the heap or off it) and handed to a sink:
  * {@link WeightsFile} writes it into the file ONNX Runtime maps.
  */
@@ -66,11 +69,15 @@ final class WeightTensors {
     quantizedParts.forEach((name, indices) -> tasks.add(() -> task(tensors, name, arena -> {
       WeightSource.Quantized q = (WeightSource.Quantized) initializers.get(indices.getFirst())
           .source();
-      QuantizedWeight w = quantize(tensors, q);
+      OffsetWeight offsets = q.spec().checkpoint() != null && q.spec().checkpoint().offsets()
+          ? Q4KRepacker.repack(tensor(tensors, q.tensor()), q.layout()) : null;
+      QuantizedWeight w = offsets != null ? offsets.codes() : quantize(tensors, q);
       for (int i : indices) {
         ExternalInitializer init = initializers.get(i);
-        sink.accept(i, part(w, ((WeightSource.Quantized) init.source()).part(),
-            floatType(init.elemType()), arena));
+        WeightSource.Part part = ((WeightSource.Quantized) init.source()).part();
+        GraphDtype type = floatType(init.elemType());
+        sink.accept(i, part == WeightSource.Part.OFFSETS ? floats(offsets.offsets(), type, arena)
+            : part(w, part, type, arena));
       }
     })));
     tasks.parallelStream().forEach(Runnable::run);
@@ -178,16 +185,19 @@ final class WeightTensors {
       case ZERO_POINTS -> w.zeroPoints() != null
           ? arena.allocateFrom(ValueLayout.JAVA_BYTE, w.zeroPoints())
           : defaultZeroPoints(w, arena);
-      case SCALES -> {
-        float[] scales = w.scales();
-        MemorySegment out = arena.allocate((long) scales.length * scaleType.bytes(), 64);
-        for (int i = 0; i < scales.length; i++) {
-          scaleType.store(out, i, scales[i]);
-        }
-        yield out;
-      }
-      case INPUT_ORDER -> throw new IllegalStateException("an input order is no part of " + w);
+      case SCALES -> floats(w.scales(), scaleType, arena);
+      case INPUT_ORDER, OFFSETS -> throw new IllegalStateException("no part of " + w + ": "
+          + part);
     };
+  }
+
+  /** {@code values} in {@code type} (scales, offsets: of A's type, the graph's float type). */
+  private static MemorySegment floats(float[] values, GraphDtype type, Arena arena) {
+    MemorySegment out = arena.allocate((long) values.length * type.bytes(), 64);
+    for (int i = 0; i < values.length; i++) {
+      type.store(out, i, values[i]);
+    }
+    return out;
   }
 
   /**

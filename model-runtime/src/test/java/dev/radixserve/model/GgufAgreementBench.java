@@ -26,7 +26,8 @@ import java.util.Map;
  *   GgufAgreementBench --vs-exact FILE.gguf ROUTE STEPS PROMPT...       (no reference needed)
  *   ROUTE: exact (file's blocks computed in fp32; floats as they are; default),
  *          served (what serve runs on the CPU by default: the file's Q8_0/Q4_0 blocks repacked,
- *          other blocks requantized to the nearest mode, accuracy_level 4, the LM head and
+ *          Q4_K projections on their codes with offsets, other blocks requantized to the
+ *          nearest mode, accuracy_level 4, the LM head and
  *          embedding as QuantSpec's auto),
  *          int8 | int4 (--quantization of a float-served file: requantized from its weights)
  * </pre>
@@ -67,7 +68,8 @@ public final class GgufAgreementBench {
           : QuantSpec.forModel(QuantSpec.none(), c, 0, QuantSpec.HeadSetting.AUTO)
               .withHeadMode(QuantMode.NONE);
       case "served" -> QuantSpec.forModel(QuantSpec.none(), c, m.weights().requantizeAs(),
-          QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO).resolvedFor(hidden);
+          m.weights().offsetWeights(), QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO)
+          .resolvedFor(hidden);
       case "int8", "int4" -> QuantSpec.forModel(QuantSpec.of(QuantMode.parse(route))
           .withHeadMode(QuantMode.NONE), c, QuantSpec.CPU_ACCURACY_LEVEL,
           QuantSpec.HeadSetting.AUTO);

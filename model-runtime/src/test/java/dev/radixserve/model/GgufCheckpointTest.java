@@ -115,23 +115,29 @@ class GgufCheckpointTest {
   }
 
   /**
-   * K-quant files as serve runs them by default: requantized into MatMulNBits at int8 (Q4_K's
-   * fractional offsets do not survive int4's integer zero points, GgufTensors#nearestMode), int8
-   * LM head and embedding, int8 activations (accuracy_level 4).
+   * K-quant files as serve runs them by default: requantized into MatMulNBits at int8
+   * (GgufTensors#nearestMode), int8 LM head and embedding, int8 activations (accuracy_level 4);
+   * and the Q4_K_M file under {@code --quantization int4}: its Q4_K projections on their own
+   * codes with a float offset per block, its Q6_K ones re-rounded to int4.
    * Greedy decoding from each prompt gives transformers' tokens on the file's own dequantized
-   * weights (journal 2026-11-28-gguf has the logprob differences).
+   * weights (journal 2026-11-28-gguf has the logprob differences), and llama-server's greedy
+   * tokens on the file ({@code llama_server_reference.py}).
    */
-  @ParameterizedTest(name = "{0}")
-  @CsvSource({"q4_k_m, INT8", "q6_k, INT8"})
-  void kQuantFilesServedRequantizedGiveTheFilesGreedyTokens(String type, QuantMode mode)
-      throws IOException {
+  @ParameterizedTest(name = "{0} {1}")
+  @CsvSource({"q4_k_m, auto, INT8, 0", "q6_k, auto, INT8, 0", "q4_k_m, int4, INT4, 5"})
+  void kQuantFilesServedRequantizedGiveTheFilesGreedyTokens(String type, String flag,
+      QuantMode mode, int offsets) throws IOException {
     JsonNode expected = expected("llama3-wide-" + type + "-expected.json");
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve("llama3-wide-" + type
         + ".gguf"))) {
-      QuantSpec served = QuantSpec.forModel(QuantSpec.none(), null, m.weights().requantizeAs(),
+      boolean auto = flag.equals("auto");
+      QuantSpec served = QuantSpec.forModel(auto ? QuantSpec.none()
+              : QuantSpec.of(QuantMode.parse(flag)), null,
+          auto ? m.weights().requantizeAs() : QuantMode.NONE, m.weights().offsetWeights(),
           QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO)
           .resolvedFor(m.weights().config().hiddenSize());
       assertEquals(mode, served.mode());
+      assertEquals(offsets, served.offsetWeights().size());
       assertEquals(QuantMode.INT8, served.headMode());
       try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
           served)) {
@@ -148,6 +154,8 @@ class GgufCheckpointTest {
                 new int[] {s.get("token").asInt()}, position++, table))))[0];
           }
         }
+        assertLlamaServersGreedy(m, runner, table,
+            expected("llama3-wide-" + type + ".llama-server.json"), type + " " + flag);
       }
     }
   }

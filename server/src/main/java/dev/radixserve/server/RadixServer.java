@@ -180,6 +180,7 @@ public final class RadixServer {
     // model's width: resolved once, here
     quant = QuantSpec.forModel(config.quantization(), weights.checkpointQuantization(),
         config.quantizationAuto() ? weights.requantizeAs() : QuantMode.NONE,
+        weights.offsetWeights(),
         QuantSpec.accuracyLevelFor(config.device().kind() == Device.Kind.CUDA),
         config.quantizationHead())
         .resolvedFor(mc.hiddenSize());

@@ -2,6 +2,7 @@ package dev.radixserve.model.gguf;
 
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.GgmlBlockRepacker;
+import dev.radixserve.model.quant.Q4KRepacker;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.Tensor;
 import java.lang.foreign.Arena;
@@ -92,7 +93,7 @@ final class GgufBlocks {
    * {@link GgmlBlockRepacker} as they lie (a repacked projection is never decoded).
    */
   private record Rows(GgmlType type, long k, RowMap rows) implements Tensor.Decoder,
-      GgmlBlockRepacker.BlockRows {
+      GgmlBlockRepacker.BlockRows, Q4KRepacker.Rows {
 
     @Override
     public long bytes(long n, long k) {
@@ -116,6 +117,11 @@ final class GgufBlocks {
     public long rowOffset(long row) {
       return rows.sourceRow(Math.toIntExact(row)) * type.rowBytes(k);
     }
+
+    @Override
+    public void readQ4K(MemorySegment data, long n, byte[] codes, float[] scales, float[] mins) {
+      q4KRow(type, data, rowOffset(n), codes, scales, mins);
+    }
   }
 
   /**
@@ -129,8 +135,11 @@ final class GgufBlocks {
         new Columns(t.type(), (int) t.ne()[0], (int) t.ne()[1]));
   }
 
-  /** {@link #transposedView}'s decoder: one column of blocks cached (N × block floats). */
-  private static final class Columns implements Tensor.Decoder {
+  /**
+   * {@link #transposedView}'s decoder: one column of blocks cached (N × block floats). Output n
+   * of a Q4_K tensor is the file's row n, read as it lies ({@link Q4KRepacker}).
+   */
+  private static final class Columns implements Tensor.Decoder, Q4KRepacker.Rows {
 
     private final GgmlType type;
     private final int k;
@@ -168,6 +177,45 @@ final class GgufBlocks {
       int at = (int) (row % size);
       for (int r = 0; r < n; r++) {
         out[r] = cache[r * size + at];
+      }
+    }
+
+    @Override
+    public void readQ4K(MemorySegment data, long row, byte[] codes, float[] scales,
+        float[] mins) {
+      q4KRow(type, data, row * type.rowBytes(k), codes, scales, mins);
+    }
+  }
+
+  /**
+   * A row of Q4_K super-blocks at {@code rowAt} as {@link Q4KRepacker.Rows} hands it out: codes
+   * in MatMulNBits' nibble order, and per sub-block of 32 the scale {@code d·sc} and min
+   * {@code dmin·m} as {@link #kBlock45} computes them. Sub-block 2i holds the low nibbles of the
+   * i-th 32 bytes of {@code qs}, sub-block 2i + 1 their high nibbles.
+   */
+  private static void q4KRow(GgmlType type, MemorySegment s, long rowAt, byte[] codes,
+      float[] scales, float[] mins) {
+    if (type != GgmlType.Q4_K) {
+      throw new IllegalStateException(type + " blocks are not Q4_K");
+    }
+    int superBlocks = scales.length / 8;
+    for (int b = 0; b < superBlocks; b++) {
+      long at = rowAt + (long) b * type.typeSize();
+      float d = Float.float16ToFloat(s.get(U16, at));
+      float min = Float.float16ToFloat(s.get(U16, at + 2));
+      long sm = at + 4;
+      long qs = at + 16;
+      for (int is = 0; is < 8; is++) {
+        int block = b * 8 + is;
+        scales[block] = d * scale(s, sm, is);
+        mins[block] = min * mins(s, sm, is);
+        long from = qs + 32L * (is / 2);
+        int shift = 4 * (is & 1);
+        for (int j = 0; j < 16; j++) {
+          int lo = (b(s, from + 2 * j) >>> shift) & 15;
+          int hi = (b(s, from + 2 * j + 1) >>> shift) & 15;
+          codes[block * 16 + j] = (byte) (lo | hi << 4);
+        }
       }
     }
   }

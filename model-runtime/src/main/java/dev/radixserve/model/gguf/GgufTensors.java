@@ -4,6 +4,7 @@ import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.weights.DType;
 import dev.radixserve.model.weights.ModelLoadException;
 import dev.radixserve.model.weights.Tensor;
@@ -39,12 +40,19 @@ import java.util.TreeSet;
  * @param ropeFactors {@code rope_freqs.weight}, or null
  * @param requantize the MatMulNBits mode the file is served in unless another is configured
  *     ({@link #nearestMode}); NONE for float files and files served in their own blocks
+ * @param offsetWeights the projections in Q4_K blocks of a file that is requantized: served on
+ *     their own codes with a float offset per block when the layers are int4 ({@link
+ *     QuantSpec#OFFSETS_MODE}, {@link dev.radixserve.model.quant.Q4KRepacker}), else requantized
+ * @param projectionTypes how many projections hold each ggml type (for check-model)
  */
 record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     CheckpointQuantization quantization, GgmlType projectionType, Map<GgmlType, Integer> types,
-    float[] ropeFactors, QuantMode requantize) {
+    float[] ropeFactors, QuantMode requantize, Set<String> offsetWeights,
+    Map<GgmlType, Integer> projectionTypes) {
 
   private static final Set<GgmlType> FLOATS = Set.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16);
+  private static final String OFFSETS = "as MatMulNBits int4 on the file's own codes + a float"
+      + " offset per block (block 32, not requantized)";
 
   static GgufTensors read(GgufFile f, String arch, Arena arena) {
     Map<String, GgufFile.TensorInfo> names = GgufTensorNames.canonical(f, arch);
@@ -105,7 +113,18 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
       }
     }
     QuantMode requantize = q != null ? QuantMode.NONE : nearestMode(names);
-    return new GgufTensors(config, out, q, projectionType, types, ropeFactors, requantize);
+    Set<String> offsetWeights = new TreeSet<>();
+    Map<GgmlType, Integer> projectionTypes = new TreeMap<>();
+    names.forEach((name, t) -> {
+      if (isProjection(name)) {
+        projectionTypes.merge(t.type(), 1, Integer::sum);
+        if (requantize != QuantMode.NONE && t.type() == GgmlType.Q4_K) {
+          offsetWeights.add(name);
+        }
+      }
+    });
+    return new GgufTensors(config, out, q, projectionType, types, ropeFactors, requantize,
+        Set.copyOf(offsetWeights), projectionTypes);
   }
 
   /** A linear layer's weight: Llama's {@code layers.N.*_proj.weight}, GPT-2's {@code h.N.*}. */
@@ -138,12 +157,13 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
    * most are floats. Q4_1 and Q4_K hold a fractional offset per block (d·q − m), which
    * MatMulNBits' integer zero points cannot carry: re-rounded onto its 4-bit grid, each block's
    * 32 weights shift together by up to half a step, and on the Llama-3.2-1B shape a Q4_K_M file
-   * served as int4 gave mean |Δ logprob| 0.60 and 5/32 top-1 against the file's own weights
-   * (int8: 0.047, 30/32; docs/benchmarks/journal/2026-11-28b-gguf.md). The 2-layer fixtures had
-   * shown 0.0015, which is why int4 was the default until then. int8 costs about twice the
-   * file's bytes; {@code --quantization int4} still asks for the smaller, less exact form.
-   * A mixed file (llama-quantize's Q4_K_M keeps some layers in Q6_K) takes one mode for every
-   * layer, since one spec serves all layers.
+   * so served gave mean |Δ logprob| 0.60 and 5/32 top-1 against the file's own weights (int8:
+   * 0.047, 30/32; docs/benchmarks/journal/2026-11-28b-gguf.md). Under int4 a Q4_K projection is
+   * therefore served on its own codes with the offset per block added back ({@link
+   * #offsetWeights}); that form is not int8's replacement by default because it prefills at
+   * about 0.6× int8's rate for ~5% less memory and the same accuracy
+   * (docs/benchmarks/journal/2026-11-28e-gguf-q4k.md). A mixed file (llama-quantize's Q4_K_M
+   * keeps some layers in Q6_K) takes one mode for its other layers.
    */
   static QuantMode nearestMode(Map<String, GgufFile.TensorInfo> names) {
     long four = 0;
@@ -187,8 +207,31 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
 
   /** e.g. {@code F32 ×5, Q8_0 ×14}. */
   String describeTypes() {
+    return describe(types);
+  }
+
+  /**
+   * What each ggml type of the projections is served as unless another mode is configured, e.g.
+   * {@code Q4_K ×5 requantized to int8 (--quantization int4: as MatMulNBits int4 on the file's
+   * own codes + ...), Q6_K ×2 requantized to int8}.
+   */
+  String describeProjections() {
     StringBuilder b = new StringBuilder();
-    types.forEach((type, n) -> b.append(b.isEmpty() ? "" : ", ").append(type).append(" ×")
+    projectionTypes.forEach((type, n) -> b.append(b.isEmpty() ? "" : ", ").append(type)
+        .append(" ×").append(n).append(" ").append(
+            quantization != null ? "repacked bit for bit (MatMulNBits " + quantization.bits()
+                + "-bit, block 32)"
+            : requantize == QuantMode.NONE ? "as floats"
+            : type != GgmlType.Q4_K ? "requantized to " + requantize.label()
+            : requantize == QuantSpec.OFFSETS_MODE ? OFFSETS
+            : "requantized to " + requantize.label() + " (--quantization "
+                + QuantSpec.OFFSETS_MODE.label() + ": " + OFFSETS + ")"));
+    return b.toString();
+  }
+
+  private static String describe(Map<GgmlType, Integer> counts) {
+    StringBuilder b = new StringBuilder();
+    counts.forEach((type, n) -> b.append(b.isEmpty() ? "" : ", ").append(type).append(" ×")
         .append(n));
     return b.toString();
   }

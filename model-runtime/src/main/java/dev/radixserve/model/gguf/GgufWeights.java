@@ -7,6 +7,7 @@ import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.weights.Tensor;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * A GGUF file's weights: the Llama family's or GPT-2's, described as the file holds
@@ -19,27 +20,24 @@ public final class GgufWeights implements ModelWeights {
   private final String description;
   private final String identity;
   private final QuantMode requantize;
+  private final Set<String> offsetWeights;
 
   GgufWeights(ModelWeights weights, GgufFile f, GgufTensors tensors, String tokenizerSource,
       String identity) {
     this.weights = weights;
     this.identity = identity;
     this.requantize = tensors.requantize();
+    this.offsetWeights = tensors.offsetWeights();
     long bytes = 0;
     for (GgufFile.TensorInfo t : f.tensors()) {
       bytes += t.data().byteSize();
     }
-    CheckpointQuantization q = tensors.quantization();
     this.description = String.format("%s%ngguf        %s (%s), file type %s; tensors %s, %,d bytes;"
         + " projections %s%ntokenizer   %s", weights.describe(),
         f.files().size() == 1 ? f.primary().getFileName() : f.files().size() + " shards from "
             + f.primary().getFileName(), f.get(GgufKeys.ARCHITECTURE),
         f.get(GgufKeys.FILE_TYPE), tensors.describeTypes(), bytes,
-        q != null ? tensors.projectionType() + " blocks as MatMulNBits " + q.bits()
-            + "-bit, block 32 (repacked bit for bit, not requantized)"
-            : requantize != QuantMode.NONE ? "requantized to " + requantize.label()
-                + " (MatMulNBits; decoded from the file's blocks one tensor at a time)"
-            : "as floats (F32/F16/BF16 as stored)", tokenizerSource)
+        tensors.describeProjections(), tokenizerSource)
         + (tensors.ropeFactors() == null ? "" : String.format("%nrope        llama.cpp's"
             + " rope_freqs.weight: each of the %d frequencies divided by its factor (Llama 3's"
             + " scaling as the converter wrote it)", tensors.ropeFactors().length));
@@ -83,6 +81,11 @@ public final class GgufWeights implements ModelWeights {
   @Override
   public QuantMode requantizeAs() {
     return requantize;
+  }
+
+  @Override
+  public Set<String> offsetWeights() {
+    return offsetWeights;
   }
 
   @Override

@@ -27,6 +27,10 @@ import java.util.Set;
  *                              K, N, bits, block_size, accuracy_level from the {@link QuantSpec}
  *   GPTQ act-order             Gather(x, W.input_order, axis=-1) first (once per input and order;
  *                              none where x arrives in order, see {@link ActOrder})
+ *   GGUF Q4_K (offsets)        MatMulNBits(x, W.q, W.scales) + MatMul(BlockSums(x), W.offsets)
+ *                              symmetric int4 blocks of 32 holding the file's codes; BlockSums(x) =
+ *                              ReduceSum(Reshape(x, [T, K/32, 32]), -1) [T, K/32], once per input;
+ *                              W.offsets [K/32, N] (quant.OffsetWeight)
  * </pre>
  *
  * The bias stays a separate Add: MatMulNBits' own bias input is not implemented by every
@@ -39,6 +43,7 @@ final class Linear {
   static final String SCALES = ".scales";
   static final String ZERO_POINTS = ".zero_points";
   static final String INPUT_ORDER = ".input_order";
+  static final String OFFSETS = ".offsets";
   static final String GATHER_WEIGHT = ".gather_q";
   static final String GATHER_SCALES = ".gather_scales";
   static final String GATHER_ZERO_POINTS = ".gather_zero_points";
@@ -52,6 +57,8 @@ final class Linear {
   /** Biases put in their weight's output order: bias → gathered value. */
   private final Map<String, String> permutedBiases = new HashMap<>();
   private final Set<String> declaredOrders = new HashSet<>();
+  /** Block sums emitted for offset weights: input value → its [T, K/32] sums. */
+  private final Map<String, String> blockSums = new HashMap<>();
 
   /** @param floatType the graph's float type (ONNX code): MatMulNBits' scales are of A's type */
   Linear(GraphBuilder g, QuantSpec spec, int floatType) {
@@ -134,7 +141,9 @@ final class Linear {
   private String matMulNBits(String x, String weight, WeightLayout layout, long k, long n,
       String out) {
     spec.requireDivides(weight, k);
-    QuantSpec spec = this.spec.forWeight(k); // an auto block size resolved for this K
+    // this weight's own: an auto block size resolved for this K, or a file's Q4_K codes
+    QuantSpec spec = this.spec.forWeight(weight, k);
+    boolean offsets = spec.checkpoint() != null && spec.checkpoint().offsets();
     if (spec.checkpoint() != null && spec.checkpoint().actOrder()) {
       // GPTQ act-order: the blocks hold the inputs in group order (CheckpointRepacker.inputOrder)
       String owner = actOrder.inputOrderOwners().getOrDefault(weight, weight);
@@ -154,10 +163,27 @@ final class Linear {
       inputs.add(quantized(weight, layout, spec, Part.ZERO_POINTS, ZERO_POINTS, UINT8, n,
           (blocks * bits + 7) / 8));
     }
-    return named(out, "MatMulNBits", "com.microsoft", weight + "_q", inputs,
-        attr("K", k), attr("N", n), attr("bits", (long) bits),
+    String product = named(offsets ? null : out, "MatMulNBits", "com.microsoft", weight + "_q",
+        inputs, attr("K", k), attr("N", n), attr("bits", (long) bits),
         attr("block_size", (long) spec.blockSize()),
         attr("accuracy_level", (long) spec.accuracyLevel()));
+    if (!offsets) {
+      return product;
+    }
+    String correction = g.op("MatMul", weight + "_offsets", blockSums(x, blocks, spec.blockSize()),
+        quantized(weight, layout, spec, Part.OFFSETS, OFFSETS, floatType, blocks, n));
+    return named(out, "Add", weight + "_q4k", List.of(product, correction));
+  }
+
+  /**
+   * {@code x} [T, K] summed over each block of {@code block} inputs, [T, blocks]: what an offset
+   * per block multiplies. Once per input (q/k/v, gate/up share theirs). The sums are of the
+   * activations as they are, in the graph's float type, not MatMulNBits' int8-quantized ones.
+   */
+  private String blockSums(String x, long blocks, int block) {
+    return blockSums.computeIfAbsent(x, key -> g.op("ReduceSum", "block_sums",
+        List.of(g.op("Reshape", "blocks", x, g.ints(-1, blocks, block)), g.ints(-1)),
+        attr("keepdims", 0L)));
   }
 
   /**

@@ -30,13 +30,15 @@ public sealed interface WeightSource {
   }
 
   /**
-   * MatMulNBits' inputs 1 (B), 2 (scales) and 3 (zero_points); and for a GPTQ act-order layer
-   * the order its inputs are gathered into first (int64 [K]).
+   * MatMulNBits' inputs 1 (B), 2 (scales) and 3 (zero_points); for a GPTQ act-order layer the
+   * order its inputs are gathered into first (int64 [K]); for a GGUF Q4_K layer the offset per
+   * block ([K/32, N], {@link dev.radixserve.model.quant.OffsetWeight}).
    */
   enum Part {
     WEIGHT,
     SCALES,
     ZERO_POINTS,
-    INPUT_ORDER
+    INPUT_ORDER,
+    OFFSETS
   }
 }

@@ -35,14 +35,16 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
     boolean actOrder) {
 
   /**
-   * The two supported formats, by {@code quant_method}; and a GGUF file's Q8_0/Q4_0 blocks,
-   * kept in the file's mapping and written into MatMulNBits' layout from there ({@link
-   * GgmlBlockRepacker}).
+   * The two supported formats, by {@code quant_method}; a GGUF file's Q8_0/Q4_0 blocks, kept in
+   * the file's mapping and written into MatMulNBits' layout from there ({@link
+   * GgmlBlockRepacker}); and a GGUF Q4_K projection's codes, served symmetric with a float
+   * offset per block ({@link Q4KRepacker}; per weight, {@link QuantSpec#offsetWeights}).
    */
   public enum Method {
     GPTQ("gptq"),
     AWQ("awq"),
-    GGUF("gguf");
+    GGUF("gguf"),
+    GGUF_Q4K("gguf-q4k");
 
     private final String label;
 
@@ -164,8 +166,23 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
     return 32 / bits;
   }
 
+  /** The GGUF Q4_K blocks a projection is served on: 4-bit codes in blocks of 32, offsets. */
+  public static final CheckpointQuantization GGUF_Q4K =
+      new CheckpointQuantization(Method.GGUF_Q4K, 4, Q4KRepacker.BLOCK, 0);
+
+  /**
+   * Whether the blocks carry a float offset each ({@link OffsetWeight}) instead of zero points:
+   * symmetric codes, the offset added back by the graph.
+   */
+  public boolean offsets() {
+    return method == Method.GGUF_Q4K;
+  }
+
   /** e.g. {@code gptq 4-bit, group 128} ({@code , act-order}); {@code gguf Q4_0 blocks}. */
   public String describe() {
+    if (offsets()) {
+      return "gguf Q4_K blocks (4-bit codes, group " + groupSize + ", a float offset per block)";
+    }
     if (method == Method.GGUF) {
       return "gguf Q" + bits + "_0 blocks (" + bits + "-bit, group " + groupSize + ")";
     }
@@ -202,7 +219,7 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
         m.put(prefix + ".scales", new long[] {groups, n});
       }
       // the file's blocks, read as rows of K ({@link GgmlBlockRepacker.BlockRows})
-      case GGUF -> m.put(prefix + ".weight", new long[] {n, k});
+      case GGUF, GGUF_Q4K -> m.put(prefix + ".weight", new long[] {n, k});
     }
     return m;
   }

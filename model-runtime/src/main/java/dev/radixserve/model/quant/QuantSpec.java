@@ -1,5 +1,7 @@
 package dev.radixserve.model.quant;
 
+import java.util.Set;
+
 /**
  * How a model's linear layers are quantized into ONNX Runtime's {@code com.microsoft.MatMulNBits}
  * format: block-wise along the input dimension K, one scale (and with {@code zeroPoints} one zero
@@ -24,9 +26,15 @@ package dev.radixserve.model.quant;
  *     blocks, repacked ({@link CheckpointRepacker}; mode, block size and zero points are then
  *     the checkpoint's). The LM head, which those checkpoints keep in floats, is quantized here
  *     either way when {@code headMode} says so.
+ * @param offsetWeights projections served on a GGUF file's own Q4_K codes with a float offset
+ *     per block ({@link Q4KRepacker}) whatever {@code mode} says, which then covers the others:
+ *     a Q4_K_M file mixes Q4_K with Q6_K layers. {@link #forModel} fills it under {@link
+ *     #OFFSETS_MODE} only. Each weight's own spec ({@link #forWeight(String, long)}) says which
+ *     it is; empty for every other model.
  */
 public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, QuantMode headMode,
-    int headBlockSize, int accuracyLevel, CheckpointQuantization checkpoint) {
+    int headBlockSize, int accuracyLevel, CheckpointQuantization checkpoint,
+    Set<String> offsetWeights) {
 
   /** Block size when none is given (see docs/benchmarks/journal/2026-11-21-to-28.md: 32 against 64). */
   public static final int DEFAULT_BLOCK_SIZE = 32;
@@ -76,10 +84,37 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
       throw new IllegalArgumentException("an auto block size is int8's, not " + mode.label());
     }
     if (checkpoint != null && (mode != checkpoint.mode() || blockSize != checkpoint.groupSize()
-        || !zeroPoints)) {
+        || zeroPoints == checkpoint.offsets())) {
       throw new IllegalArgumentException(mode + "/b" + blockSize + " for a checkpoint in "
           + checkpoint.describe());
     }
+    offsetWeights = Set.copyOf(offsetWeights);
+    if (!offsetWeights.isEmpty() && (mode == QuantMode.NONE || checkpoint != null)) {
+      throw new IllegalArgumentException("Q4_K offset weights under " + mode.label()
+          + (checkpoint != null ? " for a checkpoint in " + checkpoint.describe() : ""));
+    }
+  }
+
+  /**
+   * The layers' mode under which a GGUF file's Q4_K projections are served on their own codes
+   * ({@link #offsetWeights}): int4, which otherwise re-rounds them onto integer zero points (8%
+   * relative RMS off the file's weights, bench/gguf/requant_error.py) at the same bytes. Under
+   * int8, {@code auto}'s mode for K-quant files, they are requantized like the rest: on the
+   * Llama-3.2-1B shape the offsets form prefilled at 0.6× int8's rate (MatMulNBits' int4 kernel
+   * in blocks of 32 against int8's in blocks of 128), decoded at about its rate and held ~5% less
+   * memory, at the same accuracy (docs/benchmarks/journal/2026-11-28e-gguf-q4k.md).
+   */
+  public static final QuantMode OFFSETS_MODE = QuantMode.INT4;
+
+  private static QuantSpec withOffsets(QuantSpec spec, Set<String> offsetWeights) {
+    return spec.mode() == OFFSETS_MODE ? spec.withOffsetWeights(offsetWeights) : spec;
+  }
+
+  /** Layers in one mode, none served on a file's Q4_K codes. */
+  public QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, QuantMode headMode,
+      int headBlockSize, int accuracyLevel, CheckpointQuantization checkpoint) {
+    this(mode, blockSize, zeroPoints, headMode, headBlockSize, accuracyLevel, checkpoint,
+        Set.of());
   }
 
   /** Layers quantized here at load (no {@link #checkpoint}). */
@@ -142,9 +177,33 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     return b;
   }
 
-  /** The spec a weight of {@code k} inputs is quantized under: this one, its block resolved. */
+  /**
+   * The spec a weight of {@code k} inputs is quantized under: this one, its block resolved (and
+   * no {@link #offsetWeights}: it speaks for one weight).
+   */
   public QuantSpec forWeight(long k) {
-    return blockSize == AUTO_BLOCK_SIZE ? withBlockSize(blockFor(k)) : this;
+    QuantSpec one = offsetWeights.isEmpty() ? this : withOffsetWeights(Set.of());
+    return blockSize == AUTO_BLOCK_SIZE ? one.withBlockSize(blockFor(k)) : one;
+  }
+
+  /**
+   * The spec the weight named {@code weight} of {@code k} inputs is served under: for one of
+   * {@link #offsetWeights}, the file's Q4_K codes (int4, blocks of 32, no zero points, {@link
+   * CheckpointQuantization#GGUF_Q4K}); else {@link #forWeight(long)}.
+   */
+  public QuantSpec forWeight(String weight, long k) {
+    if (!offsetWeights.contains(weight)) {
+      return forWeight(k);
+    }
+    CheckpointQuantization q4k = CheckpointQuantization.GGUF_Q4K;
+    return new QuantSpec(q4k.mode(), q4k.groupSize(), false, headMode, headBlockSize,
+        accuracyLevel, q4k);
+  }
+
+  /** This spec with {@code names} served on their file's Q4_K codes ({@link #offsetWeights}). */
+  public QuantSpec withOffsetWeights(Set<String> names) {
+    return new QuantSpec(mode, blockSize, zeroPoints, headMode, headBlockSize, accuracyLevel,
+        checkpoint, names);
   }
 
   /** Whether {@link #blockSize} is what {@link #of} gives this mode (a config says auto). */
@@ -221,11 +280,12 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   /** This spec with another block size. */
   public QuantSpec withBlockSize(int size) {
     return new QuantSpec(mode, size, zeroPoints, headMode, headBlockSize, accuracyLevel,
-        checkpoint);
+        checkpoint, offsetWeights);
   }
 
   public QuantSpec withZeroPoints(boolean on) {
-    return new QuantSpec(mode, blockSize, on, headMode, headBlockSize, accuracyLevel, checkpoint);
+    return new QuantSpec(mode, blockSize, on, headMode, headBlockSize, accuracyLevel, checkpoint,
+        offsetWeights);
   }
 
   /** The LM head quantized in the layers' own mode ({@code on}), or left as it is. */
@@ -235,18 +295,18 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
 
   public QuantSpec withHeadMode(QuantMode head) {
     return new QuantSpec(mode, blockSize, zeroPoints, head, headBlockSize, accuracyLevel,
-        checkpoint);
+        checkpoint, offsetWeights);
   }
 
   /** This spec with the LM head's block size set ({@code size}), or auto (0). */
   public QuantSpec withHeadBlockSize(int size) {
     return new QuantSpec(mode, blockSize, zeroPoints, headMode, size, accuracyLevel,
-        checkpoint);
+        checkpoint, offsetWeights);
   }
 
   public QuantSpec withAccuracyLevel(int level) {
     return new QuantSpec(mode, blockSize, zeroPoints, headMode, headBlockSize, level,
-        checkpoint);
+        checkpoint, offsetWeights);
   }
 
   /**
@@ -254,6 +314,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    * or e.g. {@code int4/b32/asym/acc4} ({@code gptq-} or {@code awq-} before it when the blocks
    * are the checkpoint's own; {@code /head} when the LM head is quantized in the same
    * mode, {@code /head-int8} when in another, then {@code -b128} when in blocks of another size,
+   * {@code /gguf-q4k} before the head when some layers are a GGUF file's Q4_K codes with offsets,
    * {@code -bauto} while auto is not {@link #resolvedFor resolved}). KV blocks computed under one
    * key are not the blocks of another, so caches and block hashes that outlive a process or
    * leave it include this, resolved for the model.
@@ -267,7 +328,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
             + (headBlockSize == 0 ? "-bauto" : headBlockSize != blockSize ? "-b" + headBlockSize
                 : "");
     return (checkpoint == null ? "" : checkpoint.method().label() + "-") + mode.label() + "/b"
-        + (blockSize == AUTO_BLOCK_SIZE ? "auto" : blockSize) + (zeroPoints ? "/asym" : "/sym") + "/acc" + accuracyLevel + head;
+        + (blockSize == AUTO_BLOCK_SIZE ? "auto" : blockSize) + (zeroPoints ? "/asym" : "/sym")
+        + "/acc" + accuracyLevel + (offsetWeights.isEmpty() ? "" : "/gguf-q4k") + head;
   }
 
   /**
@@ -297,15 +359,26 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    */
   public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
       QuantMode requantize, int accuracyLevel, HeadSetting head) {
+    return forModel(configured, checkpoint, requantize, Set.of(), accuracyLevel, head);
+  }
+
+  /**
+   * As {@link #forModel(QuantSpec, CheckpointQuantization, QuantMode, int, HeadSetting)}, with
+   * {@code offsetWeights} ({@code ModelWeights.offsetWeights}, a GGUF file's Q4_K projections)
+   * served on their own codes when the layers are {@link #OFFSETS_MODE}, requantized otherwise.
+   */
+  public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
+      QuantMode requantize, Set<String> offsetWeights, int accuracyLevel, HeadSetting head) {
     if (checkpoint == null && !configured.quantized() && requantize != QuantMode.NONE) {
       QuantSpec spec = of(requantize).withAccuracyLevel(accuracyLevel);
       if (head.lmHead() != null) {
         spec = spec.withLmHead(head.lmHead());
       }
-      return head.blockSize() == null ? spec : spec.withHeadBlockSize(head.blockSize());
+      spec = head.blockSize() == null ? spec : spec.withHeadBlockSize(head.blockSize());
+      return withOffsets(spec, offsetWeights);
     }
     if (checkpoint == null) {
-      return configured;
+      return withOffsets(configured, offsetWeights);
     }
     if (configured.quantized()) {
       throw new QuantizationException("the checkpoint is already quantized ("

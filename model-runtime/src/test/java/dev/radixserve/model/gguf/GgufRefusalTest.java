@@ -94,7 +94,8 @@ class GgufRefusalTest {
       }
       assertTrue(m.weights().describe().contains("tensors F32 ×6, Q4_0 ×1, Q8_0 ×14"),
           m.weights().describe());
-      assertTrue(m.weights().describe().contains("projections requantized to int8"),
+      assertTrue(m.weights().describe().contains("projections Q4_0 ×1 requantized to int8,"
+          + " Q8_0 ×13 requantized to int8"),
           m.weights().describe());
       assertEquals(dev.radixserve.model.quant.QuantMode.INT8, m.weights().requantizeAs());
     }

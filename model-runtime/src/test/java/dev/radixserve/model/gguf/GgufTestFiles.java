@@ -169,4 +169,17 @@ public final class GgufTestFiles {
     return f.tensors().stream().filter(t -> t.name().equals(name)).findFirst().orElseThrow()
         .data();
   }
+
+  /**
+   * Code {@code in} of a row of {@code block_q4_K} at {@code rowAt}, as ggml's {@code
+   * dequantize_row_q4_K} reads it: super-blocks of 144 bytes (fp16 d, fp16 dmin, 12 bytes of
+   * scales, 128 of qs); each 64 weights take 32 bytes of qs, the first 32 their low nibbles,
+   * the next 32 their high nibbles.
+   */
+  public static int q4kCode(MemorySegment data, long rowAt, int in) {
+    int within = in % 256;
+    long qs = rowAt + (long) (in / 256) * 144 + 16 + 32L * (within / 64);
+    int q = data.get(ValueLayout.JAVA_BYTE, qs + within % 32) & 0xff;
+    return within % 64 < 32 ? q & 15 : q >>> 4;
+  }
 }

@@ -62,6 +62,52 @@ class QuantizedGraphTest {
     assertEquals(List.of(64L, 8L, 16L), java.util.Arrays.stream(q.dims()).boxed().toList());
   }
 
+  /**
+   * A GGUF file's Q4_K layers ({@link QuantSpec#offsetWeights}) beside int8 ones: symmetric int4
+   * blocks of 32 with no zero-point input, a [K/32, N] offset matrix multiplied by the input's
+   * block sums (one ReduceSum per input, shared by the products that read it), their own spec
+   * ({@code gguf-q4k}, nothing of the model's list in it) and a key of their own; the other
+   * layers are the int8 they would be.
+   */
+  @Test
+  void offsetWeightsAreInt4CodesPlusBlockSumsTimesOffsets() throws Exception {
+    Set<String> q4k = Set.of("h.0.mlp.c_proj.weight", "h.1.mlp.c_proj.weight",
+        "h.1.mlp.c_fc.weight");
+    QuantSpec spec = QuantSpec.of(QuantMode.INT8).withOffsetWeights(q4k);
+    OnnxGraph graph = new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32, spec);
+    java.util.Map<String, long[]> dims = graph.initializers().stream().collect(
+        Collectors.toMap(ExternalInitializer::name, ExternalInitializer::dims));
+    // c_proj: K = n_inner = 256, N = 64
+    assertEquals(List.of(64L, 8L, 16L), boxed(dims.get("h.0.mlp.c_proj.weight.q")));
+    assertEquals(List.of(64L, 8L), boxed(dims.get("h.0.mlp.c_proj.weight.scales")));
+    assertEquals(List.of(8L, 64L), boxed(dims.get("h.0.mlp.c_proj.weight.offsets")));
+    assertFalse(dims.containsKey("h.0.mlp.c_proj.weight.zero_points"));
+    assertEquals(List.of(256L, 1L, 64L), boxed(dims.get("h.0.mlp.c_fc.weight.q")),
+        "int8 in auto's blocks: 64 divides K = 64");
+    assertFalse(dims.containsKey("h.0.mlp.c_fc.weight.offsets"));
+    graph.initializers().stream().filter(i -> i.name().endsWith(".offsets")).forEach(i ->
+        assertEquals("gguf-q4k", ((WeightSource.Quantized) i.source()).spec().checkpoint()
+            .method().label()));
+    ai.onnx.proto.OnnxMl.ModelProto model = ai.onnx.proto.OnnxMl.ModelProto.parseFrom(
+        graph.model());
+    long sums = model.getGraph().getNodeList().stream()
+        .filter(node -> node.getOpType().equals("ReduceSum")).count();
+    assertEquals(3, sums, "one per input of an offset weight: h.0 c_proj's, h.1 c_fc's and"
+        + " c_proj's");
+    QuantSpec one = spec.forWeight("h.1.mlp.c_fc.weight", 64);
+    assertEquals(List.of(QuantMode.INT4, 32, false), List.of(one.mode(), one.blockSize(),
+        one.zeroPoints()));
+    assertEquals(Set.of(), one.offsetWeights());
+    assertEquals(Set.of(), spec.forWeight("h.0.mlp.c_fc.weight", 64).offsetWeights());
+    assertEquals("int8/bauto/sym/acc4/gguf-q4k/head-b128", spec.resolvedFor(768).key());
+    assertThrows(IllegalArgumentException.class,
+        () -> QuantSpec.none().withOffsetWeights(q4k), "offsets under none");
+  }
+
+  private static List<Long> boxed(long[] dims) {
+    return java.util.Arrays.stream(dims).boxed().toList();
+  }
+
   /** int4 layers, the default int8 head: each MatMulNBits in its own bits. */
   @Test
   void int4LayersTakeAnInt8HeadByDefault() {

@@ -104,6 +104,7 @@ final class CheckModelCommand implements Callable<Integer> {
         // check-model runs on the CPU
         quant = QuantSpec.forModel(configured, m.weights().checkpointQuantization(),
             flags.quantizationAuto() ? m.weights().requantizeAs() : QuantMode.NONE,
+            m.weights().offsetWeights(),
             QuantSpec.accuracyLevelFor(false),
             flags.quantizationHead())
             .resolvedFor(m.weights().config().hiddenSize());
@@ -203,7 +204,8 @@ final class CheckModelCommand implements Callable<Integer> {
       boolean chosen = mode == quant.mode();
       try {
         QuantSpec spec = chosen ? quant : QuantSpec.forModel(QuantSpec.of(mode),
-                m.weights().checkpointQuantization(), QuantSpec.accuracyLevelFor(false),
+                m.weights().checkpointQuantization(), QuantMode.NONE,
+                m.weights().offsetWeights(), QuantSpec.accuracyLevelFor(false),
                 flags.quantizationHead())
             .resolvedFor(m.weights().config().hiddenSize());
         MemoryPlan p = MemoryPlan.forBudget(m.weights(), blockSize, budget, spec);

@@ -48,7 +48,7 @@ class CheckModelGgufTest {
         + " frequencies divided by its factor"), r.out());
     // llama.cpp's end-of-generation set: eos <|eot_id|>, and <|end_of_text|> by its text
     assertTrue(r.out().contains("eos         [533, 530] from tokenizer.ggml\n"), r.out());
-    assertTrue(r.out().contains("projections as floats"), r.out());
+    assertTrue(r.out().contains("projections F32 ×14 as floats"), r.out());
     assertTrue(r.out().contains("tokenizer   the file's tokenizer.ggml.model gpt2, pre llama-bpe"),
         r.out());
     JsonNode step = run.get("steps").get(0);
@@ -62,8 +62,8 @@ class CheckModelGgufTest {
         "--threads", "1");
     assertEquals(0, q.status(), q.err() + q.out());
     assertTrue(q.out().contains("file type 2; tensors F32 ×11, Q4_0 ×16"), q.out());
-    assertTrue(q.out().contains("projections Q4_0 blocks as MatMulNBits 4-bit, block 32"
-        + " (repacked bit for bit, not requantized)"), q.out());
+    assertTrue(q.out().contains("projections Q4_0 ×14 repacked bit for bit (MatMulNBits"
+        + " 4-bit, block 32)"), q.out());
     // labelled by the file's block type, not by the GPTQ layout they pass through
     assertTrue(q.out().contains("quantized   gguf Q4_0 blocks (4-bit, group 32)"), q.out());
     assertTrue(q.out().contains("quantization gguf-int4/b32/"), q.out());
@@ -74,7 +74,9 @@ class CheckModelGgufTest {
     ServeCommandTest.Run k = run("check-model",
         FIXTURES.resolve("llama3-wide-q4_k_m.gguf").toString(), "--threads", "1");
     assertEquals(0, k.status(), k.err() + k.out());
-    assertTrue(k.out().contains("projections requantized to int8"), k.out());
+    assertTrue(k.out().contains("projections Q4_K ×5 requantized to int8 (--quantization int4:"
+        + " as MatMulNBits int4 on the file's own codes + a float offset per block (block 32,"
+        + " not requantized)), Q6_K ×2 requantized to int8"), k.out());
     assertTrue(k.out().contains("quantization int8/bauto/sym/acc4/head-b128"), k.out());
     assertTrue(k.out().contains("decoded from blocks"), k.out());
     assertTrue(k.out().endsWith("ok\n"), k.out());
@@ -83,7 +85,7 @@ class CheckModelGgufTest {
   /**
    * An explicit {@code --quantization none} serves a K-quant mix's dequantized weights at fp32:
    * the next token's logprob is transformers' on the file's own dequantized weights; {@code auto}
-   * is the default's int8.
+   * is the default's int8; {@code int4} serves the Q4_K layers on their own codes.
    */
   @Test
   void anExplicitNoneServesAKQuantFileAtFp32AndAutoRequantizes() throws IOException {
@@ -107,6 +109,13 @@ class CheckModelGgufTest {
         "--threads", "1");
     assertEquals(0, auto.status(), auto.err() + auto.out());
     assertTrue(auto.out().contains("quantization int8/bauto/sym/acc4/head-b128"), auto.out());
+    // int4: the Q4_K layers on their own codes with offsets, the Q6_K ones re-rounded
+    ServeCommandTest.Run int4 = run("check-model", file.toString(), "--quantization", "int4",
+        "--threads", "1");
+    assertEquals(0, int4.status(), int4.err() + int4.out());
+    assertTrue(int4.out().contains("quantization int4/b32/asym/acc4/gguf-q4k/head-int8-b128"),
+        int4.out());
+    assertTrue(int4.out().contains("(chosen)\nplan"), int4.out());
   }
 
   @Test
