@@ -148,14 +148,17 @@ class GgufQ4KServingTest {
    * The runner CUDA uses, in fp16 (here on the CPU, at CUDA's accuracy_level 0): with the
    * offsets in the graph's fp16, added to MatMulNBits' fp16 product, {@code --quantization int4}
    * stays far nearer the same runner on the file's dequantized weights than int4 re-rounding
-   * (max |Δ logit| / max |logit| of the last position: measured 0.079 against 0.185).
+   * (max |Δ logit| / max |logit| of the last position, the head in floats: measured 0.079
+   * against 0.177).
    */
   @Test
   void fp16GraphsCarryTheOffsetsInTheirOwnType() {
     Device half = Device.cpu().withDtype(GraphDtype.FLOAT16);
     try (LoadedModel m = GgufModelLoader.load(GgufCheckpointTest.fixtures().resolve(FILE))) {
       long hidden = m.weights().config().hiddenSize();
-      QuantSpec served = QuantSpec.forModel(QuantSpec.of(QuantMode.INT4)
+      // the head left in floats: the claim is about the layers, and a quantized head's error,
+      // the same on both sides, would only dilute the difference
+      QuantSpec served = QuantSpec.forModel(QuantSpec.of(QuantMode.INT4).withLmHead(false)
           .withAccuracyLevel(QuantSpec.accuracyLevelFor(true)), null, QuantMode.NONE,
           m.weights().offsetWeights(), QuantSpec.accuracyLevelFor(true),
           QuantSpec.HeadSetting.AUTO).resolvedFor(hidden);

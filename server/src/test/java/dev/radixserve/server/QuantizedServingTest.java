@@ -188,16 +188,17 @@ class QuantizedServingTest {
     ServerConfig int8 = b.build();
     b.quantizationBlockSize = 64;
     ServerConfig int8b64 = b.build();
-    b.quantizationHeadBlockSize = 64;
-    ServerConfig int8b64head64 = b.build();
+    // a head in other blocks than auto's (64 for this head, as the layers' 64)
+    b.quantizationHeadBlockSize = 32;
+    ServerConfig int8b64head32 = b.build();
     long hidden = ModelConfig.embeddedDefault().hiddenSize();
     // fp32 keeps the plain name: llm-d's own hash of an unsalted prefix still equals ours
     assertEquals("radixserve-embedded-gpt2",
         RadixServer.cacheModelKey(fp32, fp32.quantization().resolvedFor(hidden)));
-    assertEquals("radixserve-embedded-gpt2@int4/b32/asym/acc4/head-int8-b128",
+    assertEquals("radixserve-embedded-gpt2@int4/b32/asym/acc4/head-int8-b64",
         RadixServer.cacheModelKey(int4, int4.quantization().resolvedFor(hidden)));
     java.util.Set<Long> roots = new java.util.HashSet<>();
-    for (ServerConfig c : List.of(fp32, int4, int8, int8b64, int8b64head64)) {
+    for (ServerConfig c : List.of(fp32, int4, int8, int8b64, int8b64head32)) {
       roots.add(new BlockHasher(RadixServer.cacheModelKey(c, c.quantization().resolvedFor(hidden)),
           16).root());
     }

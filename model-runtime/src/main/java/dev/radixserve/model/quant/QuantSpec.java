@@ -10,7 +10,7 @@ import java.util.Set;
  * @param mode none, int8 or int4
  * @param blockSize weights per block along K: a power of two from 16 to 256 (MatMulNBits'
  *     constraint) that divides the K of every quantized weight, or {@value #AUTO_BLOCK_SIZE}
- *     for auto ({@link #blockFor}: int8's default, 128 where it divides the weight's K)
+ *     for auto ({@link #blockFor}: int8's default, 64 where it divides the weight's K)
  * @param zeroPoints asymmetric blocks (scale and zero point from the block's min and max); false:
  *     symmetric (scale from the value of largest magnitude, the format's default zero point)
  * @param headMode how the LM head is stored: {@link QuantMode#NONE} (as the checkpoint has it),
@@ -42,13 +42,17 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   public static final int AUTO_BLOCK_SIZE = 0;
   /**
    * The largest block auto gives an int8 weight. An int8 block of 32 carries 8 bytes of scale and
-   * block sum once ONNX Runtime has packed it (1.25 bytes a weight), one of 128 carries the same
-   * 8 (1.06): on the Llama-3.2-1B shape 200 MiB less resident and 7% faster decode, at int8's
-   * accuracy (docs/benchmarks/journal/2026-11-28d-int8-blocks.md).
+   * block sum once ONNX Runtime has packed it (1.25 bytes a weight), one of 64 the same 8 (1.125).
+   * Not 128 (1.06), although it is smaller and a little faster: ONNX Runtime's 8-bit kernel in
+   * blocks of 128 gives a row other bits depending on how many rows the call holds (a prompt in
+   * three chunks against one, K = 2,048 or a head of K = 256: the 7th digit), so KV computed in
+   * another chunking, or beside other sequences, would differ from a recomputation and the prefix
+   * cache's on ≡ off would not hold; blocks of 32 and 64 give the same bits at any row count
+   * (QuantizedRunnerTest, docs/benchmarks/journal/2026-11-28e-int8-chunk-bits.md).
    */
-  public static final int DEFAULT_INT8_BLOCK_SIZE = 128;
-  /** An int8 head's block size under auto, where it divides the head's K. */
-  public static final int DEFAULT_INT8_HEAD_BLOCK_SIZE = 128;
+  public static final int DEFAULT_INT8_BLOCK_SIZE = 64;
+  /** An int8 head's block size under auto, where it divides the head's K (64: as the layers'). */
+  public static final int DEFAULT_INT8_HEAD_BLOCK_SIZE = 64;
   /** The CPU's level: int8 activations against int8/int4 weights (see docs/benchmarks/journal/2026-11-21-to-28.md). */
   public static final int CPU_ACCURACY_LEVEL = 4;
 
@@ -163,7 +167,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
 
   /**
    * The block a weight of {@code k} inputs is quantized in: the one set, or under auto the
-   * largest of {@value #DEFAULT_INT8_BLOCK_SIZE}, 64 and 32 that divides {@code k} (32 when none
+   * largest of {@value #DEFAULT_INT8_BLOCK_SIZE} and 32 that divides {@code k} (32 when none
    * does, which {@link #requireDivides} then refuses).
    */
   public int blockFor(long k) {
@@ -315,7 +319,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    * are the checkpoint's own; {@code /head} when the LM head is quantized in the same
    * mode, {@code /head-int8} when in another, then {@code -b128} when in blocks of another size,
    * {@code /gguf-q4k} before the head when some layers are a GGUF file's Q4_K codes with offsets,
-   * {@code -bauto} while auto is not {@link #resolvedFor resolved}). KV blocks computed under one
+   * {@code -bauto} while auto is not {@link #resolvedFor resolved}; the layers' auto reads {@code
+   * bauto64}, its largest block). KV blocks computed under one
    * key are not the blocks of another, so caches and block hashes that outlive a process or
    * leave it include this, resolved for the model.
    */
@@ -327,8 +332,10 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
         : (headMode == mode ? "/head" : "/head-" + headMode.label())
             + (headBlockSize == 0 ? "-bauto" : headBlockSize != blockSize ? "-b" + headBlockSize
                 : "");
+    // auto names its largest block: weights quantized when auto meant 128 are another model
     return (checkpoint == null ? "" : checkpoint.method().label() + "-") + mode.label() + "/b"
-        + (blockSize == AUTO_BLOCK_SIZE ? "auto" : blockSize) + (zeroPoints ? "/asym" : "/sym")
+        + (blockSize == AUTO_BLOCK_SIZE ? "auto" + DEFAULT_INT8_BLOCK_SIZE : blockSize)
+        + (zeroPoints ? "/asym" : "/sym")
         + "/acc" + accuracyLevel + (offsetWeights.isEmpty() ? "" : "/gguf-q4k") + head;
   }
 

@@ -71,7 +71,7 @@ final class CheckModelCommand implements Callable<Integer> {
   String quantization;
 
   @Option(names = "--quantization-block-size", paramLabel = "N|auto",
-      description = "As serve's (default: auto: 128 for int8, 32 for int4).")
+      description = "As serve's (default: auto: 64 for int8, 32 for int4).")
   String quantizationBlockSize;
 
   @Option(names = "--quantization-zero-points", paramLabel = "true|false|auto", arity = "0..1",

@@ -296,7 +296,7 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--quantization-block-size", paramLabel = "N|auto", order = 46,
       description = "Weights per quantization block along the input dimension (16..256, a power"
           + " of two that divides every layer's input width). auto (the default): int8 takes "
-          + "128 (or the largest of 64, 32 that divides a layer's input width), int4 32. Env "
+          + "64 (32 where 64 does not divide a layer's input width), int4 32. Env "
           + "RADIXSERVE_QUANTIZATION_BLOCK_SIZE.")
   String quantizationBlockSize;
 
@@ -315,8 +315,8 @@ final class ServeCommand implements Callable<Integer> {
 
   @Option(names = "--quantization-head-block-size", paramLabel = "N|auto", order = 49,
       description = "The LM head's own quantization block size (16..256, dividing the hidden "
-          + "width). auto (the default): 128 for an int8 head (the largest of 128, 64, 32 that "
-          + "divides the hidden width, not below --quantization-block-size), the layers' block for"
+          + "width). auto (the default): 64 for an int8 head (32 where 64 does not divide the "
+          + "hidden width, not below --quantization-block-size), the layers' block for"
           + " an int4 head. Env RADIXSERVE_QUANTIZATION_HEAD_BLOCK_SIZE.")
   String quantizationHeadBlockSize;
 

@@ -294,7 +294,7 @@ public record ServerConfig(
      * layers' own mode; false: as the checkpoint has it.
      */
     public Boolean quantizationLmHead;
-    /** null: auto ({@link QuantSpec#headBlockFor}: 128 for an int8 head where it divides). */
+    /** null: auto ({@link QuantSpec#headBlockFor}: 64 for an int8 head where it divides). */
     public Integer quantizationHeadBlockSize;
     public ToolCallParserSetting toolCallParser = ToolCallParserSetting.AUTO;
     public ReasoningParserSetting reasoningParser = ReasoningParserSetting.AUTO;

@@ -77,7 +77,7 @@ class CheckModelGgufTest {
     assertTrue(k.out().contains("projections Q4_K ×5 requantized to int8 (--quantization int4:"
         + " as MatMulNBits int4 on the file's own codes + a float offset per block (block 32,"
         + " not requantized)), Q6_K ×2 requantized to int8"), k.out());
-    assertTrue(k.out().contains("quantization int8/bauto/sym/acc4/head-b128"), k.out());
+    assertTrue(k.out().contains("quantization int8/bauto64/sym/acc4/head-b64"), k.out());
     assertTrue(k.out().contains("decoded from blocks"), k.out());
     assertTrue(k.out().endsWith("ok\n"), k.out());
   }
@@ -108,12 +108,12 @@ class CheckModelGgufTest {
     ServeCommandTest.Run auto = run("check-model", file.toString(), "--quantization", "auto",
         "--threads", "1");
     assertEquals(0, auto.status(), auto.err() + auto.out());
-    assertTrue(auto.out().contains("quantization int8/bauto/sym/acc4/head-b128"), auto.out());
+    assertTrue(auto.out().contains("quantization int8/bauto64/sym/acc4/head-b64"), auto.out());
     // int4: the Q4_K layers on their own codes with offsets, the Q6_K ones re-rounded
     ServeCommandTest.Run int4 = run("check-model", file.toString(), "--quantization", "int4",
         "--threads", "1");
     assertEquals(0, int4.status(), int4.err() + int4.out());
-    assertTrue(int4.out().contains("quantization int4/b32/asym/acc4/gguf-q4k/head-int8-b128"),
+    assertTrue(int4.out().contains("quantization int4/b32/asym/acc4/gguf-q4k/head-int8-b64"),
         int4.out());
     assertTrue(int4.out().contains("(chosen)\nplan"), int4.out());
   }
