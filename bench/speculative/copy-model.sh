@@ -10,7 +10,13 @@
 #   bench/speculative/copy-model.sh JAR OUT [ROUNDS]
 #     env: MODEL (/work/spec-copy-model2; trained first when missing), CONTEXT (150 tokens:
 #     the model trained on documents of 200-500 characters and 4-12 code lines), DECODE (96),
-#     THREADS (2), LLAMA (0), GGUF (MODEL.f32.gguf, made when missing), LLAMA_ARGS
+#     THREADS (2), LLAMA (0), GGUF (MODEL.GGUF_TYPE.gguf, made when missing), GGUF_TYPE (f32),
+#     LLAMA_ARGS, MODEL_ARGS (radixserve's model flags: --quantization none), COPY_WORKLOADS
+#     (summarise-with-quotes code-edit control)
+# The 1B-shaped run (issue 43's goal shape): embed_copy_1b.py writes the small model into the
+# Llama-3.2-1B shape, then
+#   MODEL=DIR MODEL_ARGS="--quantization int8" GGUF_TYPE=q8_0 LLAMA=1 \
+#     COPY_WORKLOADS="summarise-with-quotes code-edit" copy-model.sh JAR OUT 3
 # A 2-layer, 128-wide model's step is bound by fixed per-step costs (the runtime call, the
 # engine, streaming), not by reading weights as a 1B model's is: its ratios say what drafting
 # accepts, not what it saves on a weight-bound model (journal 2026-11-28c-speculative-copy.md).
@@ -23,15 +29,16 @@ model=${MODEL:-/work/spec-copy-model2}
 model=${model%/}
 [ -f "$model/model.safetensors" ] || python3 "$here/train_copy_llama.py" "$model" --minutes 25
 export TOKENIZER_DIR=$model CONTEXT=${CONTEXT:-150} DECODE=${DECODE:-96}
-export MODEL_ARGS="--quantization none"
+export MODEL_ARGS=${MODEL_ARGS:---quantization none}
 variants="rs-off rs-ngram"
 if [ "${LLAMA:-0}" = 1 ]; then
-  export GGUF=${GGUF:-$model.f32.gguf}
+  gguf_type=${GGUF_TYPE:-f32}
+  export GGUF=${GGUF:-$model.$gguf_type.gguf}
   [ -f "$GGUF" ] || python3 "$here/convert_q8.py" "${LLAMA_CPP:-/work/llamacpp/src}" "$model" \
-    "$GGUF" f32
+    "$GGUF" "$gguf_type"
   variants="$variants lc-off lc-ngram"
 fi
-for w in summarise-with-quotes code-edit control; do
+for w in ${COPY_WORKLOADS:-summarise-with-quotes code-edit control}; do
   echo "== $w"
   WORKLOADS=$w "$here/run.sh" "$model" "$jar" "$out/$w" "$rounds" $variants
 done
