@@ -87,7 +87,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     if (blockSize == AUTO_BLOCK_SIZE && mode != QuantMode.INT8) {
       throw new IllegalArgumentException("an auto block size is int8's, not " + mode.label());
     }
-    if (checkpoint != null && (mode != checkpoint.mode() || blockSize != checkpoint.groupSize()
+    if (checkpoint != null && (mode != checkpoint.mode()
+        || blockSize != checkpoint.servedBlockSize()
         || zeroPoints == checkpoint.offsets())) {
       throw new IllegalArgumentException(mode + "/b" + blockSize + " for a checkpoint in "
           + checkpoint.describe());
@@ -316,7 +317,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   /**
    * Everything here that changes the numbers a model computes, as one stable string: {@code none},
    * or e.g. {@code int4/b32/asym/acc4} ({@code gptq-} or {@code awq-} before it when the blocks
-   * are the checkpoint's own; {@code /head} when the LM head is quantized in the same
+   * are the checkpoint's own, and {@code /g128} after the block when they are its groups of 128
+   * split into smaller blocks, {@link CheckpointQuantization#servedBlockSize}; {@code /head} when the LM head is quantized in the same
    * mode, {@code /head-int8} when in another, then {@code -b128} when in blocks of another size,
    * {@code /gguf-q4k} before the head when some layers are a GGUF file's Q4_K codes with offsets,
    * {@code -bauto} while auto is not {@link #resolvedFor resolved}; the layers' auto reads {@code
@@ -335,13 +337,17 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     // auto names its largest block: weights quantized when auto meant 128 are another model
     return (checkpoint == null ? "" : checkpoint.method().label() + "-") + mode.label() + "/b"
         + (blockSize == AUTO_BLOCK_SIZE ? "auto" + DEFAULT_INT8_BLOCK_SIZE : blockSize)
+        + (checkpoint == null || checkpoint.groupSize() == blockSize ? ""
+            : "/g" + checkpoint.groupSize())
         + (zeroPoints ? "/asym" : "/sym")
         + "/acc" + accuracyLevel + (offsetWeights.isEmpty() ? "" : "/gguf-q4k") + head;
   }
 
   /**
    * The quantization a model runs under: {@code configured} for float checkpoints; for a GPTQ or
-   * AWQ checkpoint its own blocks (mode, group size, zero points), at {@code accuracyLevel}, with
+   * AWQ checkpoint its own blocks (mode, zero points; served in blocks of its group size or, when
+   * ONNX Runtime would not give the same bits in any chunking at that size, in parts of its groups:
+   * {@link CheckpointQuantization#servedBlockSize}), at {@code accuracyLevel}, with
    * the LM head (a float one in those checkpoints) as {@code head} says ({@code
    * --quantization-lm-head} and {@code --quantization-head-block-size}, which a float checkpoint
    * reads through {@code configured}): by default as {@link #of} quantizes it under that mode,
@@ -401,7 +407,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
           + " is for a quantized LM head, and quantization-lm-head false leaves it as the"
           + " checkpoint has it");
     }
-    return new QuantSpec(mode, checkpoint.groupSize(), true, headMode,
+    return new QuantSpec(mode, checkpoint.servedBlockSize(), true, headMode,
         head.blockSize() == null ? 0 : head.blockSize(), accuracyLevel, checkpoint);
   }
 
