@@ -29,12 +29,7 @@ public final class VerifyStepBench {
 
   /** On a thread with a 16 MiB stack, as {@link DecodeStepBench#main} explains. */
   public static void main(String[] args) throws Exception {
-    java.util.concurrent.FutureTask<Void> run = new java.util.concurrent.FutureTask<>(() -> {
-      bench(args);
-      return null;
-    });
-    Thread.ofPlatform().name("bench").stackSize(16L << 20).start(run);
-    run.get();
+    DecodeStepBench.onLargeStack(() -> bench(args));
   }
 
   private static void bench(String[] args) throws Exception {
