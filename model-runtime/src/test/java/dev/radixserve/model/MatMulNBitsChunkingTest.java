@@ -45,6 +45,7 @@ class MatMulNBitsChunkingTest {
 
   @ParameterizedTest(name = "{0}-bit, blocks of {1}, zero points {2}, K = {3}, {4} threads")
   @CsvSource({
+      "4, 16, true, 1024, 1", "4, 16, true, 2048, 2", "8, 16, true, 2048, 2",
       "4, 32, true, 1024, 1", "4, 32, true, 1024, 2", "4, 32, true, 2048, 1",
       "4, 32, true, 2048, 2", "4, 32, true, 8192, 2", "4, 32, false, 1024, 1",
       "4, 32, false, 2048, 2", "8, 32, true, 1024, 1", "8, 32, true, 2048, 2",

@@ -23,8 +23,9 @@ import java.util.Set;
  *     (fp32) .. 4 (A quantized to int8 per block on the fly: the CPU's integer dot products)
  * @param checkpoint where the layers' blocks come from: null when quantized here at load from the
  *     checkpoint's float weights ({@link BlockQuantizer}); else the checkpoint's own GPTQ or AWQ
- *     blocks, repacked ({@link CheckpointRepacker}; mode, block size and zero points are then
- *     the checkpoint's). The LM head, which those checkpoints keep in floats, is quantized here
+ *     blocks, repacked ({@link CheckpointRepacker}; mode and zero points are then the
+ *     checkpoint's, the block size its group or, for a group that is not bit-stable across
+ *     chunking, a part of it: {@link CheckpointQuantization#servedBlockSize}). The LM head, which those checkpoints keep in floats, is quantized here
  *     either way when {@code headMode} says so.
  * @param offsetWeights projections served on a GGUF file's own Q4_K codes with a float offset
  *     per block ({@link Q4KRepacker}) whatever {@code mode} says, which then covers the others:
