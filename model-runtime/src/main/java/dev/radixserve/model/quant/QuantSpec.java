@@ -25,8 +25,9 @@ import java.util.Set;
  *     checkpoint's float weights ({@link BlockQuantizer}); else the checkpoint's own GPTQ or AWQ
  *     blocks, repacked ({@link CheckpointRepacker}; mode and zero points are then the
  *     checkpoint's, the block size its group or, for a group that is not bit-stable across
- *     chunking, a part of it: {@link CheckpointQuantization#servedBlockSize}). The LM head, which those checkpoints keep in floats, is quantized here
- *     either way when {@code headMode} says so.
+ *     chunking, a part of it: {@link CheckpointQuantization#servedBlockSize}). The LM head,
+ *     which those checkpoints keep in floats, is quantized here either way when {@code
+ *     headMode} says so.
  * @param offsetWeights projections served on a GGUF file's own Q4_K codes with a float offset
  *     per block ({@link Q4KRepacker}) whatever {@code mode} says, which then covers the others:
  *     a Q4_K_M file mixes Q4_K with Q6_K layers. {@link #forModel} fills it under {@link
@@ -319,8 +320,9 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    * Everything here that changes the numbers a model computes, as one stable string: {@code none},
    * or e.g. {@code int4/b32/asym/acc4} ({@code gptq-} or {@code awq-} before it when the blocks
    * are the checkpoint's own, and {@code /g128} after the block when they are its groups of 128
-   * split into smaller blocks, {@link CheckpointQuantization#servedBlockSize}; {@code /head} when the LM head is quantized in the same
-   * mode, {@code /head-int8} when in another, then {@code -b128} when in blocks of another size,
+   * split into smaller blocks, {@link CheckpointQuantization#servedBlockSize}; {@code /head}
+   * when the LM head is quantized in the same mode, {@code /head-int8} when in another, then
+   * {@code -b128} when in blocks of another size,
    * {@code /gguf-q4k} before the head when some layers are a GGUF file's Q4_K codes with offsets,
    * {@code -bauto} while auto is not {@link #resolvedFor resolved}; the layers' auto reads {@code
    * bauto64}, its largest block). KV blocks computed under one
