@@ -8,7 +8,9 @@
 #
 #   bench/gguf/compare.sh OUT FILE.gguf... (THREADS=2 REPS=3 DECODE=64 RADIXSERVE_JAR=...
 #                                           LLAMACPP=/work/llamacpp/src/build/bin
-#                                           CONC="4 8 16" MAX_TOKENS=32)
+#                                           CONC="4 8 16" MAX_TOKENS=32
+#                                           RADIXSERVE_ARGS="--quantization int4": more
+#                                           serve flags for radixserve)
 #
 # Then, per file and concurrency C of CONC, each server started afresh serves `radixserve bench
 # --workload shared-system-prompt --concurrency C` (the same client for both): llama-server with
@@ -43,7 +45,7 @@ serve() {
   if [ "$1" = radixserve ]; then
     java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -Xmx2g \
       -jar "$jar" serve --model "$2" --host 127.0.0.1 --port "$3" \
-      --threads "$threads" > "$4" 2>&1 &
+      --threads "$threads" ${RADIXSERVE_ARGS:-} > "$4" 2>&1 &
   else
     local ctx=4096
     [ "$5" -gt 1 ] && ctx=$(($5 * 2048))

@@ -12,7 +12,8 @@
 #     the model trained on documents of 200-500 characters and 4-12 code lines), DECODE (96),
 #     THREADS (2), LLAMA (0), GGUF (MODEL.GGUF_TYPE.gguf, made when missing), GGUF_TYPE (f32),
 #     LLAMA_ARGS, MODEL_ARGS (radixserve's model flags: --quantization none), COPY_WORKLOADS
-#     (summarise-with-quotes code-edit control)
+#     (summarise-with-quotes code-edit control), WARM (0: each server fresh; N: each server first
+#     answers N requests of other documents, unmeasured, as a server in use has: workloads.py)
 # The 1B-shaped run (issue 43's goal shape): embed_copy_1b.py writes the small model into the
 # Llama-3.2-1B shape, then
 #   MODEL=DIR MODEL_ARGS="--quantization int8" GGUF_TYPE=q8_0 LLAMA=1 \

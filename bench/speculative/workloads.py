@@ -24,6 +24,13 @@ by the model itself, whatever its weights, which is what makes this honest on ra
 radixserve drafts it from its prefix cache (the first answer is in the radix tree); llama.cpp's
 n-gram modes look only at the request's own tokens, and its prompt cache reuses the prompt.
 
+With WARM=N each greedy workload is first sent, unmeasured, with the contexts of N other rounds
+(rounds 50 + N·ROUND + i: documents no measured round uses): the request measured is still
+first-time (its document was never served), but the server has answered others like it, as a
+server in use has. radixserve's radix-tree drafts can then propose what its earlier answers
+share (a summary's opening words and the glue between quotes); llama.cpp's n-gram modes look
+only at the request's own tokens.
+
 - shared-prompt xN (N from CONCURRENCY, default 8): N sampled requests at once that share the
   control's context and differ in their last line; more than 4 run, so radixserve drafts
   nothing (Speculation.DEFAULT_MAX_BATCH) and the figure is the cost of having it on.
@@ -153,6 +160,7 @@ def main():
     tok = tokenizer()
     decode(url, model, tok.encode("Warm-up: one short request first."), 8, {})
     reask = os.environ.get("REASK") == "1"
+    warm = int(os.environ.get("WARM", 0))
     wanted = os.environ.get("WORKLOADS")
     concurrency = int(os.environ.get("CONCURRENCY", 8))
     work = prompts(tok, rnd)
@@ -170,6 +178,10 @@ def main():
         if reask and not extra:
             decode(url, model, prompt, max_tokens, extra)  # the first asking, unmeasured
             name += " (re-ask)"
+        if warm and not extra:
+            for i in range(warm):  # other documents' requests, unmeasured
+                decode(url, model, prompts(tok, 50 + warm * rnd + i)[name][0], max_tokens, extra)
+            name += f" (warm {warm})"
         m = with_cpu(lambda: decode(url, model, prompt, max_tokens, extra), max_tokens)
         m["workload"] = name
         m["load"] = os.getloadavg()[0]

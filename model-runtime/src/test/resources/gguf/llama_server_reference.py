@@ -125,7 +125,8 @@ if __name__ == "__main__":
             dated_chats(f, sys.argv[2])
             print("wrote", f)
         sys.exit(0)
-    files = sys.argv[1:] or sorted(f for t in ("f32", "f16", "q8_0", "q4_0", "q4_k_m", "q6_k")
+    files = sys.argv[1:] or sorted(f for t in ("f32", "f16", "q8_0", "q4_0", "q4_k_m", "q6_k",
+                                             "iq4_nl", "iq4_xs")
                                    for f in glob.glob(os.path.join(HERE, f"*-{t}.gguf")))
     for f in files:
         reference(f)

@@ -6,6 +6,7 @@ tree node-llama-cpp 3.22.1 ships, or LLAMACPP_SRC):
 
     python make_fixtures.py               # everything
     python make_fixtures.py rope-window   # only the yarn / sliding-window files (rope_window)
+    python make_fixtures.py wide          # only blocks.gguf and the llama3-wide K-quant/IQ4 files
 
 Per case NAME:
   1. transformers writes a tiny checkpoint (../transformers-checkpoints/make_fixtures.py's
@@ -82,7 +83,8 @@ CASES = {
     "gpt2": ("gpt2", {}, True, "gpt-2", 403),
 }
 # K-quants need rows of 256: a wider one-layer Llama 3, quantized by llama.cpp's llama-quantize
-# (Q4_K_M: Q4_K with Q6_K for some tensors; Q6_K) from an F32 file that is not kept
+# (Q4_K_M: Q4_K with Q6_K for some tensors; Q6_K; IQ4_NL and IQ4_XS, which llama-quantize makes
+# without an importance matrix) from an F32 file that is not kept
 WIDE = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=1, num_attention_heads=4,
             num_key_value_heads=2, max_position_embeddings=64, rms_norm_eps=1e-5)
 QUANTIZE = os.environ.get("LLAMA_QUANTIZE", "/work/llamacpp/src/build/bin/llama-quantize")
@@ -90,7 +92,8 @@ CASES["llama3-wide"] = ("llama", CASES["llama3"][1], True, "llama-bpe", 404)
 
 # the files written per case (qwen3 only F32 and Q8_0: the rest is the code paths above)
 OUTTYPES = {"llama3": ("f32", "f16", "q8_0", "q4_0"), "qwen2": ("f32", "f16", "q8_0", "q4_0"),
-            "qwen3": ("f32", "q8_0"), "gpt2": ("f32", "q8_0"), "llama3-wide": ("q4_k_m", "q6_k")}
+            "qwen3": ("f32", "q8_0"), "gpt2": ("f32", "q8_0"),
+            "llama3-wide": ("q4_k_m", "q6_k", "iq4_nl", "iq4_xs")}
 
 
 def write_gpt2(out, seed):
@@ -299,9 +302,9 @@ def value_types(path):
 
 def blocks(path):
     """Tensors of the types dequantized at load, written by gguf-py: Q4_1/Q5_0/Q5_1 quantized by
-    gguf-py from random floats; Q4_K/Q5_K/Q6_K (which gguf-py cannot quantize) as random block
-    bytes with sane fp16 super-block scales. What gguf-py's dequantize makes of each, as float32
-    bits, in blocks.json."""
+    gguf-py from random floats; Q4_K/Q5_K/Q6_K/IQ4_NL/IQ4_XS (which gguf-py cannot quantize) as
+    random block bytes with sane fp16 (super-)block scales. What gguf-py's dequantize makes of
+    each, as float32 bits, in blocks.json."""
     Q = gguf.GGMLQuantizationType
     rng = np.random.default_rng(11)
     writer = gguf.GGUFWriter(path, "test")
@@ -309,7 +312,9 @@ def blocks(path):
         x = rng.standard_normal((3, 64)).astype(np.float32)
         q = gguf.quants.quantize(x, qtype)
         writer.add_tensor(qtype.name, q, raw_shape=q.shape, raw_dtype=qtype)
-    for qtype, scale_at in ((Q.Q4_K, (0, 2)), (Q.Q5_K, (0, 2)), (Q.Q6_K, (208,))):
+    # (IQ4 last: the types before draw the same random numbers as when they were the last)
+    for qtype, scale_at in ((Q.Q4_K, (0, 2)), (Q.Q5_K, (0, 2)), (Q.Q6_K, (208,)),
+                            (Q.IQ4_NL, (0,)), (Q.IQ4_XS, (0,))):
         block, size = gguf.GGML_QUANT_SIZES[qtype]
         raw = rng.integers(0, 256, size=(2, 2 * size), dtype=np.uint8)  # 2 rows of 2 blocks
         for row in raw:
@@ -432,50 +437,59 @@ def main():
     if sys.argv[1:] == ["rope-window"]:
         rope_window()
         return
+    if sys.argv[1:] == ["wide"]:
+        blocks(os.path.join(HERE, "blocks.gguf"))
+        write_case("llama3-wide")
+        return
     value_types(os.path.join(HERE, "value-types.gguf"))
     blocks(os.path.join(HERE, "blocks.gguf"))
     spm_vocab(os.path.join(HERE, "spm-vocab.gguf"))
     tables()
-    hf.SHAPE = SHAPE
-    for name, (model_type, extra, tie, pre, seed) in CASES.items():
-        tmp = tempfile.mkdtemp()
-        try:
-            hf.HERE = tmp  # write_case puts the checkpoint in HERE/NAME
-            hf.SHAPE = WIDE if name == "llama3-wide" else SHAPE
-            hf_dir = (write_gpt2(os.path.join(tmp, name), seed) if model_type == "gpt2"
-                      else hf.write_case(name, model_type, extra, tie, seed))
-            hf.expected(hf_dir)
-            shutil.copy(os.path.join(hf_dir, "expected.json"), os.path.join(HERE, name + "-expected.json"))
-            with open(os.path.join(hf_dir, "config.json")) as f:
-                config = json.load(f)
-            for outtype in ("f32", "f16", "q8_0"):
-                if outtype in OUTTYPES[name]:
-                    convert(hf_dir, os.path.join(HERE, f"{name}-{outtype}.gguf"), outtype, pre)
-            if name == "llama3":
-                # the converter's own sharding: NAME-split-0000N-of-00003.gguf
-                convert(hf_dir, os.path.join(HERE, f"{name}-split.gguf"), "f32", pre,
-                        "--split-max-tensors", "8")
-            for ktype in (t for t in OUTTYPES[name] if "_k" in t):
-                f32 = os.path.join(tmp, name + "-f32.gguf")
-                if not os.path.exists(f32):
-                    convert(hf_dir, f32, "f32", pre)
-                subprocess.run([QUANTIZE, f32, os.path.join(HERE, f"{name}-{ktype}.gguf"),
-                                ktype.upper(), "1"], check=True, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-            if "q4_0" in OUTTYPES[name]:
-                requantize(os.path.join(HERE, f"{name}-f32.gguf"),
-                           os.path.join(HERE, f"{name}-q4_0.gguf"),
-                           gguf.GGMLQuantizationType.Q4_0, gguf.LlamaFileType.MOSTLY_Q4_0)
-            for qtype in (t for t in OUTTYPES[name] if t.startswith("q")):
-                values = dequantized(os.path.join(HERE, f"{name}-{qtype}.gguf"), model_type, config)
-                if name != "llama3-wide":  # K-quant blocks are checked on blocks.gguf
-                    write_dequantized(values,
-                                      os.path.join(HERE, f"{name}-{qtype}-dequantized.json"))
-                expected_with(hf_dir, values, model_type, config,
-                              os.path.join(HERE, f"{name}-{qtype}-expected.json"))
-            print("wrote", name)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+    for name in CASES:
+        write_case(name)
+
+
+def write_case(name):
+    """Case NAME's files (steps 1-5 of the module's docstring)."""
+    model_type, extra, tie, pre, seed = CASES[name]
+    tmp = tempfile.mkdtemp()
+    try:
+        hf.HERE = tmp  # write_case puts the checkpoint in HERE/NAME
+        hf.SHAPE = WIDE if name == "llama3-wide" else SHAPE
+        hf_dir = (write_gpt2(os.path.join(tmp, name), seed) if model_type == "gpt2"
+                  else hf.write_case(name, model_type, extra, tie, seed))
+        hf.expected(hf_dir)
+        shutil.copy(os.path.join(hf_dir, "expected.json"), os.path.join(HERE, name + "-expected.json"))
+        with open(os.path.join(hf_dir, "config.json")) as f:
+            config = json.load(f)
+        for outtype in ("f32", "f16", "q8_0"):
+            if outtype in OUTTYPES[name]:
+                convert(hf_dir, os.path.join(HERE, f"{name}-{outtype}.gguf"), outtype, pre)
+        if name == "llama3":
+            # the converter's own sharding: NAME-split-0000N-of-00003.gguf
+            convert(hf_dir, os.path.join(HERE, f"{name}-split.gguf"), "f32", pre,
+                    "--split-max-tensors", "8")
+        for ktype in (t for t in OUTTYPES[name] if "_k" in t or t.startswith("iq")):
+            f32 = os.path.join(tmp, name + "-f32.gguf")
+            if not os.path.exists(f32):
+                convert(hf_dir, f32, "f32", pre)
+            subprocess.run([QUANTIZE, f32, os.path.join(HERE, f"{name}-{ktype}.gguf"),
+                            ktype.upper(), "1"], check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        if "q4_0" in OUTTYPES[name]:
+            requantize(os.path.join(HERE, f"{name}-f32.gguf"),
+                       os.path.join(HERE, f"{name}-q4_0.gguf"),
+                       gguf.GGMLQuantizationType.Q4_0, gguf.LlamaFileType.MOSTLY_Q4_0)
+        for qtype in (t for t in OUTTYPES[name] if t.startswith(("q", "iq"))):
+            values = dequantized(os.path.join(HERE, f"{name}-{qtype}.gguf"), model_type, config)
+            if name != "llama3-wide":  # K-quant blocks are checked on blocks.gguf
+                write_dequantized(values,
+                                  os.path.join(HERE, f"{name}-{qtype}-dequantized.json"))
+            expected_with(hf_dir, values, model_type, config,
+                          os.path.join(HERE, f"{name}-{qtype}-expected.json"))
+        print("wrote", name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -59,8 +59,18 @@ public final class DecodeStepBench {
    * more than a 1 MiB main thread has left (it segfaults there, as RadixServer's start notes).
    */
   public static void main(String[] args) throws Exception {
+    onLargeStack(() -> bench(args));
+  }
+
+  /** A benchmark's body, which may throw. */
+  interface Body {
+    void run() throws Exception;
+  }
+
+  /** Runs {@code body} on a platform thread with a 16 MiB stack and waits for it. */
+  static void onLargeStack(Body body) throws Exception {
     java.util.concurrent.FutureTask<Void> run = new java.util.concurrent.FutureTask<>(() -> {
-      bench(args);
+      body.run();
       return null;
     });
     Thread.ofPlatform().name("bench").stackSize(16L << 20).start(run);

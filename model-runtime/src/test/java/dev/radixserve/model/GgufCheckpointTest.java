@@ -115,16 +115,19 @@ class GgufCheckpointTest {
   }
 
   /**
-   * K-quant files as serve runs them by default: requantized into MatMulNBits at int8
-   * (GgufTensors#nearestMode), int8 LM head and embedding, int8 activations (accuracy_level 4);
-   * and the Q4_K_M file under {@code --quantization int4}: its Q4_K projections on their own
-   * codes with a float offset per block, its Q6_K ones re-rounded to int4.
+   * K-quant and IQ4_NL/IQ4_XS files as serve runs them by default: requantized into MatMulNBits
+   * at int8 (GgufTensors#nearestMode), int8 LM head and embedding, int8 activations
+   * (accuracy_level 4);
+   * the Q4_K_M file under an explicit {@code --quantization int8} (the same as auto); and under
+   * {@code --quantization int4}: its Q4_K projections on their own codes with a float offset per
+   * block, its Q6_K ones re-rounded to int4.
    * Greedy decoding from each prompt gives transformers' tokens on the file's own dequantized
    * weights (journal 2026-11-28-gguf has the logprob differences), and llama-server's greedy
    * tokens on the file ({@code llama_server_reference.py}).
    */
   @ParameterizedTest(name = "{0} {1}")
-  @CsvSource({"q4_k_m, auto, INT8, 0", "q6_k, auto, INT8, 0", "q4_k_m, int4, INT4, 5"})
+  @CsvSource({"q4_k_m, auto, INT8, 0", "q6_k, auto, INT8, 0", "iq4_nl, auto, INT8, 0",
+      "iq4_xs, auto, INT8, 0", "q4_k_m, int8, INT8, 0", "q4_k_m, int4, INT4, 5"})
   void kQuantFilesServedRequantizedGiveTheFilesGreedyTokens(String type, String flag,
       QuantMode mode, int offsets) throws IOException {
     JsonNode expected = expected("llama3-wide-" + type + "-expected.json");
@@ -170,7 +173,8 @@ class GgufCheckpointTest {
   @ParameterizedTest(name = "{0}-{1}")
   @CsvSource({"llama3, f32", "llama3, f16", "llama3, q8_0", "llama3, q4_0", "qwen2, f32",
       "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0", "qwen3, f32", "qwen3, q8_0", "gpt2, f32",
-      "gpt2, q8_0", "llama3-wide, q4_k_m", "llama3-wide, q6_k"})
+      "gpt2, q8_0", "llama3-wide, q4_k_m", "llama3-wide, q6_k", "llama3-wide, iq4_nl",
+      "llama3-wide, iq4_xs"})
   void matchesLlamaServer(String model, String type) throws IOException {
     JsonNode server = expected(model + "-" + type + ".llama-server.json");
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"),

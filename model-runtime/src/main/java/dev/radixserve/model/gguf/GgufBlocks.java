@@ -73,7 +73,7 @@ final class GgufBlocks {
   /** Whether {@link #dequantize} reads {@code type}. */
   static boolean dequantizable(GgmlType type) {
     return switch (type) {
-      case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K -> true;
+      case F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS -> true;
       default -> false;
     };
   }
@@ -255,6 +255,11 @@ final class GgufBlocks {
           q6K(s, rowAt + (long) b * type.typeSize(), out, b * type.blockSize());
         }
       }
+      case IQ4_XS -> {
+        for (int b = 0; b < k / type.blockSize(); b++) {
+          iq4Xs(s, rowAt + (long) b * type.typeSize(), out, b * type.blockSize());
+        }
+      }
       default -> {
         for (int b = 0; b < k / BLOCK; b++) {
           block(type, s, rowAt + (long) b * type.typeSize(), out, b * BLOCK);
@@ -294,6 +299,37 @@ final class GgufBlocks {
         out[y++] = d2 * (q + high) - m2;
       }
       qs += 32;
+    }
+  }
+
+  /**
+   * IQ4_NL's and IQ4_XS's 16 levels ({@code kvalues_iq4nl}): a 4-bit code picks one, not a step
+   * of a uniform grid, which is why no MatMulNBits mode takes these blocks as they are.
+   */
+  private static final int[] IQ4_LEVELS =
+      {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+  /**
+   * 32 IQ4 codes (16 bytes of nibbles at {@code qs}: low nibbles first, then high ones) times
+   * {@code d}, as ggml's {@code dequantize_row_iq4_nl} / {@code _xs}.
+   */
+  private static void iq4Run(MemorySegment s, long qs, float d, float[] out, int o) {
+    for (int j = 0; j < BLOCK; j++) {
+      out[o + j] = d * IQ4_LEVELS[nibble(s, qs, j)];
+    }
+  }
+
+  /**
+   * IQ4_XS super-blocks of 256: fp16 d, a 16-bit word of the scales' high bits, 4 bytes of their
+   * low nibbles, 128 bytes of codes; eight sub-blocks of 32 at d·(scale − 32), scale 6 bits.
+   */
+  private static void iq4Xs(MemorySegment s, long at, float[] out, int o) {
+    float d = Float.float16ToFloat(s.get(U16, at));
+    int high = s.get(U16, at + 2) & 0xffff;
+    for (int ib = 0; ib < 8; ib++) {
+      int low = (s.get(ValueLayout.JAVA_BYTE, at + 4 + ib / 2) & 0xff) >>> (4 * (ib % 2)) & 15;
+      int scale = low | ((high >>> (2 * ib)) & 3) << 4;
+      iq4Run(s, at + 8 + 16L * ib, d * (scale - 32), out, o + 32 * ib);
     }
   }
 
@@ -373,6 +409,7 @@ final class GgufBlocks {
           out[o + j] = d * (nibble(s, at + 8, j) | ((qh >>> j) & 1) << 4) + m;
         }
       }
+      case IQ4_NL -> iq4Run(s, at + 2, d, out, o);
       default -> throw new IllegalArgumentException("no dequantization of " + type);
     }
   }

@@ -83,11 +83,11 @@ class GgufBlocksTest {
   }
 
   /**
-   * Q4_1, Q5_0, Q5_1 (quantized by gguf-py) and Q4_K, Q5_K, Q6_K (block bytes gguf-py wrote),
-   * dequantized to fp32 bit for bit as gguf-py's dequantize.
+   * Q4_1, Q5_0, Q5_1 (quantized by gguf-py) and Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS (block bytes
+   * gguf-py wrote), dequantized to fp32 bit for bit as gguf-py's dequantize.
    */
   @ParameterizedTest(name = "{0}")
-  @CsvSource({"Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"})
+  @CsvSource({"Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"})
   void dequantizesEveryServedTypeAsGgufPy(String type) throws IOException {
     JsonNode want = new ObjectMapper().readTree(GgufTestFiles.fixtures().resolve("blocks.json")
         .toFile()).get(type);

@@ -33,6 +33,7 @@ class GgufRequantizeTest {
 
   @ParameterizedTest(name = "{0}")
   @CsvSource({"llama3-wide-q4_k_m.gguf, INT8", "llama3-wide-q6_k.gguf, INT8",
+      "llama3-wide-iq4_nl.gguf, INT8", "llama3-wide-iq4_xs.gguf, INT8",
       "llama3-q8_0.gguf, NONE", "llama3-q4_0.gguf, NONE", "llama3-f32.gguf, NONE",
       "qwen2-f16.gguf, NONE"})
   void quantizedTensorsStayInTheFilesBlocks(String file, QuantMode mode) {
