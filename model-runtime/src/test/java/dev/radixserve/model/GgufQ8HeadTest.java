@@ -14,7 +14,6 @@ import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.Tensor;
 import java.io.IOException;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -101,9 +100,7 @@ class GgufQ8HeadTest {
       throws IOException {
     try (LoadedModel m = load(model)) {
       int[] prompt = m.tokenizer().encode(PROMPT);
-      CheckpointQuantization q = m.weights().checkpointQuantization();
-      float[][] exact = GgufQ4KServingTest.logits(m, QuantSpec.forModel(QuantSpec.none(), q, 0,
-          QuantSpec.HeadSetting.AUTO).withHeadMode(QuantMode.NONE), prompt);
+      float[][] exact = exact(m, prompt);
       QuantSpec own = spec(m, 0, QuantSpec.HeadSetting.AUTO);
       assertEquals(m.weights().q8Tables(), own.q8Tables());
       assertEquals(0.0, OnnxModelRunnerTest.worstRelativeError(
@@ -134,31 +131,14 @@ class GgufQ8HeadTest {
     try (LoadedModel m = load(model)) {
       QuantSpec served = served(m);
       int[] prompt = m.tokenizer().encode(PROMPT);
-      float[][] exact = GgufQ4KServingTest.logits(m, QuantSpec.forModel(QuantSpec.none(),
-          m.weights().checkpointQuantization(), 0, QuantSpec.HeadSetting.AUTO)
-          .withHeadMode(QuantMode.NONE), prompt);
+      float[][] exact = exact(m, prompt);
       double own = OnnxModelRunnerTest.worstRelativeError(
           GgufQ4KServingTest.logits(m, served, prompt), exact);
       assertTrue(own > 0 && own < bound, model + ": own blocks " + own);
       if (greedyAsLlamaServer) {
         assertLlamaServersGreedy(m, served, model);
       }
-
-      try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
-          served)) {
-        float[] whole = runner.forward(new ForwardBatch(List.of(
-            new ForwardBatch.Seq(prompt, 0, GgufQ4KServingTest.TABLE))))[0];
-        int a = prompt.length / 3;
-        int b = 2 * prompt.length / 3;
-        int[] table2 = {8, 11, 4, 15, 2, 9, 6, 13, 0, 3, 1, 12, 20, 21, 23, 10};
-        runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-            Arrays.copyOfRange(prompt, 0, a), 0, table2))));
-        runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-            Arrays.copyOfRange(prompt, a, b), a, table2))));
-        float[] last = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-            Arrays.copyOfRange(prompt, b, prompt.length), b, table2))))[0];
-        assertArrayEquals(whole, last, 0f, "chunked prefill, bit for bit");
-      }
+      GgufQ4KServingTest.assertChunkingChangesNoBit(m, served, prompt);
     }
   }
 
@@ -179,6 +159,16 @@ class GgufQ8HeadTest {
       assertEquals(Set.of(), m.weights().q8Tables());
       assertTrue(!served(m).key().contains("gguf-q8"), served(m).key());
     }
+  }
+
+  /**
+   * Every position's logits of the file's own weights: its blocks at accuracy_level 0, the head
+   * in fp32 ({@code GgufCheckpointTest}'s exact route).
+   */
+  private static float[][] exact(LoadedModel m, int[] prompt) {
+    return GgufQ4KServingTest.logits(m, QuantSpec.forModel(QuantSpec.none(),
+        m.weights().checkpointQuantization(), 0, QuantSpec.HeadSetting.AUTO)
+        .withHeadMode(QuantMode.NONE), prompt);
   }
 
   private static LoadedModel load(String model) {
