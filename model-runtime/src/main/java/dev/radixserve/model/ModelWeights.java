@@ -57,6 +57,15 @@ public interface ModelWeights extends AutoCloseable {
     return Set.of();
   }
 
+  /**
+   * The token embedding and LM head tables (canonical names) held in blocks an int8 head reads
+   * as they are: a GGUF file's Q8_0 ones ({@link QuantSpec#q8Tables}); empty for every other
+   * checkpoint.
+   */
+  default Set<String> q8Tables() {
+    return Set.of();
+  }
+
   /** Releases (or unmaps) the weights. */
   @Override
   void close();

@@ -61,7 +61,8 @@ class EmbeddingGatherTest {
     }
   }
 
-  private static float[] run(OnnxGraph graph, Map<String, Tensor> tensors, long[] ids, int k) {
+  /** The looked-up rows of {@code ids}, [ids, k], through a session over {@code graph}. */
+  static float[] run(OnnxGraph graph, Map<String, Tensor> tensors, long[] ids, int k) {
     try (OrtEnv env = OrtEnv.create("embedding-test");
         MemoryInfo cpu = MemoryInfo.cpu();
         Arena arena = Arena.ofConfined();

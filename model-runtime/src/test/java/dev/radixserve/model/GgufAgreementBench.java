@@ -68,8 +68,8 @@ public final class GgufAgreementBench {
           : QuantSpec.forModel(QuantSpec.none(), c, 0, QuantSpec.HeadSetting.AUTO)
               .withHeadMode(QuantMode.NONE);
       case "served" -> QuantSpec.forModel(QuantSpec.none(), c, m.weights().requantizeAs(),
-          m.weights().offsetWeights(), QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO)
-          .resolvedFor(hidden);
+          m.weights().offsetWeights(), m.weights().q8Tables(), QuantSpec.CPU_ACCURACY_LEVEL,
+          QuantSpec.HeadSetting.AUTO).resolvedFor(hidden);
       case "int8", "int4" -> QuantSpec.forModel(QuantSpec.of(QuantMode.parse(route))
           .withHeadMode(QuantMode.NONE), c, QuantSpec.CPU_ACCURACY_LEVEL,
           QuantSpec.HeadSetting.AUTO);

@@ -68,21 +68,26 @@ class GgufQ4KServingTest {
       assertTrue(offsetsInt8 <= allInt8, "Q4_K on its codes " + offsetsInt8 + " against int8 "
           + allInt8);
 
-      try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
-          served)) {
-        float[] whole = runner.forward(new ForwardBatch(List.of(
-            new ForwardBatch.Seq(prompt, 0, TABLE))))[0];
-        int a = prompt.length / 3;
-        int b = 2 * prompt.length / 3;
-        int[] table2 = {8, 11, 4, 15, 2, 9, 6, 13, 0, 3, 1, 12, 20, 21, 23, 10};
-        runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-            Arrays.copyOfRange(prompt, 0, a), 0, table2))));
-        runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-            Arrays.copyOfRange(prompt, a, b), a, table2))));
-        float[] last = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-            Arrays.copyOfRange(prompt, b, prompt.length), b, table2))))[0];
-        assertArrayEquals(whole, last, 0f, "chunked prefill, bit for bit");
-      }
+      assertChunkingChangesNoBit(m, served, prompt);
+    }
+  }
+
+  /** {@code prompt}'s last logits prefilled in three chunks are those of one, bit for bit. */
+  static void assertChunkingChangesNoBit(LoadedModel m, QuantSpec spec, int[] prompt) {
+    try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
+        spec)) {
+      float[] whole = runner.forward(new ForwardBatch(List.of(
+          new ForwardBatch.Seq(prompt, 0, TABLE))))[0];
+      int a = prompt.length / 3;
+      int b = 2 * prompt.length / 3;
+      int[] table2 = {8, 11, 4, 15, 2, 9, 6, 13, 0, 3, 1, 12, 20, 21, 23, 10};
+      runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+          Arrays.copyOfRange(prompt, 0, a), 0, table2))));
+      runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+          Arrays.copyOfRange(prompt, a, b), a, table2))));
+      float[] last = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+          Arrays.copyOfRange(prompt, b, prompt.length), b, table2))))[0];
+      assertArrayEquals(whole, last, 0f, "chunked prefill, bit for bit");
     }
   }
 

@@ -180,7 +180,7 @@ public final class RadixServer {
     // model's width: resolved once, here
     quant = QuantSpec.forModel(config.quantization(), weights.checkpointQuantization(),
         config.quantizationAuto() ? weights.requantizeAs() : QuantMode.NONE,
-        weights.offsetWeights(),
+        weights.offsetWeights(), weights.q8Tables(),
         QuantSpec.accuracyLevelFor(config.device().kind() == Device.Kind.CUDA),
         config.quantizationHead())
         .resolvedFor(mc.hiddenSize());

@@ -52,8 +52,8 @@ final class GgufBlocks {
 
   /** The checkpoint quantization a file's {@link #repackable} projections are served in. */
   static CheckpointQuantization quantization(GgmlType type) {
-    return new CheckpointQuantization(CheckpointQuantization.Method.GGUF,
-        type == GgmlType.Q8_0 ? 8 : 4, BLOCK, 0);
+    return type == GgmlType.Q8_0 ? CheckpointQuantization.GGUF_Q8_0
+        : new CheckpointQuantization(CheckpointQuantization.Method.GGUF, 4, BLOCK, 0);
   }
 
   /**

@@ -44,11 +44,17 @@ import java.util.TreeSet;
  *     their own codes with a float offset per block when the layers are int4 ({@link
  *     QuantSpec#OFFSETS_MODE}, {@link dev.radixserve.model.quant.Q4KRepacker}), else requantized
  * @param projectionTypes how many projections hold each ggml type (for check-model)
+ * @param q8Tables the token embedding and LM head tables the file holds in Q8_0 (canonical
+ *     names): an int8 head serves them on their own blocks ({@link QuantSpec#q8Tables})
  */
 record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     CheckpointQuantization quantization, GgmlType projectionType, Map<GgmlType, Integer> types,
     float[] ropeFactors, QuantMode requantize, Set<String> offsetWeights,
-    Map<GgmlType, Integer> projectionTypes) {
+    Map<GgmlType, Integer> projectionTypes, Set<String> q8Tables) {
+
+  /** The tables the embedding and the LM head read, by canonical name (Llama family, GPT-2). */
+  private static final Set<String> TABLES =
+      Set.of("embed_tokens.weight", "lm_head.weight", "wte.weight");
 
   private static final Set<GgmlType> FLOATS = Set.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16);
   private static final String OFFSETS = "as MatMulNBits int4 on the file's own codes + a float"
@@ -123,8 +129,14 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
         }
       }
     });
+    Set<String> q8Tables = new TreeSet<>();
+    names.forEach((name, t) -> {
+      if (TABLES.contains(name) && t.type() == GgmlType.Q8_0) {
+        q8Tables.add(name);
+      }
+    });
     return new GgufTensors(config, out, q, projectionType, types, ropeFactors, requantize,
-        Set.copyOf(offsetWeights), projectionTypes);
+        Set.copyOf(offsetWeights), projectionTypes, Set.copyOf(q8Tables));
   }
 
   /** A linear layer's weight: Llama's {@code layers.N.*_proj.weight}, GPT-2's {@code h.N.*}. */

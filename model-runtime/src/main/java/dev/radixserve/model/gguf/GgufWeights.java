@@ -21,6 +21,7 @@ public final class GgufWeights implements ModelWeights {
   private final String identity;
   private final QuantMode requantize;
   private final Set<String> offsetWeights;
+  private final Set<String> q8Tables;
 
   GgufWeights(ModelWeights weights, GgufFile f, GgufTensors tensors, String tokenizerSource,
       String identity) {
@@ -28,6 +29,7 @@ public final class GgufWeights implements ModelWeights {
     this.identity = identity;
     this.requantize = tensors.requantize();
     this.offsetWeights = tensors.offsetWeights();
+    this.q8Tables = tensors.q8Tables();
     long bytes = 0;
     for (GgufFile.TensorInfo t : f.tensors()) {
       bytes += t.data().byteSize();
@@ -86,6 +88,11 @@ public final class GgufWeights implements ModelWeights {
   @Override
   public Set<String> offsetWeights() {
     return offsetWeights;
+  }
+
+  @Override
+  public Set<String> q8Tables() {
+    return q8Tables;
   }
 
   @Override

@@ -200,7 +200,8 @@ final class Linear {
     long k = shape[1];
     // not checked here that the block divides k: the head, which reads the same k in the same
     // spec, is checked when it is emitted, after the layers (whose refusal names them first)
-    QuantSpec spec = this.spec.forWeight(k);
+    // a table on a file's own Q8_0 blocks takes them, as the tied head's MatMulNBits does
+    QuantSpec spec = this.spec.forWeight(table, k);
     int bits = spec.mode().bits();
     long blocks = k / spec.blockSize();
     List<String> inputs = List.of(

@@ -196,6 +196,13 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
       new CheckpointQuantization(Method.GGUF_Q4K, 4, Q4KRepacker.BLOCK, 0);
 
   /**
+   * A GGUF file's Q8_0 blocks: 8-bit codes in blocks of 32, an fp16 scale each ({@link
+   * GgmlBlockRepacker}), a projection's or a table's ({@link QuantSpec#q8Tables}).
+   */
+  public static final CheckpointQuantization GGUF_Q8_0 =
+      new CheckpointQuantization(Method.GGUF, 8, GgmlBlockRepacker.BLOCK, 0);
+
+  /**
    * Whether the blocks carry a float offset each ({@link OffsetWeight}) instead of zero points:
    * symmetric codes, the offset added back by the graph.
    */

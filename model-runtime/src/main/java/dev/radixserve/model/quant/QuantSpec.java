@@ -33,10 +33,16 @@ import java.util.Set;
  *     a Q4_K_M file mixes Q4_K with Q6_K layers. {@link #forModel} fills it under {@link
  *     #OFFSETS_MODE} only. Each weight's own spec ({@link #forWeight(String, long)}) says which
  *     it is; empty for every other model.
+ * @param q8Tables the token embedding and LM head tables (a tied one, or either of the two) a
+ *     GGUF file holds in Q8_0 blocks, served on those blocks as they are ({@link
+ *     GgmlBlockRepacker}: int8, block 32, the fp16 scale widened, zero point 128) by the head's
+ *     MatMulNBits and the embedding's GatherBlockQuantized, rather than re-rounded into the
+ *     head's blocks. {@link #forModel} fills it where the head is int8 in auto blocks (or 32,
+ *     the file's); empty for every other model and head.
  */
 public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, QuantMode headMode,
     int headBlockSize, int accuracyLevel, CheckpointQuantization checkpoint,
-    Set<String> offsetWeights) {
+    Set<String> offsetWeights, Set<String> q8Tables) {
 
   /** Block size when none is given (see docs/benchmarks/journal/2026-11-21-to-28.md: 32 against 64). */
   public static final int DEFAULT_BLOCK_SIZE = 32;
@@ -100,6 +106,19 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
       throw new IllegalArgumentException("Q4_K offset weights under " + mode.label()
           + (checkpoint != null ? " for a checkpoint in " + checkpoint.describe() : ""));
     }
+    q8Tables = Set.copyOf(q8Tables);
+    if (!q8Tables.isEmpty() && headMode != QuantMode.INT8) {
+      throw new IllegalArgumentException("Q8_0 tables " + q8Tables + " with an LM head in "
+          + headMode.label() + " (their own blocks are int8)");
+    }
+  }
+
+  /** Layers in one mode, some perhaps on a file's Q4_K codes, no table on Q8_0 blocks. */
+  public QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, QuantMode headMode,
+      int headBlockSize, int accuracyLevel, CheckpointQuantization checkpoint,
+      Set<String> offsetWeights) {
+    this(mode, blockSize, zeroPoints, headMode, headBlockSize, accuracyLevel, checkpoint,
+        offsetWeights, Set.of());
   }
 
   /**
@@ -196,9 +215,15 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   /**
    * The spec the weight named {@code weight} of {@code k} inputs is served under: for one of
    * {@link #offsetWeights}, the file's Q4_K codes (int4, blocks of 32, no zero points, {@link
-   * CheckpointQuantization#GGUF_Q4K}); else {@link #forWeight(long)}.
+   * CheckpointQuantization#GGUF_Q4K}); for one of {@link #q8Tables}, the file's Q8_0 blocks
+   * ({@link CheckpointQuantization#GGUF_Q8_0}); else {@link #forWeight(long)}.
    */
   public QuantSpec forWeight(String weight, long k) {
+    if (q8Tables.contains(weight)) {
+      CheckpointQuantization q8 = CheckpointQuantization.GGUF_Q8_0;
+      return new QuantSpec(q8.mode(), q8.groupSize(), true, headMode, headBlockSize,
+          accuracyLevel, q8);
+    }
     if (!offsetWeights.contains(weight)) {
       return forWeight(k);
     }
@@ -210,7 +235,24 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   /** This spec with {@code names} served on their file's Q4_K codes ({@link #offsetWeights}). */
   public QuantSpec withOffsetWeights(Set<String> names) {
     return new QuantSpec(mode, blockSize, zeroPoints, headMode, headBlockSize, accuracyLevel,
-        checkpoint, names);
+        checkpoint, names, q8Tables);
+  }
+
+  /** This spec with {@code names} served on their file's Q8_0 blocks ({@link #q8Tables}). */
+  public QuantSpec withQ8Tables(Set<String> names) {
+    return new QuantSpec(mode, blockSize, zeroPoints, headMode, headBlockSize, accuracyLevel,
+        checkpoint, offsetWeights, names);
+  }
+
+  /**
+   * {@code spec} with {@code tables} on their own Q8_0 blocks ({@link #q8Tables}) where its head
+   * is int8 in blocks of auto or 32, the file's: another head mode or block size is asked for
+   * by a flag, and gets the tables re-rounded as asked.
+   */
+  private static QuantSpec withQ8Tables(QuantSpec spec, Set<String> tables) {
+    boolean fileBlocks = spec.headBlockSize() == 0
+        || spec.headBlockSize() == CheckpointQuantization.GGUF_Q8_0.groupSize();
+    return spec.headMode() == QuantMode.INT8 && fileBlocks ? spec.withQ8Tables(tables) : spec;
   }
 
   /** Whether {@link #blockSize} is what {@link #of} gives this mode (a config says auto). */
@@ -268,11 +310,13 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
 
   /**
    * The spec the LM head of {@code k} inputs is quantized under: the head's mode and block size
-   * as this one's own, quantized here (a GPTQ or AWQ checkpoint's head is a float one).
+   * as this one's own, quantized here (a GPTQ or AWQ checkpoint's head is a float one), except
+   * {@link #q8Tables}, served on the file's blocks ({@link #forWeight(String, long)}).
    */
   public QuantSpec forHead(long k) {
     int b = headBlockFor(k);
-    return new QuantSpec(headMode, b, zeroPoints, headMode, b, accuracyLevel);
+    return new QuantSpec(headMode, b, zeroPoints, headMode, b, accuracyLevel, null, Set.of(),
+        q8Tables);
   }
 
   /** This spec with auto resolved for a model whose LM head reads {@code hiddenSize} inputs. */
@@ -287,12 +331,12 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   /** This spec with another block size. */
   public QuantSpec withBlockSize(int size) {
     return new QuantSpec(mode, size, zeroPoints, headMode, headBlockSize, accuracyLevel,
-        checkpoint, offsetWeights);
+        checkpoint, offsetWeights, q8Tables);
   }
 
   public QuantSpec withZeroPoints(boolean on) {
     return new QuantSpec(mode, blockSize, on, headMode, headBlockSize, accuracyLevel, checkpoint,
-        offsetWeights);
+        offsetWeights, q8Tables);
   }
 
   /** The LM head quantized in the layers' own mode ({@code on}), or left as it is. */
@@ -301,19 +345,20 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   }
 
   public QuantSpec withHeadMode(QuantMode head) {
+    // the tables' own blocks are int8: another head re-rounds them
     return new QuantSpec(mode, blockSize, zeroPoints, head, headBlockSize, accuracyLevel,
-        checkpoint, offsetWeights);
+        checkpoint, offsetWeights, head == QuantMode.INT8 ? q8Tables : Set.of());
   }
 
   /** This spec with the LM head's block size set ({@code size}), or auto (0). */
   public QuantSpec withHeadBlockSize(int size) {
     return new QuantSpec(mode, blockSize, zeroPoints, headMode, size, accuracyLevel,
-        checkpoint, offsetWeights);
+        checkpoint, offsetWeights, q8Tables);
   }
 
   public QuantSpec withAccuracyLevel(int level) {
     return new QuantSpec(mode, blockSize, zeroPoints, headMode, headBlockSize, level,
-        checkpoint, offsetWeights);
+        checkpoint, offsetWeights, q8Tables);
   }
 
   /**
@@ -324,6 +369,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    * when the LM head is quantized in the same mode, {@code /head-int8} when in another, then
    * {@code -b128} when in blocks of another size,
    * {@code /gguf-q4k} before the head when some layers are a GGUF file's Q4_K codes with offsets,
+   * {@code /gguf-q8} before it when the embedding or LM head is a file's own Q8_0 blocks ({@link
+   * #q8Tables}; the head's block size then speaks for a table that is not),
    * {@code -bauto} while auto is not {@link #resolvedFor resolved}; the layers' auto reads {@code
    * bauto64}, its largest block). KV blocks computed under one
    * key are not the blocks of another, so caches and block hashes that outlive a process or
@@ -343,7 +390,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
         + (checkpoint == null || checkpoint.groupSize() == blockSize ? ""
             : "/g" + checkpoint.groupSize())
         + (zeroPoints ? "/asym" : "/sym")
-        + "/acc" + accuracyLevel + (offsetWeights.isEmpty() ? "" : "/gguf-q4k") + head;
+        + "/acc" + accuracyLevel + (offsetWeights.isEmpty() ? "" : "/gguf-q4k")
+        + (q8Tables.isEmpty() ? "" : "/gguf-q8") + head;
   }
 
   /**
@@ -412,6 +460,20 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     }
     return new QuantSpec(mode, checkpoint.servedBlockSize(), true, headMode,
         head.blockSize() == null ? 0 : head.blockSize(), accuracyLevel, checkpoint);
+  }
+
+  /**
+   * As {@link #forModel(QuantSpec, CheckpointQuantization, QuantMode, Set, int, HeadSetting)},
+   * with {@code q8Tables} ({@code ModelWeights.q8Tables}, a GGUF file's token embedding and LM
+   * head in Q8_0) served on their own blocks where the head is int8 in auto blocks or the file's
+   * 32 ({@link #q8Tables}): re-rounding them into the head's blocks of 64 would round the file's
+   * codes a second time, to save 0.125 bytes a weight of one table.
+   */
+  public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
+      QuantMode requantize, Set<String> offsetWeights, Set<String> q8Tables, int accuracyLevel,
+      HeadSetting head) {
+    return withQ8Tables(forModel(configured, checkpoint, requantize, offsetWeights,
+        accuracyLevel, head), q8Tables);
   }
 
   /**

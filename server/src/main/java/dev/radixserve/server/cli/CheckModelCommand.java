@@ -27,6 +27,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
@@ -104,7 +105,7 @@ final class CheckModelCommand implements Callable<Integer> {
         // check-model runs on the CPU
         quant = QuantSpec.forModel(configured, m.weights().checkpointQuantization(),
             flags.quantizationAuto() ? m.weights().requantizeAs() : QuantMode.NONE,
-            m.weights().offsetWeights(),
+            m.weights().offsetWeights(), m.weights().q8Tables(),
             QuantSpec.accuracyLevelFor(false),
             flags.quantizationHead())
             .resolvedFor(m.weights().config().hiddenSize());
@@ -189,6 +190,10 @@ final class CheckModelCommand implements Callable<Integer> {
         + " Runtime (%.2fx fewer than none's %,d)%n", quant.key(), graph.quantizedWeights(),
         graph.initializerBytes(), (double) plain.initializerBytes() / graph.initializerBytes(),
         plain.initializerBytes());
+    if (!quant.q8Tables().isEmpty()) {
+      out.printf("lm head     %s: its own Q8_0 blocks (MatMulNBits and GatherBlockQuantized int8,"
+          + " block 32, not re-rounded)%n", String.join(", ", new TreeSet<>(quant.q8Tables())));
+    }
   }
 
   /**
@@ -205,7 +210,8 @@ final class CheckModelCommand implements Callable<Integer> {
       try {
         QuantSpec spec = chosen ? quant : QuantSpec.forModel(QuantSpec.of(mode),
                 m.weights().checkpointQuantization(), QuantMode.NONE,
-                m.weights().offsetWeights(), QuantSpec.accuracyLevelFor(false),
+                m.weights().offsetWeights(), m.weights().q8Tables(),
+                QuantSpec.accuracyLevelFor(false),
                 flags.quantizationHead())
             .resolvedFor(m.weights().config().hiddenSize());
         MemoryPlan p = MemoryPlan.forBudget(m.weights(), blockSize, budget, spec);

@@ -84,6 +84,28 @@ class CheckModelGgufTest {
   }
 
   /**
+   * A Q8_0 file's token embedding and separate LM head (Qwen2's), Q8_0 too, are served on their
+   * own blocks under the default int8 head, and said so; a head block size of 64 re-rounds them.
+   */
+  @Test
+  void saysAQ8FilesTablesAreServedOnTheirOwnBlocks() {
+    String file = FIXTURES.resolve("qwen2-q8_0.gguf").toString();
+    ServeCommandTest.Run own = run("check-model", file, "--threads", "1");
+    assertEquals(0, own.status(), own.err() + own.out());
+    assertTrue(own.out().contains("quantization gguf-int8/b32/asym/acc4/gguf-q8/head-b64:"),
+        own.out());
+    assertTrue(own.out().contains("lm head     embed_tokens.weight, lm_head.weight: its own Q8_0"
+        + " blocks (MatMulNBits and GatherBlockQuantized int8, block 32, not re-rounded)"),
+        own.out());
+    assertTrue(own.out().endsWith("ok\n"), own.out());
+    ServeCommandTest.Run b64 = run("check-model", file, "--quantization-head-block-size", "64",
+        "--threads", "1");
+    assertEquals(0, b64.status(), b64.err() + b64.out());
+    assertTrue(b64.out().contains("quantization gguf-int8/b32/asym/acc4/head-b64:"), b64.out());
+    assertFalse(b64.out().contains("its own Q8_0 blocks"), b64.out());
+  }
+
+  /**
    * An explicit {@code --quantization none} serves a K-quant mix's dequantized weights at fp32:
    * the next token's logprob is transformers' on the file's own dequantized weights; {@code auto}
    * is the default's int8; {@code int4} serves the Q4_K layers on their own codes.
