@@ -4,10 +4,11 @@
 # per server its start (launch to /health), resident memory after start, and
 # bench/llamacpp/measure.py's batch-1 decode and 512-token prefill; ROUNDS rounds, interleaved.
 #
-# usage: compare.sh OUT ROUNDS NAME=DIR[:FLAG,FLAG...] ...
+# usage: compare.sh OUT ROUNDS NAME[@JAR]=DIR[:FLAG,FLAG...] ...
 #   e.g. compare.sh /tmp/pq 3 int4-b128=/tmp/ls-f16:--quantization,int4,--quantization-block-size,128 \
 #        gptq=/tmp/ls-gptq awq=/tmp/ls-awq
-# RADIXSERVE_JAR (default server/target/radixserve.jar); writes OUT/results.jsonl.
+# RADIXSERVE_JAR (default server/target/radixserve.jar), or per server @JAR (two builds on one
+# checkpoint: bench/prequantized/split-groups.sh); writes OUT/results.jsonl.
 set -euo pipefail
 out=$1; rounds=$2; shift 2
 jar=${RADIXSERVE_JAR:-server/target/radixserve.jar}
@@ -17,9 +18,10 @@ port=18471
 for round in $(seq 1 "$rounds"); do
   for spec in "$@"; do
     name=${spec%%=*}; rest=${spec#*=}; dir=${rest%%:*}
+    server_jar=$jar; [[ $name == *@* ]] && { server_jar=${name#*@}; name=${name%%@*}; }
     flags=(); [[ $rest == *:* ]] && IFS=, read -r -a flags <<< "${rest#*:}"
     start=$(date +%s.%N)
-    java -Xss64m --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -jar "$jar" \
+    java -Xss64m --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -jar "$server_jar" \
       serve --model "$dir" --port $port --threads 1 "${flags[@]}" > "$out/$name.$round.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 600); do

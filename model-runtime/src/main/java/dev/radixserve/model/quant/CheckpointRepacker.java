@@ -35,7 +35,9 @@ public final class CheckpointRepacker {
   /**
    * The layer under module {@code prefix} (e.g. {@code layers.0.mlp.down_proj}) of
    * {@code tensors}, whose shapes the loader has checked against
-   * {@link CheckpointQuantization#tensorShapes}.
+   * {@link CheckpointQuantization#tensorShapes}, as it is served: in blocks of {@link
+   * CheckpointQuantization#servedBlockSize} (its groups split where they are larger): the same
+   * weights either way, bit for bit.
    *
    * @throws QuantizationException for a GPTQ layer whose {@code g_idx} is not a grouping of its
    *     inputs ({@link #inputOrder})
@@ -45,6 +47,12 @@ public final class CheckpointRepacker {
     if (q.method() == CheckpointQuantization.Method.GGUF) {
       return GgmlBlockRepacker.repack(tensor(tensors, prefix + ".weight"));
     }
+    return groups(q, prefix, tensors).inBlocksOf(q.servedBlockSize());
+  }
+
+  /** The layer in MatMulNBits blocks of its own groups, with the zero points as stored. */
+  private static QuantizedWeight groups(CheckpointQuantization q, String prefix,
+      Map<String, Tensor> tensors) {
     int[] order = check(q, prefix, tensors);
     Tensor scales = tensors.get(prefix + ".scales");
     int groups = (int) scales.shape()[0];

@@ -23,9 +23,11 @@ import java.util.Set;
  *     (fp32) .. 4 (A quantized to int8 per block on the fly: the CPU's integer dot products)
  * @param checkpoint where the layers' blocks come from: null when quantized here at load from the
  *     checkpoint's float weights ({@link BlockQuantizer}); else the checkpoint's own GPTQ or AWQ
- *     blocks, repacked ({@link CheckpointRepacker}; mode, block size and zero points are then
- *     the checkpoint's). The LM head, which those checkpoints keep in floats, is quantized here
- *     either way when {@code headMode} says so.
+ *     blocks, repacked ({@link CheckpointRepacker}; mode and zero points are then the
+ *     checkpoint's, the block size its group or, for a group that is not bit-stable across
+ *     chunking, a part of it: {@link CheckpointQuantization#servedBlockSize}). The LM head,
+ *     which those checkpoints keep in floats, is quantized here either way when {@code
+ *     headMode} says so.
  * @param offsetWeights projections served on a GGUF file's own Q4_K codes with a float offset
  *     per block ({@link Q4KRepacker}) whatever {@code mode} says, which then covers the others:
  *     a Q4_K_M file mixes Q4_K with Q6_K layers. {@link #forModel} fills it under {@link
@@ -93,7 +95,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     if (blockSize == AUTO_BLOCK_SIZE && mode != QuantMode.INT8) {
       throw new IllegalArgumentException("an auto block size is int8's, not " + mode.label());
     }
-    if (checkpoint != null && (mode != checkpoint.mode() || blockSize != checkpoint.groupSize()
+    if (checkpoint != null && (mode != checkpoint.mode()
+        || blockSize != checkpoint.servedBlockSize()
         || zeroPoints == checkpoint.offsets())) {
       throw new IllegalArgumentException(mode + "/b" + blockSize + " for a checkpoint in "
           + checkpoint.describe());
@@ -361,8 +364,10 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   /**
    * Everything here that changes the numbers a model computes, as one stable string: {@code none},
    * or e.g. {@code int4/b32/asym/acc4} ({@code gptq-} or {@code awq-} before it when the blocks
-   * are the checkpoint's own; {@code /head} when the LM head is quantized in the same
-   * mode, {@code /head-int8} when in another, then {@code -b128} when in blocks of another size,
+   * are the checkpoint's own, and {@code /g128} after the block when they are its groups of 128
+   * split into smaller blocks, {@link CheckpointQuantization#servedBlockSize}; {@code /head}
+   * when the LM head is quantized in the same mode, {@code /head-int8} when in another, then
+   * {@code -b128} when in blocks of another size,
    * {@code /gguf-q4k} before the head when some layers are a GGUF file's Q4_K codes with offsets,
    * {@code /gguf-q8} before it when the embedding or LM head is a file's own Q8_0 blocks ({@link
    * #q8Tables}; the head's block size then speaks for a table that is not),
@@ -382,6 +387,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     // auto names its largest block: weights quantized when auto meant 128 are another model
     return (checkpoint == null ? "" : checkpoint.method().label() + "-") + mode.label() + "/b"
         + (blockSize == AUTO_BLOCK_SIZE ? "auto" + DEFAULT_INT8_BLOCK_SIZE : blockSize)
+        + (checkpoint == null || checkpoint.groupSize() == blockSize ? ""
+            : "/g" + checkpoint.groupSize())
         + (zeroPoints ? "/asym" : "/sym")
         + "/acc" + accuracyLevel + (offsetWeights.isEmpty() ? "" : "/gguf-q4k")
         + (q8Tables.isEmpty() ? "" : "/gguf-q8") + head;
@@ -389,7 +396,9 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
 
   /**
    * The quantization a model runs under: {@code configured} for float checkpoints; for a GPTQ or
-   * AWQ checkpoint its own blocks (mode, group size, zero points), at {@code accuracyLevel}, with
+   * AWQ checkpoint its own blocks (mode, zero points; served in blocks of its group size or, when
+   * ONNX Runtime would not give the same bits in any chunking at that size, in parts of its groups:
+   * {@link CheckpointQuantization#servedBlockSize}), at {@code accuracyLevel}, with
    * the LM head (a float one in those checkpoints) as {@code head} says ({@code
    * --quantization-lm-head} and {@code --quantization-head-block-size}, which a float checkpoint
    * reads through {@code configured}): by default as {@link #of} quantizes it under that mode,
@@ -449,7 +458,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
           + " is for a quantized LM head, and quantization-lm-head false leaves it as the"
           + " checkpoint has it");
     }
-    return new QuantSpec(mode, checkpoint.groupSize(), true, headMode,
+    return new QuantSpec(mode, checkpoint.servedBlockSize(), true, headMode,
         head.blockSize() == null ? 0 : head.blockSize(), accuracyLevel, checkpoint);
   }
 

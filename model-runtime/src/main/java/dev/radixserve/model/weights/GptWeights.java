@@ -122,8 +122,8 @@ public final class GptWeights extends TensorSet implements ModelWeights {
         + " vocab_size %d, %s, layer_norm_epsilon %s%nlm head     %s", c.nLayer(), c.nHead(),
         c.nEmbd(), c.nInner(), c.nPositions(), c.vocabSize(), c.activationFunction(),
         c.layerNormEpsilon(), c.tieWordEmbeddings() ? "wte.weight (tied)" : LM_HEAD + " (untied)")
-        + (quantization == null ? "" : String.format("%nquantized   %s (the checkpoint's own"
-            + " blocks)", quantization.describe()));
+        + (quantization == null ? "" : String.format("%nquantized   %s",
+            quantization.describeServed()));
   }
 
   /** The LM head's tensor: {@code wte.weight} when tied, else {@code lm_head.weight}. */

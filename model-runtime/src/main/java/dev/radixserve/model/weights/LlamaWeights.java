@@ -163,7 +163,7 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
         c.slidingWindows().isEmpty() ? "" : ", sliding window " + c.slidingWindows(),
         c.qkvBias() ? ", q/k/v bias" : "", c.qkNorm() ? ", q/k norm" : "",
         c.tieWordEmbeddings() ? EMBED + " (tied)" : LM_HEAD + " (untied)")
-        + (quantization == null ? "" : String.format("%nquantized   %s (the checkpoint's own"
-            + " blocks)", quantization.describe()));
+        + (quantization == null ? "" : String.format("%nquantized   %s",
+            quantization.describeServed()));
   }
 }

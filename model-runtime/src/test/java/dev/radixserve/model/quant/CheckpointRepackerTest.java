@@ -89,7 +89,8 @@ class CheckpointRepackerTest {
     assertEquals(f.k(), w.k());
     assertEquals(f.n(), w.n());
     assertEquals(f.q().bits(), w.bits());
-    assertEquals(f.q().groupSize(), w.blockSize());
+    // served in blocks of servedBlockSize: the group, or parts of it with its scale and zero
+    assertEquals(f.q().servedBlockSize(), w.blockSize());
     int groups = f.k() / f.q().groupSize();
     int[][] codes = f.ints("m.codes", f.n(), f.k());
     int[][] zeros = f.ints("m.zeros", groups, f.n());
@@ -103,8 +104,10 @@ class CheckpointRepackerTest {
             name + " value of output " + n + ", input " + k + ": " + want + " vs "
                 + w.dequantized(kk, n));
       }
-      for (int g = 0; g < groups; g++) {
-        assertEquals(zeros[g][n], w.zeroPoint(n, g), name + " zero of output " + n + ", group " + g);
+      for (int b = 0; b < w.kBlocks(); b++) {
+        int g = b * w.blockSize() / f.q().groupSize();
+        assertEquals(zeros[g][n], w.zeroPoint(n, b), name + " zero of output " + n + ", block "
+            + b + " (group " + g + ")");
       }
     }
   }
