@@ -112,8 +112,8 @@ final class WeightTensors {
   private static QuantizedWeight quantize(Map<String, Tensor> tensors, WeightSource.Quantized q) {
     CheckpointQuantization checkpoint = q.spec().checkpoint();
     if (checkpoint != null) {
-      QuantizedWeight w = CheckpointRepacker.repack(checkpoint, CheckpointRepacker.moduleOf(q.tensor()),
-          tensors);
+      QuantizedWeight w = CheckpointRepacker.repack(checkpoint,
+          CheckpointRepacker.moduleOf(q.tensor()), q.layout(), tensors);
       return q.outputOrder() == null ? w
           : w.outputsIn(CheckpointRepacker.inputOrder(checkpoint, q.outputOrder(), tensors));
     }
