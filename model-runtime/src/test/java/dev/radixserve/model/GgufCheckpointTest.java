@@ -117,8 +117,11 @@ class GgufCheckpointTest {
     }
   }
 
-  /** Every greedy step's top-5 logprobs (and token) as the reference's, from each prompt. */
-  private static void assertGreedySteps(LoadedModel m, QuantSpec spec, JsonNode expected,
+  /**
+   * Every greedy step's top-5 logprobs within 1e-4 of the reference's (and its token, but at a
+   * near-tie), from each prompt.
+   */
+  static void assertGreedySteps(LoadedModel m, QuantSpec spec, JsonNode expected,
       String where) {
     try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
         spec)) {
