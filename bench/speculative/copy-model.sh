@@ -13,7 +13,8 @@
 #     THREADS (2), LLAMA (0), GGUF (MODEL.GGUF_TYPE.gguf, made when missing), GGUF_TYPE (f32),
 #     LLAMA_ARGS, MODEL_ARGS (radixserve's model flags: --quantization none), COPY_WORKLOADS
 #     (summarise-with-quotes code-edit control), WARM (0: each server fresh; N: each server first
-#     answers N requests of other documents, unmeasured, as a server in use has: workloads.py)
+#     answers N requests of other documents, unmeasured, as a server in use has: workloads.py),
+#     RS_VARIANTS (rs-off rs-ngram; with JAR2 set, e.g. rs-off rs-ngram rs2-ngram: run.sh)
 # The 1B-shaped run (issue 43's goal shape): embed_copy_1b.py writes the small model into the
 # Llama-3.2-1B shape, then
 #   MODEL=DIR MODEL_ARGS="--quantization int8" GGUF_TYPE=q8_0 LLAMA=1 \
@@ -31,7 +32,7 @@ model=${model%/}
 [ -f "$model/model.safetensors" ] || python3 "$here/train_copy_llama.py" "$model" --minutes 25
 export TOKENIZER_DIR=$model CONTEXT=${CONTEXT:-150} DECODE=${DECODE:-96}
 export MODEL_ARGS=${MODEL_ARGS:---quantization none}
-variants="rs-off rs-ngram"
+variants=${RS_VARIANTS:-rs-off rs-ngram}
 if [ "${LLAMA:-0}" = 1 ]; then
   gguf_type=${GGUF_TYPE:-f32}
   export GGUF=${GGUF:-$model.$gguf_type.gguf}

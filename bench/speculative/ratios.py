@@ -4,7 +4,7 @@ each variant against the base (rs-off, or lc-off for lc-* variants), the decode 
 the same round (and the CPU-ms-per-token ratio where measured: lower is better), then the median
 over rounds. Rounds interleave the variants, so a ratio compares servers that ran minutes apart.
 
-Then, from the radixserve servers' /metrics (OUT/rs-*.metrics, summed over rounds), the draft
+Then, from the radixserve servers' /metrics (OUT/rs-*.metrics and rs2-*, summed over rounds), the draft
 tokens verified and accepted by position in the draft; and llama-server's own count of draft
 tokens accepted and drafted (OUT/lc-*.log, summed over rounds; it has no per-position figure).
 
@@ -22,7 +22,7 @@ import sys
 def acceptance(out):
     """Per variant: position -> [drafted, accepted], over OUT/rs-*-ROUND.metrics."""
     by = collections.defaultdict(lambda: collections.defaultdict(lambda: [0.0, 0.0]))
-    for f in glob.glob(os.path.join(out, "rs-*.metrics")):
+    for f in glob.glob(os.path.join(out, "rs*-*.metrics")):
         variant = os.path.basename(f).rsplit("-", 1)[0]
         for line in open(f):
             m = re.match(r'radixserve_spec_(draft|accepted)_tokens_total\{position="(\d+)".*\} (\S+)',

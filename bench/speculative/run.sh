@@ -7,7 +7,8 @@
 #   bench/speculative/run.sh MODEL_DIR JAR OUT [ROUNDS] [VARIANTS...]
 #     MODEL_DIR: the HF checkpoint (no tokenizer files: r50k_base ids);
 #     JAR: server/target/radixserve.jar; OUT: results.jsonl and logs
-#     VARIANTS: rs-off rs-ngram lc-off lc-ngram (default: all four)
+#     VARIANTS: rs-off rs-ngram lc-off lc-ngram (default: all four); rs2-off / rs2-ngram run
+#       the jar JAR2 names (an A/B of two builds in the same rounds, against rs-off)
 #     env: THREADS (2), DECODE (96 tokens per request), LLAMA_CPP (/work/llamacpp/src),
 #     FIRST_ROUND (1: rounds FIRST_ROUND..ROUNDS, each with contexts of its own), WORKLOADS,
 #     CONCURRENCY, CONTEXT, REASK, GGUF, LLAMA_ARGS (more llama-server flags), MODEL_ARGS (radixserve's model flags; default
@@ -43,9 +44,10 @@ for r in $(seq "${FIRST_ROUND:-1}" "$rounds"); do
   for v in $order; do
     port=$((20000 + RANDOM % 20000))
     case $v in
-      rs-*) java -Xmx2g --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector \
-          -jar "$jar" serve --model "$model" --host 127.0.0.1 --port "$port" --threads "$threads" \
-          ${MODEL_ARGS:---quantization int8} --kv-cache-memory 512m --speculative "${v#rs-}" \
+      rs-*|rs2-*) vjar=$jar; [ "${v%%-*}" = rs2 ] && vjar=$JAR2
+        java -Xmx2g --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector \
+          -jar "$vjar" serve --model "$model" --host 127.0.0.1 --port "$port" --threads "$threads" \
+          ${MODEL_ARGS:---quantization int8} --kv-cache-memory 512m --speculative "${v#*-}" \
           > "$out/$v-$r.log" 2>&1 & ;;
       lc-off) "$lcpp/build/bin/llama-server" -m "$gguf" --host 127.0.0.1 --port "$port" \
           -t "$threads" -tb "$threads" -c 4096 -np 1 --no-repack ${LLAMA_ARGS:-} \
@@ -73,7 +75,7 @@ for r in $(seq "${FIRST_ROUND:-1}" "$rounds"); do
           echo "{\"variant\":\"$v\",\"round\":$r,${line#\{}" >> "$out/results.jsonl"
           echo "  $line"
         done
-    if [ "${v%%-*}" = rs ]; then
+    if [ "${v%%-*}" = rs ] || [ "${v%%-*}" = rs2 ]; then
       curl -s "127.0.0.1:$port/metrics" | grep '^radixserve_spec_' > "$out/$v-$r.metrics"
     fi
     kill "$pid"
