@@ -7,6 +7,9 @@ tree node-llama-cpp 3.22.1 ships, or LLAMACPP_SRC):
     python make_fixtures.py               # everything
     python make_fixtures.py rope-window   # only the yarn / sliding-window files (rope_window)
     python make_fixtures.py wide          # only blocks.gguf and the llama3-wide K-quant/IQ4 files
+    python make_fixtures.py gpt2-q4_0     # only gpt2-q4_0.gguf and its references, from the
+                                          # gpt2-f32.gguf here (the checkpoint made again must
+                                          # give gpt2-expected.json as it is)
 
 Per case NAME:
   1. transformers writes a tiny checkpoint (../transformers-checkpoints/make_fixtures.py's
@@ -92,7 +95,7 @@ CASES["llama3-wide"] = ("llama", CASES["llama3"][1], True, "llama-bpe", 404)
 
 # the files written per case (qwen3 only F32 and Q8_0: the rest is the code paths above)
 OUTTYPES = {"llama3": ("f32", "f16", "q8_0", "q4_0"), "qwen2": ("f32", "f16", "q8_0", "q4_0"),
-            "qwen3": ("f32", "q8_0"), "gpt2": ("f32", "q8_0"),
+            "qwen3": ("f32", "q8_0"), "gpt2": ("f32", "q8_0", "q4_0"),
             "llama3-wide": ("q4_k_m", "q6_k", "iq4_nl", "iq4_xs")}
 
 
@@ -437,6 +440,9 @@ def main():
     if sys.argv[1:] == ["rope-window"]:
         rope_window()
         return
+    if sys.argv[1:] == ["gpt2-q4_0"]:
+        write_case("gpt2", only=("q4_0",))
+        return
     if sys.argv[1:] == ["wide"]:
         blocks(os.path.join(HERE, "blocks.gguf"))
         write_case("llama3-wide")
@@ -449,9 +455,11 @@ def main():
         write_case(name)
 
 
-def write_case(name):
-    """Case NAME's files (steps 1-5 of the module's docstring)."""
+def write_case(name, only=None):
+    """Case NAME's files (steps 1-5 of the module's docstring); with ONLY, just those types of
+    OUTTYPES, the files already here left as they are."""
     model_type, extra, tie, pre, seed = CASES[name]
+    outtypes = only or OUTTYPES[name]
     tmp = tempfile.mkdtemp()
     try:
         hf.HERE = tmp  # write_case puts the checkpoint in HERE/NAME
@@ -459,28 +467,34 @@ def write_case(name):
         hf_dir = (write_gpt2(os.path.join(tmp, name), seed) if model_type == "gpt2"
                   else hf.write_case(name, model_type, extra, tie, seed))
         hf.expected(hf_dir)
-        shutil.copy(os.path.join(hf_dir, "expected.json"), os.path.join(HERE, name + "-expected.json"))
+        if only:  # the files here must have come from this very checkpoint
+            with open(os.path.join(hf_dir, "expected.json")) as a, \
+                    open(os.path.join(HERE, name + "-expected.json")) as b:
+                assert json.load(a) == json.load(b), name + ": not the checkpoint of the files here"
+        else:
+            shutil.copy(os.path.join(hf_dir, "expected.json"),
+                        os.path.join(HERE, name + "-expected.json"))
         with open(os.path.join(hf_dir, "config.json")) as f:
             config = json.load(f)
         for outtype in ("f32", "f16", "q8_0"):
-            if outtype in OUTTYPES[name]:
+            if outtype in outtypes:
                 convert(hf_dir, os.path.join(HERE, f"{name}-{outtype}.gguf"), outtype, pre)
-        if name == "llama3":
+        if name == "llama3" and not only:
             # the converter's own sharding: NAME-split-0000N-of-00003.gguf
             convert(hf_dir, os.path.join(HERE, f"{name}-split.gguf"), "f32", pre,
                     "--split-max-tensors", "8")
-        for ktype in (t for t in OUTTYPES[name] if "_k" in t or t.startswith("iq")):
+        for ktype in (t for t in outtypes if "_k" in t or t.startswith("iq")):
             f32 = os.path.join(tmp, name + "-f32.gguf")
             if not os.path.exists(f32):
                 convert(hf_dir, f32, "f32", pre)
             subprocess.run([QUANTIZE, f32, os.path.join(HERE, f"{name}-{ktype}.gguf"),
                             ktype.upper(), "1"], check=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
-        if "q4_0" in OUTTYPES[name]:
+        if "q4_0" in outtypes:
             requantize(os.path.join(HERE, f"{name}-f32.gguf"),
                        os.path.join(HERE, f"{name}-q4_0.gguf"),
                        gguf.GGMLQuantizationType.Q4_0, gguf.LlamaFileType.MOSTLY_Q4_0)
-        for qtype in (t for t in OUTTYPES[name] if t.startswith(("q", "iq"))):
+        for qtype in (t for t in outtypes if t.startswith(("q", "iq"))):
             values = dequantized(os.path.join(HERE, f"{name}-{qtype}.gguf"), model_type, config)
             if name != "llama3-wide":  # K-quant blocks are checked on blocks.gguf
                 write_dequantized(values,

@@ -15,6 +15,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -57,8 +58,11 @@ final class WeightTensors {
       ExternalInitializer init = initializers.get(i);
       int at = i;
       switch (init.source()) {
-        case WeightSource.Dense d -> tasks.add(() -> task(tensors, d.tensor(), arena ->
-            sink.accept(at, dense(tensor(tensors, d.tensor()), floatType(init.elemType()), arena))));
+        case WeightSource.Dense d -> {
+          requireDeclaredShape(tensor(tensors, d.tensor()), init);
+          tasks.add(() -> task(tensors, d.tensor(), arena -> sink.accept(at,
+              dense(tensor(tensors, d.tensor()), floatType(init.elemType()), arena))));
+        }
         case WeightSource.Quantized q when q.part() == WeightSource.Part.INPUT_ORDER ->
             tasks.add(() -> task(tensors, q.tensor(),
                 arena -> sink.accept(at, inputOrder(tensors, q, arena))));
@@ -81,6 +85,19 @@ final class WeightTensors {
       }
     })));
     tasks.parallelStream().forEach(Runnable::run);
+  }
+
+  /**
+   * A dense initializer is handed the tensor's elements in the order they lie, so the graph must
+   * declare the tensor's own shape: the same count in another shape (a GPT-2 projection read as
+   * llama.cpp's [out][in] where Conv1D's [in, out] is declared) would run, on wrong numbers.
+   */
+  private static void requireDeclaredShape(Tensor t, ExternalInitializer init) {
+    if (!Arrays.equals(t.shape(), init.dims())) {
+      throw new IllegalStateException("initializer " + init.name() + " is declared "
+          + Arrays.toString(init.dims()) + ", but its tensor " + t.name() + " is "
+          + Arrays.toString(t.shape()));
+    }
   }
 
   /** Runs one tensor's work in an arena of its own, then frees it and drops the tensor's pages. */
@@ -112,8 +129,8 @@ final class WeightTensors {
   private static QuantizedWeight quantize(Map<String, Tensor> tensors, WeightSource.Quantized q) {
     CheckpointQuantization checkpoint = q.spec().checkpoint();
     if (checkpoint != null) {
-      QuantizedWeight w = CheckpointRepacker.repack(checkpoint, CheckpointRepacker.moduleOf(q.tensor()),
-          tensors);
+      QuantizedWeight w = CheckpointRepacker.repack(checkpoint,
+          CheckpointRepacker.moduleOf(q.tensor()), q.layout(), tensors);
       return q.outputOrder() == null ? w
           : w.outputsIn(CheckpointRepacker.inputOrder(checkpoint, q.outputOrder(), tensors));
     }

@@ -77,6 +77,7 @@ class GgufCheckpointTest {
       "qwen2, q8_0, qwen2-q8_0-expected.json", "qwen2, q4_0, qwen2-q4_0-expected.json",
       "qwen3, f32, qwen3-expected.json", "qwen3, q8_0, qwen3-q8_0-expected.json",
       "gpt2, f32, gpt2-expected.json", "gpt2, q8_0, gpt2-q8_0-expected.json",
+      "gpt2, q4_0, gpt2-q4_0-expected.json",
       "llama3-wide, q4_k_m, llama3-wide-q4_k_m-expected.json",
       "llama3-wide, q6_k, llama3-wide-q6_k-expected.json"})
   void greedyStepsMatchTheReference(String model, String type, String reference)
@@ -94,21 +95,48 @@ class GgufCheckpointTest {
       QuantSpec exact = q == null ? QuantSpec.none()
           : QuantSpec.forModel(QuantSpec.none(), q, 0, QuantSpec.HeadSetting.AUTO)
               .withHeadMode(QuantMode.NONE);
-      try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
-          exact)) {
-        int[] table = {5, 2, 11, 0, 7, 19, 3, 14, 9, 1, 22, 6, 17, 4, 12, 8};
-        for (JsonNode run : expected.get("runs")) {
-          int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
-          assertArrayEquals(ints(run.get("prompt_ids")), prompt, model + " prompt");
-          float[] logits = runner.forward(new ForwardBatch(List.of(
-              new ForwardBatch.Seq(prompt, 0, table))))[0];
-          int position = prompt.length;
-          int step = 0;
-          for (JsonNode s : run.get("steps")) {
-            assertTopLogprobs(s, logits, model + "-" + type + " step " + step++);
-            logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-                new int[] {s.get("token").asInt()}, position++, table))))[0];
-          }
+      assertGreedySteps(m, exact, expected, model + "-" + type);
+    }
+  }
+
+  /**
+   * A GPT-2 file whose projections are all Q8_0 or all Q4_0 is served on its blocks; a session
+   * that reads them as floats instead (plain MatMul: {@code QuantSpec.none()}) reads Conv1D's
+   * [in, out], the transpose of the file's [out][in] rows, and computes the same model: every
+   * greedy step as transformers on the file's own weights (gguf-py's dequantization). Until
+   * 2026-11-29 the file's rows were handed over as they lie and the steps were another model's.
+   */
+  @ParameterizedTest(name = "gpt2-{0}")
+  @CsvSource({"q8_0", "q4_0"})
+  void gpt2InItsOwnBlocksReadAsFloatsMatchesTheReference(String type) throws IOException {
+    try (LoadedModel m = GgufModelLoader.load(fixtures().resolve("gpt2-" + type + ".gguf"))) {
+      assertEquals(type.equals("q8_0") ? 8 : 4, m.weights().checkpointQuantization().bits(),
+          "served in the file's own blocks");
+      assertGreedySteps(m, QuantSpec.none(), expected("gpt2-" + type + "-expected.json"),
+          "gpt2-" + type + " as floats");
+    }
+  }
+
+  /**
+   * Every greedy step's top-5 logprobs within 1e-4 of the reference's (and its token, but at a
+   * near-tie), from each prompt.
+   */
+  static void assertGreedySteps(LoadedModel m, QuantSpec spec, JsonNode expected,
+      String where) {
+    try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
+        spec)) {
+      int[] table = {5, 2, 11, 0, 7, 19, 3, 14, 9, 1, 22, 6, 17, 4, 12, 8};
+      for (JsonNode run : expected.get("runs")) {
+        int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
+        assertArrayEquals(ints(run.get("prompt_ids")), prompt, where + " prompt");
+        float[] logits = runner.forward(new ForwardBatch(List.of(
+            new ForwardBatch.Seq(prompt, 0, table))))[0];
+        int position = prompt.length;
+        int step = 0;
+        for (JsonNode s : run.get("steps")) {
+          assertTopLogprobs(s, logits, where + " step " + step++);
+          logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+              new int[] {s.get("token").asInt()}, position++, table))))[0];
         }
       }
     }

@@ -1,8 +1,5 @@
 package dev.radixserve.model;
 
-import static dev.radixserve.model.TransformersCheckpointTest.assertTopLogprobs;
-import static dev.radixserve.model.TransformersCheckpointTest.ints;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.radixserve.model.gguf.GgufModelLoader;
 import dev.radixserve.model.gguf.GgufTestFiles;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.weights.LoadedModel;
 import dev.radixserve.model.weights.ModelLoadException;
 import java.io.IOException;
@@ -39,25 +37,6 @@ class GgufRopeWindowTest {
         .resolve(name).resolve("expected.json").toFile());
   }
 
-  /** Every greedy step's top-5 logprobs within 1e-4 of transformers, from each prompt. */
-  private static void assertTransformers(LoadedModel m, JsonNode expected, String where) {
-    try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1)) {
-      for (JsonNode run : expected.get("runs")) {
-        int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
-        assertArrayEquals(ints(run.get("prompt_ids")), prompt, where + " prompt");
-        float[] logits = runner.forward(new ForwardBatch(List.of(
-            new ForwardBatch.Seq(prompt, 0, TABLE))))[0];
-        int position = prompt.length;
-        int step = 0;
-        for (JsonNode s : run.get("steps")) {
-          assertTopLogprobs(s, logits, where + " step " + step++);
-          logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-              new int[] {s.get("token").asInt()}, position++, TABLE))))[0];
-        }
-      }
-    }
-  }
-
   /**
    * A yarn file as the converter wrote it (type, factor, original context; llama's also the
    * betas 32 and 1): the Qwen3 file computes transformers' logprobs. (The Llama file's checkpoint
@@ -73,7 +52,8 @@ class GgufRopeWindowTest {
       assertEquals(4.0, c.rope().factor());
       assertEquals(16, c.rope().originalMaxPositions());
       assertEquals(0.1 * Math.log(4) + 1, c.rope().attentionFactor(), 1e-12);
-      assertTransformers(m, transformers("qwen3-yarn"), "qwen3-yarn");
+      GgufCheckpointTest.assertGreedySteps(m, QuantSpec.none(), transformers("qwen3-yarn"),
+          "qwen3-yarn");
     }
   }
 
@@ -113,7 +93,8 @@ class GgufRopeWindowTest {
     try (LoadedModel m = GgufModelLoader.load(keyed)) {
       List<Integer> windows = flags.stream().map(f -> f ? (int) window : 0).toList();
       assertEquals(windows, ((LlamaConfig) m.weights().config()).slidingWindows());
-      assertTransformers(m, transformers(name), name + " with its window");
+      GgufCheckpointTest.assertGreedySteps(m, QuantSpec.none(), transformers(name),
+          name + " with its window");
     }
   }
 

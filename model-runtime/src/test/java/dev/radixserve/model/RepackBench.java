@@ -2,6 +2,7 @@ package dev.radixserve.model;
 
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.CheckpointRepacker;
+import dev.radixserve.model.quant.WeightLayout;
 import dev.radixserve.model.weights.HfModelLoader;
 import java.nio.file.Path;
 import java.util.List;
@@ -29,7 +30,9 @@ public final class RepackBench {
         long start = System.nanoTime();
         long check = 0;
         for (String m : modules) {
-          check += CheckpointRepacker.repack(q, m, w.tensors()).packed()[0];
+          // GPTQ/AWQ codes: packed alike for every family
+          check += CheckpointRepacker.repack(q, m, WeightLayout.OUT_IN, w.tensors())
+              .packed()[0];
         }
         double ms = (System.nanoTime() - start) / 1e6;
         System.out.printf("%s: round %d, %d layers (%,d codes) in %.0f ms, %.2f ns a code"

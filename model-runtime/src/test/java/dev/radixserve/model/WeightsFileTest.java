@@ -3,6 +3,7 @@ package dev.radixserve.model;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.radixserve.model.graph.ExternalInitializer;
@@ -12,6 +13,7 @@ import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.weights.LlamaWeights;
 import dev.radixserve.model.weights.RandomLlama;
+import dev.radixserve.model.weights.Tensor;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
@@ -73,6 +75,27 @@ class WeightsFileTest {
         written += layout.written()[i] ? made.get(inits.get(i).name()).length : 0;
       }
       assertEquals(written, layout.dataBytes());
+    }
+  }
+
+  /**
+   * A dense weight's elements go over as they lie, so a tensor of the declared count in another
+   * shape (the [out][in] rows of a weight declared [in, out]) is refused, not served transposed.
+   */
+  @Test
+  void aDenseTensorInAnotherShapeThanDeclaredIsRefused() {
+    try (LlamaWeights w = RandomLlama.create(TIED, 3)) {
+      List<ExternalInitializer> inits = w.graph().build(BLOCK, GraphDtype.FLOAT32,
+          QuantSpec.none()).initializers();
+      String name = "layers.0.mlp.down_proj.weight";
+      Tensor t = w.tensor(name);
+      Map<String, Tensor> tensors = new HashMap<>(w.tensors());
+      tensors.put(name, new Tensor(name, t.dtype(), new long[] {t.shape()[1], t.shape()[0]},
+          t.data()));
+      IllegalStateException e = assertThrows(IllegalStateException.class,
+          () -> WeightTensors.forEach(tensors, inits, (i, data) -> { }));
+      assertEquals("initializer " + name + " is declared [64, 128], but its tensor " + name
+          + " is [128, 64]", e.getMessage());
     }
   }
 

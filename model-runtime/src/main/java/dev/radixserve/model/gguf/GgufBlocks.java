@@ -107,10 +107,7 @@ final class GgufBlocks {
 
     @Override
     public int bits() {
-      if (!repackable(type)) {
-        throw new IllegalStateException(type + " blocks are not MatMulNBits'");
-      }
-      return type == GgmlType.Q8_0 ? 8 : 4;
+      return blockBits(type);
     }
 
     @Override
@@ -128,7 +125,9 @@ final class GgufBlocks {
    * A 2-D tensor of N rows of K read as [K, N] (GPT-2's Conv1D layout; column n is the file's
    * row n), in the file's blocks: row k decodes the block holding input k in each of the N file
    * rows, and keeps that column of blocks for the next rows of the same block, so reading the
-   * rows in order dequantizes each block once. No float copy of the tensor is made.
+   * rows in order dequantizes each block once. No float copy of the tensor is made. A repacker
+   * reads output n as the file's row n, as it lies (Q8_0 and Q4_0: {@link GgmlBlockRepacker};
+   * Q4_K: {@link Q4KRepacker}), told the layout by the graph.
    */
   static Tensor transposedView(String name, GgufFile.TensorInfo t) {
     return new Tensor(name, DType.F32, new long[] {t.ne()[0], t.ne()[1]}, t.data(),
@@ -137,9 +136,10 @@ final class GgufBlocks {
 
   /**
    * {@link #transposedView}'s decoder: one column of blocks cached (N × block floats). Output n
-   * of a Q4_K tensor is the file's row n, read as it lies ({@link Q4KRepacker}).
+   * of a Q8_0, Q4_0 or Q4_K tensor is the file's row n, read as it lies.
    */
-  private static final class Columns implements Tensor.Decoder, Q4KRepacker.Rows {
+  private static final class Columns implements Tensor.Decoder, GgmlBlockRepacker.BlockRows,
+      Q4KRepacker.Rows {
 
     private final GgmlType type;
     private final int k;
@@ -181,10 +181,28 @@ final class GgufBlocks {
     }
 
     @Override
+    public int bits() {
+      return blockBits(type);
+    }
+
+    @Override
+    public long rowOffset(long row) {
+      return row * type.rowBytes(k); // output n is the file's row n
+    }
+
+    @Override
     public void readQ4K(MemorySegment data, long row, byte[] codes, float[] scales,
         float[] mins) {
-      q4KRow(type, data, row * type.rowBytes(k), codes, scales, mins);
+      q4KRow(type, data, rowOffset(row), codes, scales, mins);
     }
+  }
+
+  /** MatMulNBits' width of Q8_0 (8) and Q4_0 (4) blocks; no other type's blocks are its own. */
+  private static int blockBits(GgmlType type) {
+    if (!repackable(type)) {
+      throw new IllegalStateException(type + " blocks are not MatMulNBits'");
+    }
+    return type == GgmlType.Q8_0 ? 8 : 4;
   }
 
   /**

@@ -33,7 +33,11 @@ import java.util.TreeSet;
  *       quantized embedding and LM head), or widened to fp32 where a spec serves floats;
  *   <li>IQ, ternary and the other types are refused by tensor and type;
  *   <li>Llama's q/k rows (and biases), which llama.cpp's converter permutes for its interleaved
- *       rope, are read back in transformers' order ({@link GgufBlocks#unpermute}).
+ *       rope, are read back in transformers' order ({@link GgufBlocks#unpermute});
+ *   <li>GPT-2's projections, which the converter transposed into llama.cpp's [out][in], are
+ *       Conv1D's [in, out] again whatever their type ({@link GgufBlocks#transposedView}): the
+ *       shape {@link dev.radixserve.model.weights.GptWeights} and its graph read, as floats or
+ *       (Q8_0/Q4_0) repacked from the file's rows as they lie.
  * </ul>
  *
  * @param types how many tensors of the file hold each ggml type (for check-model)
@@ -95,13 +99,15 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
       GgufBlocks.RowMap rows = config instanceof LlamaConfig c ? rows(arch, c, name, t)
           : GgufBlocks.IN_PLACE;
       long[] shape = t.shape();
-      if (q != null && isProjection(name)) {
+      if (gpt2 && isProjection(name)) {
+        // Conv1D keeps [in, out]; the converter wrote the transpose, llama.cpp's [out][in]: read
+        // transposed from the file's blocks by whoever reads floats (a session that widens or
+        // requantizes them), while a repacker reads the file's rows as they lie. Even a file
+        // served on its blocks keeps this view: a spec may still read its floats
+        out.put(name, GgufBlocks.transposedView(name, t));
+      } else if (q != null && isProjection(name)) {
         // the file's blocks, repacked into MatMulNBits' when the session is made
         out.put(name, GgufBlocks.decoded(name, t, rows));
-      } else if (gpt2 && isProjection(name)) {
-        // Conv1D keeps [in, out]; the converter wrote the transpose, llama.cpp's [out][in]: read
-        // transposed from the file's blocks, requantized or widened when the session is made
-        out.put(name, GgufBlocks.transposedView(name, t));
       } else if (FLOATS.contains(t.type()) && rows == GgufBlocks.IN_PLACE) {
         DType dtype = DType.valueOf(t.type().name());
         out.put(name, new Tensor(name, dtype, shape, t.data()));

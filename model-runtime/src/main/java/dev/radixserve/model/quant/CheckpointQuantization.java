@@ -236,9 +236,11 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
    * module prefix ({@code layers.0.self_attn.q_proj}), with their shapes: the checkpoint's, in
    * place of the float {@code .weight}.
    *
+   * @param layout how the family stores the float weight: GPTQ and AWQ pack theirs one way for
+   *     every family; a GGUF file's blocks stand under the float weight's name and shape
    * @throws IllegalArgumentException when the layer's K or N cannot be stored in this format
    */
-  public Map<String, long[]> tensorShapes(String prefix, long k, long n) {
+  public Map<String, long[]> tensorShapes(String prefix, long k, long n, WeightLayout layout) {
     int pack = packFactor();
     if (k % groupSize != 0) {
       throw new IllegalArgumentException(prefix + " has " + k + " inputs, not a multiple of the"
@@ -260,8 +262,9 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
         m.put(prefix + ".qzeros", new long[] {groups, n / pack});
         m.put(prefix + ".scales", new long[] {groups, n});
       }
-      // the file's blocks, read as rows of K ({@link GgmlBlockRepacker.BlockRows})
-      case GGUF, GGUF_Q4K -> m.put(prefix + ".weight", new long[] {n, k});
+      // the file's blocks, read as floats in the family's layout (GPT-2's Conv1D: [K, N]) and
+      // repacked from the file's rows of K ({@link GgmlBlockRepacker.BlockRows})
+      case GGUF, GGUF_Q4K -> m.put(prefix + ".weight", layout.shape(k, n));
     }
     return m;
   }

@@ -39,13 +39,15 @@ public final class CheckpointRepacker {
    * CheckpointQuantization#servedBlockSize} (its groups split where they are larger): the same
    * weights either way, bit for bit.
    *
+   * @param layout how the family stores the float weight: a GGUF file's blocks stand under its
+   *     name and shape (GPTQ and AWQ pack theirs one way for every family)
    * @throws QuantizationException for a GPTQ layer whose {@code g_idx} is not a grouping of its
    *     inputs ({@link #inputOrder})
    */
   public static QuantizedWeight repack(CheckpointQuantization q, String prefix,
-      Map<String, Tensor> tensors) {
+      WeightLayout layout, Map<String, Tensor> tensors) {
     if (q.method() == CheckpointQuantization.Method.GGUF) {
-      return GgmlBlockRepacker.repack(tensor(tensors, prefix + ".weight"));
+      return GgmlBlockRepacker.repack(tensor(tensors, prefix + ".weight"), layout);
     }
     return groups(q, prefix, tensors).inBlocksOf(q.servedBlockSize());
   }

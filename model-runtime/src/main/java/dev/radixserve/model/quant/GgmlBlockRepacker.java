@@ -29,27 +29,32 @@ public final class GgmlBlockRepacker {
       ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
   /**
-   * The decoder of a tensor whose rows lie in Q8_0 or Q4_0 blocks: where each of its rows (the
-   * tensor's numbering, after any reordering of the file's) starts in its data.
+   * The decoder of a tensor whose rows lie in Q8_0 or Q4_0 blocks: where the K weights of each
+   * output (the tensor's numbering, after any reordering of the file's) start in its data,
+   * whichever layout its floats are read in.
    */
   public interface BlockRows {
 
     /** 8 (Q8_0) or 4 (Q4_0). */
     int bits();
 
-    /** Byte offset of row {@code row}'s first block in the tensor's data. */
+    /** Byte offset of output {@code row}'s first block in the tensor's data. */
     long rowOffset(long row);
   }
 
   private GgmlBlockRepacker() {}
 
-  /** {@code weight} ([N, K], its decoder a {@link BlockRows}) as MatMulNBits' blocks of 32. */
-  public static QuantizedWeight repack(Tensor weight) {
+  /**
+   * {@code weight} (its decoder a {@link BlockRows}, its shape that of a float weight stored in
+   * {@code layout}: GPT-2's Conv1D reads the file's rows as [K, N]) as MatMulNBits' blocks of 32.
+   */
+  public static QuantizedWeight repack(Tensor weight, WeightLayout layout) {
     if (!(weight.decoder() instanceof BlockRows rows)) {
       throw new IllegalStateException(weight.name() + " is not stored in Q8_0/Q4_0 blocks");
     }
-    int n = Math.toIntExact(weight.shape()[0]);
-    int k = Math.toIntExact(weight.shape()[1]);
+    long[] kn = layout.kn(weight.shape());
+    int k = Math.toIntExact(kn[0]);
+    int n = Math.toIntExact(kn[1]);
     int bits = rows.bits();
     int groups = k / BLOCK;
     int blob = BLOCK * bits / 8;

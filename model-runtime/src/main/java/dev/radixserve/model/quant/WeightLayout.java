@@ -18,4 +18,9 @@ public enum WeightLayout {
     }
     return this == IN_OUT ? new long[] {shape[0], shape[1]} : new long[] {shape[1], shape[0]};
   }
+
+  /** The shape of a weight of {@code k} inputs and {@code n} outputs: {@link #kn}'s inverse. */
+  public long[] shape(long k, long n) {
+    return this == IN_OUT ? new long[] {k, n} : new long[] {n, k};
+  }
 }

@@ -38,7 +38,8 @@ final class CheckpointLayers {
     graph.forEach((name, shape) -> {
       if (projection.test(name)) {
         long[] kn = layout.kn(shape);
-        m.putAll(quantization.tensorShapes(CheckpointRepacker.moduleOf(name), kn[0], kn[1]));
+        m.putAll(quantization.tensorShapes(CheckpointRepacker.moduleOf(name), kn[0], kn[1],
+            layout));
       } else {
         m.put(name, shape);
       }

@@ -1,5 +1,6 @@
 package dev.radixserve.model.gguf;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -7,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.radixserve.model.quant.CheckpointRepacker;
 import dev.radixserve.model.quant.QuantizedWeight;
+import dev.radixserve.model.quant.WeightLayout;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,7 +29,8 @@ class GgufBlocksTest {
       "qwen2, q8_0, blk.0.attn_q.weight, layers.0.self_attn.q_proj.weight",
       "qwen2, q4_0, blk.1.ffn_down.weight, layers.1.mlp.down_proj.weight",
       "gpt2, q8_0, blk.0.attn_qkv.weight, h.0.attn.c_attn.weight",
-      "gpt2, q8_0, blk.1.ffn_up.weight, h.1.mlp.c_fc.weight"})
+      "gpt2, q8_0, blk.1.ffn_up.weight, h.1.mlp.c_fc.weight",
+      "gpt2, q4_0, blk.0.attn_qkv.weight, h.0.attn.c_attn.weight"})
   void repackedLayerEqualsTheDequantizedFileTensorBitForBit(String model, String type,
       String fileName, String canonical) throws IOException {
     JsonNode want = new ObjectMapper().readTree(GgufTestFiles.fixtures()
@@ -47,8 +50,10 @@ class GgufBlocksTest {
       assertTrue(stored.data().isMapped(), canonical);
       assertEquals(info.data().address(), stored.data().address(), canonical);
       assertEquals(info.data().byteSize(), stored.data().byteSize(), canonical);
+      // GPT-2's projection reads as Conv1D's [K, N]; the repacker reads the file's rows
       QuantizedWeight w = CheckpointRepacker.repack(tensors.quantization(),
-          CheckpointRepacker.moduleOf(canonical), tensors.tensors());
+          CheckpointRepacker.moduleOf(canonical),
+          arch.equals("gpt2") ? WeightLayout.IN_OUT : WeightLayout.OUT_IN, tensors.tensors());
       assertEquals(type.equals("q8_0") ? 8 : 4, w.bits());
       assertEquals(32, w.blockSize());
       assertEquals(k, w.k());
@@ -68,6 +73,19 @@ class GgufBlocksTest {
         }
       }
       assertEquals(rows * k, checked);
+      if (arch.equals("gpt2")) {
+        // the floats a session that does not repack reads: Conv1D's [in, out], column n the
+        // file's row n
+        assertArrayEquals(new long[] {k, rows}, stored.shape(), canonical);
+        float[] in = new float[rows];
+        for (int kk = 0; kk < k; kk++) {
+          stored.readRow(kk, in);
+          for (int n = 0; n < rows; n++) {
+            assertEquals((int) bits.get(n * k + kk).asLong(), Float.floatToRawIntBits(in[n]),
+                canonical + " input " + kk + " output " + n);
+          }
+        }
+      }
       // the same file tensor dequantized to fp32 by ggml's formula, row by row in file order
       GgufFile.TensorInfo t = f.tensors().stream().filter(x -> x.name().equals(fileName))
           .findFirst().orElseThrow();

@@ -92,7 +92,7 @@ class CheckpointQuantizationTest {
   @Test
   void aLayerIsStoredAsTheFormatsTensors() {
     Map<String, long[]> gptq = new CheckpointQuantization(Method.GPTQ, 4, 32, 1)
-        .tensorShapes("layers.0.mlp.down_proj", 128, 64);
+        .tensorShapes("layers.0.mlp.down_proj", 128, 64, WeightLayout.OUT_IN);
     assertEquals(List.of("layers.0.mlp.down_proj.qweight", "layers.0.mlp.down_proj.qzeros",
         "layers.0.mlp.down_proj.scales", "layers.0.mlp.down_proj.g_idx"),
         List.copyOf(gptq.keySet()));
@@ -101,14 +101,15 @@ class CheckpointQuantizationTest {
     assertArrayEquals(new long[] {4, 64}, gptq.get("layers.0.mlp.down_proj.scales"));
     assertArrayEquals(new long[] {128}, gptq.get("layers.0.mlp.down_proj.g_idx"));
     assertArrayEquals(new long[] {32, 64}, new CheckpointQuantization(Method.GPTQ, 8, 32, 1)
-        .tensorShapes("p", 128, 64).get("p.qweight"));
+        .tensorShapes("p", 128, 64, WeightLayout.OUT_IN).get("p.qweight"));
     Map<String, long[]> awq = new CheckpointQuantization(Method.AWQ, 4, 64, 0)
-        .tensorShapes("p", 128, 64);
+        .tensorShapes("p", 128, 64, WeightLayout.OUT_IN);
     assertEquals(List.of("p.qweight", "p.qzeros", "p.scales"), List.copyOf(awq.keySet()));
     assertArrayEquals(new long[] {128, 8}, awq.get("p.qweight"));
     assertArrayEquals(new long[] {2, 8}, awq.get("p.qzeros"));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> new CheckpointQuantization(Method.AWQ, 4, 64, 0).tensorShapes("p", 96, 64));
+        () -> new CheckpointQuantization(Method.AWQ, 4, 64, 0).tensorShapes("p", 96, 64,
+            WeightLayout.OUT_IN));
     assertEquals("p has 96 inputs, not a multiple of the checkpoint's group size 64",
         e.getMessage());
   }

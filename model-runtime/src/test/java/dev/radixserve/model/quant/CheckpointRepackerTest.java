@@ -72,7 +72,7 @@ class CheckpointRepackerTest {
       "awq_gemm_int4_g128_k256"})
   void repackedBlocksHoldTheUpstreamCodesZerosAndValues(String name) throws IOException {
     Fixture f = fixture(name);
-    QuantizedWeight w = CheckpointRepacker.repack(f.q(), "m", f.tensors());
+    QuantizedWeight w = CheckpointRepacker.repack(f.q(), "m", WeightLayout.OUT_IN, f.tensors());
     int[] order = CheckpointRepacker.inputOrder(f.q(), "m", f.tensors());
     boolean[] seen = new boolean[f.k()];
     for (int kk = 0; kk < f.k(); kk++) {
@@ -147,7 +147,7 @@ class CheckpointRepackerTest {
     int[] oneGroup = new int[f.k()]; // every input in group 0
     tensors.put("m.g_idx", PrequantizedCheckpoints.ints("m.g_idx", new long[] {f.k()}, oneGroup));
     QuantizationException overfull = assertThrows(QuantizationException.class,
-        () -> CheckpointRepacker.repack(f.q(), "m", tensors));
+        () -> CheckpointRepacker.repack(f.q(), "m", WeightLayout.OUT_IN, tensors));
     assertEquals("m.g_idx puts input 32 in group 0: the layer has 4 groups of 32 inputs",
         overfull.getMessage());
   }
@@ -159,7 +159,7 @@ class CheckpointRepackerTest {
     Tensor q = tensors.get("m.qweight");
     tensors.put("m.qweight", new Tensor("m.qweight", DType.F32, q.shape(), q.data()));
     QuantizationException e = assertThrows(QuantizationException.class,
-        () -> CheckpointRepacker.repack(f.q(), "m", tensors));
+        () -> CheckpointRepacker.repack(f.q(), "m", WeightLayout.OUT_IN, tensors));
     assertEquals("tensor m.qweight holds F32, expected I32", e.getMessage());
   }
 
