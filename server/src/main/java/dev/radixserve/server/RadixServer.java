@@ -12,12 +12,14 @@ import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.ModelShape;
 import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.ModelRunner;
+import dev.radixserve.model.KvPool;
 import dev.radixserve.model.MemoryPlan;
 import dev.radixserve.model.NativeHeap;
 import dev.radixserve.model.WeightPages;
 import dev.radixserve.model.OnnxModelRunner;
 import dev.radixserve.server.memory.AvailableMemory;
 import dev.radixserve.server.memory.InsufficientMemoryException;
+import dev.radixserve.server.memory.KvBudget;
 import dev.radixserve.model.RunnerWarmup;
 import dev.radixserve.model.attention.PagedAttentionOp;
 import dev.radixserve.model.graph.GraphDtype;
@@ -84,7 +86,7 @@ public final class RadixServer {
    * fp16 on the CPU, take the IOBinding runner with its pool in the device's memory.
    */
   private static ModelRunner createRunner(ModelWeights weights, ServerConfig config,
-      QuantSpec quant, String checkpointKey) {
+      QuantSpec quant, long kvBudget, String checkpointKey) {
     Device device = config.device();
     if (device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32) {
       WeightStore store = config.weightsCache() == null ? WeightStore.temporary()
@@ -92,17 +94,16 @@ public final class RadixServer {
       return config.numBlocks() != null
           ? OnnxModelRunner.create(weights, config.blockSize(), config.numBlocks(),
               config.threads(), java.util.Map.of(), quant, config.kvCacheDtype(), store)
-          : OnnxModelRunner.createForBudget(weights, config.blockSize(),
-              config.kvCacheMemoryBytes(), config.threads(), quant, config.kvCacheDtype(),
-              store);
+          : OnnxModelRunner.createForBudget(weights, config.blockSize(), kvBudget,
+              config.threads(), quant, config.kvCacheDtype(), store);
     }
     // ServerConfig checked that the device's runner keeps the pool in its graph dtype here
     LOG.info("running on " + device.kind().settingName() + " in " + device.dtype().settingName());
     return config.numBlocks() != null
         ? BoundModelRunner.create(weights, device, config.blockSize(), config.numBlocks(),
             config.threads(), quant)
-        : BoundModelRunner.createForBudget(weights, device, config.blockSize(),
-            config.kvCacheMemoryBytes(), config.threads(), quant);
+        : BoundModelRunner.createForBudget(weights, device, config.blockSize(), kvBudget,
+            config.threads(), quant);
   }
 
   /**
@@ -113,16 +114,47 @@ public final class RadixServer {
    *
    * @throws InsufficientMemoryException before any weight is read
    */
-  private static void checkMemory(ModelWeights weights, ServerConfig config, QuantSpec quant) {
-    Device device = config.device();
-    if (device.kind() != Device.Kind.CPU || device.dtype() != GraphDtype.FLOAT32) {
+  private static void checkMemory(ModelWeights weights, ServerConfig config, QuantSpec quant,
+      long kvBudget) {
+    if (!plannedDevice(config)) {
       return;
     }
     MemoryPlan plan = config.numBlocks() != null
         ? MemoryPlan.of(weights, config.blockSize(), config.numBlocks(), quant)
-        : MemoryPlan.forBudget(weights, config.blockSize(), config.kvCacheMemoryBytes(), quant);
+        : MemoryPlan.forBudget(weights, config.blockSize(), kvBudget, quant);
     LOG.info("memory plan: " + plan.describe());
     InsufficientMemoryException.refuseIfShort(plan, AvailableMemory.read());
+  }
+
+  /** Whether {@link MemoryPlan} covers the device's runner: the CPU in fp32. */
+  private static boolean plannedDevice(ServerConfig config) {
+    Device device = config.device();
+    return device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32;
+  }
+
+  /**
+   * The KV pool's budget: {@code --kv-cache-memory} as given, or under {@code auto} the model's
+   * context within half the free memory ({@link KvBudget#auto}) where the plan covers the device.
+   */
+  public static KvBudget kvBudget(ModelWeights weights, ServerConfig config, QuantSpec quant) {
+    if (config.kvCacheMemoryBytes() != ServerConfig.KV_CACHE_MEMORY_AUTO) {
+      return KvBudget.given(config.kvCacheMemoryBytes());
+    }
+    if (!plannedDevice(config)) {
+      return KvBudget.floor("the pool is in the device's memory, which is not read");
+    }
+    int tokens = maxModelLen(config, weights.config());
+    long blocks = (tokens + config.blockSize() - 1) / config.blockSize();
+    long contextBytes = blocks
+        * KvPool.bytesPerBlock(weights.config(), config.blockSize(), config.kvCacheDtype());
+    return KvBudget.auto(tokens, contextBytes,
+        MemoryPlan.of(weights, config.blockSize(), 0, quant), AvailableMemory.read());
+  }
+
+  /** The longest prompt + completion: --max-model-len within the model's positions. */
+  private static int maxModelLen(ServerConfig config, ModelShape mc) {
+    return config.maxModelLen() == null ? mc.nPositions()
+        : Math.min(config.maxModelLen(), mc.nPositions());
   }
 
   private static final Logger LOG = Logger.getLogger(RadixServer.class.getName());
@@ -193,8 +225,12 @@ public final class RadixServer {
     // session holds the weights: a quantized model then costs its quantized size, not both
     long params;
     try (weights) {
-      checkMemory(weights, config, quant);
-      runner = createRunner(weights, config, quant,
+      KvBudget kvBudget = kvBudget(weights, config, quant);
+      if (config.numBlocks() == null) {
+        LOG.info("KV pool budget " + kvBudget.reason());
+      }
+      checkMemory(weights, config, quant, kvBudget.bytes());
+      runner = createRunner(weights, config, quant, kvBudget.bytes(),
           WeightsDigest.cacheKey(weightsDigest, weightFiles));
       params = weights.tensors().values().stream()
           .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
@@ -231,8 +267,7 @@ public final class RadixServer {
       cacheRecorder.showTiers(tiers); // the view marks their blocks as offloaded nodes
     }
     kvEvents = startKvEvents(config);
-    int maxModelLen = config.maxModelLen() == null ? mc.nPositions()
-        : Math.min(config.maxModelLen(), mc.nPositions());
+    int maxModelLen = maxModelLen(config, mc);
     metrics = new ServerMetrics();
     engine = new Engine(runner, pool, cache,
         Optional.<BlockTiers>ofNullable(tiers), tokenizer, eos.ids(),

@@ -9,7 +9,9 @@ import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.OnnxGraph;
 import dev.radixserve.model.quant.CheckpointQuantization;
 import dev.radixserve.model.quant.QuantSpec;
+import dev.radixserve.server.RadixServer;
 import dev.radixserve.server.config.ServerConfig;
+import dev.radixserve.server.memory.KvBudget;
 import dev.radixserve.model.quant.QuantizationException;
 import dev.radixserve.model.sampling.LogitsSampler;
 import dev.radixserve.model.sampling.SampledToken;
@@ -87,8 +89,9 @@ final class CheckModelCommand implements Callable<Integer> {
       description = "As serve's (default: auto).")
   String quantizationHeadBlockSize;
 
-  @Option(names = "--kv-cache-memory", paramLabel = "SIZE",
-      description = "The KV pool budget the planned footprint assumes, as serve's (default: 512m).")
+  @Option(names = "--kv-cache-memory", paramLabel = "SIZE|auto",
+      description = "The KV pool budget the planned footprint assumes, as serve's (default: auto,"
+          + " from the free memory now).")
   String kvCacheMemory;
 
   @Override
@@ -204,7 +207,6 @@ final class CheckModelCommand implements Callable<Integer> {
   private static void describeMemory(LoadedModel m, QuantSpec quant, ServerConfig flags,
       PrintWriter out) {
     int blockSize = flags.blockSize();
-    long budget = flags.kvCacheMemoryBytes();
     for (QuantMode mode : QuantMode.values()) {
       boolean chosen = mode == quant.mode();
       try {
@@ -214,6 +216,8 @@ final class CheckModelCommand implements Callable<Integer> {
                 QuantSpec.accuracyLevelFor(false),
                 flags.quantizationHead())
             .resolvedFor(m.weights().config().hiddenSize());
+        // under --kv-cache-memory auto each mode's pool is what serve would choose with it
+        long budget = RadixServer.kvBudget(m.weights(), flags, spec).bytes();
         MemoryPlan p = MemoryPlan.forBudget(m.weights(), blockSize, budget, spec);
         out.printf("memory      %-4s weights as served %s (%.2f bytes/parameter), serving ~%s,"
             + " peak while loading ~%s%s%n", mode.label(), MemoryPlan.mib(p.weightBytes()),
@@ -224,7 +228,9 @@ final class CheckModelCommand implements Callable<Integer> {
             e.getMessage());
       }
     }
-    MemoryPlan chosen = MemoryPlan.forBudget(m.weights(), blockSize, budget, quant);
+    KvBudget budget = RadixServer.kvBudget(m.weights(), flags, quant);
+    out.println("kv budget   " + budget.reason());
+    MemoryPlan chosen = MemoryPlan.forBudget(m.weights(), blockSize, budget.bytes(), quant);
     out.println("plan        " + chosen.describe());
   }
 

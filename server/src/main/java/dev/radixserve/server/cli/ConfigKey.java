@@ -33,8 +33,11 @@ enum ConfigKey {
   SERVED_MODEL_NAME("served-model-name", (b, v) -> b.servedModelName = ConfigValues.text(v),
       ServerConfig::servedModelName),
   BLOCK_SIZE("block-size", (b, v) -> b.blockSize = ConfigValues.integer(v), ServerConfig::blockSize),
-  KV_CACHE_MEMORY("kv-cache-memory", (b, v) -> b.kvCacheMemoryBytes = ConfigValues.bytes(v),
-      c -> ConfigValues.formatBytes(c.kvCacheMemoryBytes())),
+  KV_CACHE_MEMORY("kv-cache-memory",
+      (b, v) -> b.kvCacheMemoryBytes = v.strip().equals("auto") ? ServerConfig.KV_CACHE_MEMORY_AUTO
+          : ConfigValues.bytes(v),
+      c -> c.kvCacheMemoryBytes() == ServerConfig.KV_CACHE_MEMORY_AUTO ? "auto"
+          : ConfigValues.formatBytes(c.kvCacheMemoryBytes())),
   NUM_BLOCKS("num-blocks", (b, v) -> b.numBlocks = ConfigValues.integer(v), ServerConfig::numBlocks),
   MAX_NUM_SEQS("max-num-seqs", (b, v) -> b.maxNumSeqs = ConfigValues.integer(v),
       ServerConfig::maxNumSeqs),

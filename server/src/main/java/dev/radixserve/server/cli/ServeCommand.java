@@ -70,9 +70,11 @@ final class ServeCommand implements Callable<Integer> {
       description = "Tokens per KV-cache block. Env RADIXSERVE_BLOCK_SIZE.")
   String blockSize;
 
-  @Option(names = "--kv-cache-memory", paramLabel = "SIZE", order = 6,
-      description = "KV-cache pool budget (e.g. 512m, 4g); ignored when --num-blocks is set. "
-          + "Env RADIXSERVE_KV_CACHE_MEMORY.")
+  @Option(names = "--kv-cache-memory", paramLabel = "SIZE|auto", order = 6,
+      description = "KV-cache pool budget (e.g. 512m, 4g), or auto: the model's whole context for"
+          + " one sequence (at least 512m), at most half the memory free after the model (on the"
+          + " CPU; 512m on a GPU); ignored when --num-blocks is set. Env"
+          + " RADIXSERVE_KV_CACHE_MEMORY.")
   String kvCacheMemory;
 
   @Option(names = "--num-blocks", paramLabel = "N", order = 7,

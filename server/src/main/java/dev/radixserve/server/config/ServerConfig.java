@@ -22,7 +22,9 @@ import java.time.Duration;
  * @param model a Hugging Face model directory or a GGUF file; null serves the embedded random-weight model
  * @param servedModelName the model id clients send and {@code /v1/models} lists
  * @param blockSize tokens per KV block
- * @param kvCacheMemoryBytes KV pool budget in bytes; used when numBlocks is null
+ * @param kvCacheMemoryBytes KV pool budget in bytes, or {@link #KV_CACHE_MEMORY_AUTO} (the
+ *     default: sized from the model's context and the free memory, {@code KvBudget}); used when
+ *     numBlocks is null
  * @param numBlocks KV blocks; overrides kvCacheMemoryBytes when set
  * @param maxNumSeqs most sequences in one batch
  * @param maxNumBatchedTokens token budget of one forward step (prefill chunks + decodes)
@@ -120,10 +122,14 @@ public record ServerConfig(
 
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
+  /** {@code --kv-cache-memory auto}: the budget is chosen at load ({@code KvBudget}). */
+  public static final long KV_CACHE_MEMORY_AUTO = 0;
+
   public ServerConfig {
     require(port >= 0 && port <= 65535, "port", port, "0..65535");
     require(blockSize >= 1 && blockSize <= 1024, "block-size", blockSize, "1..1024");
-    require(kvCacheMemoryBytes > 0, "kv-cache-memory", kvCacheMemoryBytes, "> 0 bytes");
+    require(kvCacheMemoryBytes > 0 || kvCacheMemoryBytes == KV_CACHE_MEMORY_AUTO,
+        "kv-cache-memory", kvCacheMemoryBytes, "> 0 bytes, or auto");
     require(numBlocks == null || numBlocks >= 1, "num-blocks", numBlocks, ">= 1");
     require(maxNumSeqs >= 1, "max-num-seqs", maxNumSeqs, ">= 1");
     require(maxNumBatchedTokens >= 1, "max-num-batched-tokens", maxNumBatchedTokens, ">= 1");
@@ -257,7 +263,7 @@ public record ServerConfig(
     public Path model;
     public String servedModelName;
     public int blockSize = 16;
-    public long kvCacheMemoryBytes = 512L << 20;
+    public long kvCacheMemoryBytes = KV_CACHE_MEMORY_AUTO;
     public Integer numBlocks;
     public int maxNumSeqs = 64;
     public int maxNumBatchedTokens = 2048;

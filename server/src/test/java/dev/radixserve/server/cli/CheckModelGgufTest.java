@@ -138,7 +138,8 @@ class CheckModelGgufTest {
     assertEquals(0, int4.status(), int4.err() + int4.out());
     assertTrue(int4.out().contains("quantization int4/b32/asym/acc4/gguf-q4k/head-int8-b64"),
         int4.out());
-    assertTrue(int4.out().contains("(chosen)\nplan"), int4.out());
+    assertTrue(int4.out().contains("(chosen)\nkv budget   auto: "), int4.out());
+    assertTrue(int4.out().contains("\nplan        weights file"), int4.out());
   }
 
   @Test

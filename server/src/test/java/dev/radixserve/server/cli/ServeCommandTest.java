@@ -41,6 +41,18 @@ class ServeCommandTest {
   }
 
   @Test
+  void kvCacheMemoryTakesAutoOrASize() {
+    Run auto = run(Map.of("RADIXSERVE_KV_CACHE_MEMORY", "2g"), "serve", "--print-config",
+        "--kv-cache-memory", "auto");
+    assertEquals(0, auto.status(), auto.err());
+    assertTrue(auto.out().contains("kv-cache-memory: auto\n"), auto.out());
+    Run env = run(Map.of("RADIXSERVE_KV_CACHE_MEMORY", "2g"), "serve", "--print-config");
+    assertTrue(env.out().contains("kv-cache-memory: 2g\n"), env.out());
+    Run bad = run(Map.of(), "serve", "--print-config", "--kv-cache-memory", "automatic");
+    assertTrue(bad.status() != 0 && bad.err().contains("kv-cache-memory"), bad.err());
+  }
+
+  @Test
   void benchIsTheBenchModulesCommandUnderTheServersName() {
     Run r = run(Map.of(), "bench", "--help");
     assertEquals(0, r.status(), r.err());
@@ -58,7 +70,7 @@ class ServeCommandTest {
         model: null
         served-model-name: radixserve-embedded-gpt2
         block-size: 16
-        kv-cache-memory: 512m
+        kv-cache-memory: auto
         num-blocks: null
         max-num-seqs: 64
         max-num-batched-tokens: 2048
@@ -206,7 +218,7 @@ class ServeCommandTest {
     }
     String flat = r.out().replaceAll("\\s+", " ");
     assertTrue(flat.contains("Default: 8000"), r.out());
-    assertTrue(flat.contains("Default: 512m"), r.out());
+    assertTrue(flat.contains("Default: auto"), r.out());
     assertTrue(flat.contains("Default: lpm"), r.out());
     assertTrue(flat.contains("Default: 30s"), r.out());
     assertTrue(flat.contains("Precedence: flag > environment variable > config file > default."));
