@@ -55,8 +55,8 @@ public record KvBudget(long bytes, String reason) {
     long model = withoutPool.peakAnonymousBytes() - withoutPool.runtimeBytes();
     long half = Math.max(0, free.get().bytes() - model) / 2;
     long bytes = Math.max(MIN, Math.min(want, half));
-    return new KvBudget(bytes, String.format("auto: %s (%s; half of the %s free after the"
-        + " model's ~%s is %s)", MemoryPlan.mib(bytes), wanted, MemoryPlan.mib(free.get().bytes()),
+    return new KvBudget(bytes, String.format("auto: %s (%s; %s free less the model's ~%s,"
+        + " halved: %s)", MemoryPlan.mib(bytes), wanted, MemoryPlan.mib(free.get().bytes()),
         MemoryPlan.mib(model), MemoryPlan.mib(half)));
   }
 }

@@ -26,7 +26,7 @@ class KvBudgetTest {
   @Test
   void theWholeContextWhereHalfTheFreeMemoryHoldsIt() {
     assertEquals(MODEL, NO_POOL.peakAnonymousBytes() - NO_POOL.runtimeBytes());
-    // 8,192 tokens of 64 KiB: 512 MiB... the context of 32,768 tokens: 2 GiB; 20,000 MiB free
+    // a context of 32,768 tokens of 64 KiB: 2 GiB; 20,000 MiB free
     KvBudget b = KvBudget.auto(32_768, 2048 * MIB, NO_POOL, free(20_000));
     assertEquals(2048 * MIB, b.bytes());
     assertTrue(b.reason().contains("one 32,768-token sequence needs 2,048 MiB"), b.reason());
@@ -42,8 +42,8 @@ class KvBudgetTest {
     // 10,000 MiB free, the model takes 2,702: half of 7,298 is 3,649 MiB, not the 8 GiB wanted
     KvBudget b = KvBudget.auto(131_072, 8192 * MIB, NO_POOL, free(10_000));
     assertEquals(3649 * MIB, b.bytes());
-    assertTrue(b.reason().contains("half of the 10,000 MiB free after the model's ~2,702 MiB"
-        + " is 3,649 MiB"), b.reason());
+    assertTrue(b.reason().contains("10,000 MiB free less the model's ~2,702 MiB, halved:"
+        + " 3,649 MiB"), b.reason());
     // and under the old default too, where that is all there is
     assertEquals(149 * MIB, KvBudget.auto(1024, 8 * MIB, NO_POOL, free(3000)).bytes());
   }
