@@ -225,12 +225,15 @@ public final class RadixServer {
     // session holds the weights: a quantized model then costs its quantized size, not both
     long params;
     try (weights) {
-      KvBudget kvBudget = kvBudget(weights, config, quant);
+      // a budget only where --num-blocks does not size the pool itself
+      long kvBudget = 0;
       if (config.numBlocks() == null) {
-        LOG.info("KV pool budget " + kvBudget.reason());
+        KvBudget budget = kvBudget(weights, config, quant);
+        LOG.info("KV pool budget " + budget.reason());
+        kvBudget = budget.bytes();
       }
-      checkMemory(weights, config, quant, kvBudget.bytes());
-      runner = createRunner(weights, config, quant, kvBudget.bytes(),
+      checkMemory(weights, config, quant, kvBudget);
+      runner = createRunner(weights, config, quant, kvBudget,
           WeightsDigest.cacheKey(weightsDigest, weightFiles));
       params = weights.tensors().values().stream()
           .mapToLong(t -> Tensor.elementCount(t.shape())).sum();
