@@ -73,7 +73,7 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--kv-cache-memory", paramLabel = "SIZE|auto", order = 6,
       description = "KV-cache pool budget (e.g. 512m, 4g), or auto: the model's whole context for"
           + " one sequence (at least 512m), at most half the memory free after the model (on the"
-          + " CPU; 512m on a GPU); ignored when --num-blocks is set. Env"
+          + " CPU in fp32; 512m on a GPU or in 16 bits); ignored when --num-blocks is set. Env"
           + " RADIXSERVE_KV_CACHE_MEMORY.")
   String kvCacheMemory;
 
