@@ -123,7 +123,7 @@ public record ServerConfig(
   public static final String EMBEDDED_MODEL_NAME = "radixserve-embedded-gpt2";
 
   /** {@code --kv-cache-memory auto}: the budget is chosen at load ({@code KvBudget}). */
-  public static final long KV_CACHE_MEMORY_AUTO = 0;
+  public static final long KV_CACHE_MEMORY_AUTO = -1;
 
   public ServerConfig {
     require(port >= 0 && port <= 65535, "port", port, "0..65535");

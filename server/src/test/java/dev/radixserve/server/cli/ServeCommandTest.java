@@ -50,6 +50,9 @@ class ServeCommandTest {
     assertTrue(env.out().contains("kv-cache-memory: 2g\n"), env.out());
     Run bad = run(Map.of(), "serve", "--print-config", "--kv-cache-memory", "automatic");
     assertTrue(bad.status() != 0 && bad.err().contains("kv-cache-memory"), bad.err());
+    // zero is no budget, not a way to say auto
+    Run zero = run(Map.of(), "serve", "--print-config", "--kv-cache-memory", "0");
+    assertTrue(zero.status() != 0 && zero.err().contains("kv-cache-memory"), zero.err());
   }
 
   @Test
