@@ -58,6 +58,8 @@ import dev.radixserve.server.kvtier.KvTiers;
 import dev.radixserve.server.kvtier.TierListener;
 import dev.radixserve.server.http.ServerInitializer;
 import dev.radixserve.server.metrics.ServerMetrics;
+import dev.radixserve.server.spec.Speculation;
+import dev.radixserve.server.spec.SpeculativeMode;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
@@ -278,7 +280,7 @@ public final class RadixServer {
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
             config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests(),
             new Engine.FairShareSettings(config.fairShare(), config.effectiveMaxSeqsPerRequest()),
-            config.speculation()),
+            config.speculation().on(onCuda(config))),
         EngineObserver.both(metrics, cacheRecorder));
     metrics.bindEngine(engine, config.blockSize(), config.servedModelName());
     if (kvEvents != null) {
@@ -328,15 +330,29 @@ public final class RadixServer {
         .bind(config.host(), config.port()).sync().channel();
     LOG.info(() -> String.format("model %s (%s): %d layers, %d kv heads of %d, %,d parameters;"
         + " weights %s; EOS %s (%s); KV pool %d blocks of %d tokens in %s (%,d bytes); prefix"
-        + " caching %s; listening on http://%s:%d", config.servedModelName(),
+        + " caching %s; speculative decoding %s; listening on http://%s:%d",
+        config.servedModelName(),
         config.model() == null ? "embedded random GPT-2" : config.model(), mc.nLayer(),
         mc.kvHeads(), mc.headDim(), params, quant.quantized()
             ? "quantized " + quant.key() : "unquantized", eos.ids(), eos.source(),
         runner.numBlocks(), config.blockSize(), config.kvCacheDtype().settingName(),
         dev.radixserve.model.KvPool.bytesPerBlock(mc, config.blockSize(),
             config.kvCacheDtype()) * runner.numBlocks(),
-        config.prefixCaching() ? "on" : "off", config.host(), port()));
+        config.prefixCaching() ? "on" : "off", speculativeLine(config), config.host(),
+        port()));
     ready = true;
+  }
+
+  private static boolean onCuda(ServerConfig config) {
+    return config.device().kind() == Device.Kind.CUDA;
+  }
+
+  /** What {@code --speculative} runs as, saying so where auto chose it. */
+  private static String speculativeLine(ServerConfig config) {
+    Speculation set = config.speculation();
+    Speculation runs = set.on(onCuda(config));
+    String mode = runs.mode().name().toLowerCase(java.util.Locale.ROOT);
+    return set.mode() == SpeculativeMode.AUTO ? mode + " (auto)" : mode;
   }
 
   /** The cache tiers below the pool when one is configured (prefix caching on); else null. */

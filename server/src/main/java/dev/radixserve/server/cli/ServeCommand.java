@@ -177,11 +177,11 @@ final class ServeCommand implements Callable<Integer> {
           + "Env RADIXSERVE_PREFILL_CHUNK_SIZE.")
   String prefillChunkSize;
 
-  @Option(names = "--speculative", paramLabel = "ngram|off", order = 56,
+  @Option(names = "--speculative", paramLabel = "auto|ngram|off", order = 56,
       description = "Speculative decoding: ngram drafts the next tokens from the sequence's own "
           + "prompt and output and from the prefix cache's token runs in its namespace, and "
-          + "verifies them in one step (outputs unchanged); off decodes one token per step. "
-          + "Env RADIXSERVE_SPECULATIVE.")
+          + "verifies them in one step (outputs unchanged); off decodes one token per step; "
+          + "auto is ngram on the CPU and off on CUDA. Env RADIXSERVE_SPECULATIVE.")
   String speculative;
 
   @Option(names = "--speculative-max-tokens", paramLabel = "N", order = 57,

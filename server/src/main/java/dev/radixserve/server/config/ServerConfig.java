@@ -307,7 +307,7 @@ public record ServerConfig(
     /** null: auto (the graph's dtype: float32 on the CPU). */
     public KvDtype kvCacheDtype;
     public Path weightsCache;
-    public SpeculativeMode speculative = SpeculativeMode.OFF;
+    public SpeculativeMode speculative = SpeculativeMode.AUTO;
     public int speculativeMaxTokens = 8;
 
     public Device.Kind device = Device.Kind.CPU;

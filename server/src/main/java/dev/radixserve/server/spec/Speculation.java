@@ -32,7 +32,17 @@ public record Speculation(SpeculativeMode mode, int maxTokens, int maxBatch) {
     return new Speculation(SpeculativeMode.NGRAM, maxTokens, DEFAULT_MAX_BATCH);
   }
 
+  /** The setting as a CPU ({@code cuda} false) or CUDA engine runs it: never {@code AUTO}. */
+  public Speculation on(boolean cuda) {
+    if (mode != SpeculativeMode.AUTO) {
+      return this;
+    }
+    return new Speculation(cuda ? SpeculativeMode.OFF : SpeculativeMode.NGRAM, maxTokens,
+        maxBatch);
+  }
+
+  /** Whether sequences draft; an unresolved {@code AUTO} ({@link #on} not applied) does not. */
   public boolean enabled() {
-    return mode != SpeculativeMode.OFF;
+    return mode == SpeculativeMode.NGRAM;
   }
 }

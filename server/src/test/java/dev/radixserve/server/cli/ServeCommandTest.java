@@ -56,6 +56,19 @@ class ServeCommandTest {
   }
 
   @Test
+  void speculativeTakesAutoNgramOrOff() {
+    Run byDefault = run(Map.of(), "serve", "--print-config");
+    assertTrue(byDefault.out().contains("speculative: auto\n"), byDefault.out());
+    Run flag = run(Map.of("RADIXSERVE_SPECULATIVE", "off"), "serve", "--print-config",
+        "--speculative", "auto");
+    assertTrue(flag.out().contains("speculative: auto\n"), flag.out());
+    Run env = run(Map.of("RADIXSERVE_SPECULATIVE", "ngram"), "serve", "--print-config");
+    assertTrue(env.out().contains("speculative: ngram\n"), env.out());
+    Run bad = run(Map.of(), "serve", "--print-config", "--speculative", "eagle");
+    assertTrue(bad.status() != 0 && bad.err().contains("speculative"), bad.err());
+  }
+
+  @Test
   void benchIsTheBenchModulesCommandUnderTheServersName() {
     Run r = run(Map.of(), "bench", "--help");
     assertEquals(0, r.status(), r.err());
@@ -119,7 +132,7 @@ class ServeCommandTest {
         quantization-head-block-size: auto
         tool-call-parser: auto
         reasoning-parser: auto
-        speculative: "off"
+        speculative: auto
         speculative-max-tokens: 8
         """, r.out());
   }
