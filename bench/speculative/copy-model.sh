@@ -9,7 +9,9 @@
 #
 #   bench/speculative/copy-model.sh JAR OUT [ROUNDS]
 #     env: MODEL (/work/spec-copy-model2; trained first when missing), CONTEXT (150 tokens:
-#     the model trained on documents of 200-500 characters and 4-12 code lines), DECODE (96),
+#     the model trained on documents of 200-500 characters and 4-12 code lines; 1500, the
+#     issue's, for a model trained on long rows: train_copy_llama.py --init, journal
+#     2026-11-29d-speculative-long-context.md), DECODE (96),
 #     THREADS (2), LLAMA (0), GGUF (MODEL.GGUF_TYPE.gguf, made when missing), GGUF_TYPE (f32),
 #     LLAMA_ARGS, MODEL_ARGS (radixserve's model flags: --quantization none), COPY_WORKLOADS
 #     (summarise-with-quotes code-edit control), WARM (0: each server fresh; N: each server first
