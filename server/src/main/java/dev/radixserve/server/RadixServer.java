@@ -273,6 +273,8 @@ public final class RadixServer {
     }
     kvEvents = startKvEvents(config);
     int maxModelLen = maxModelLen(config, mc);
+    Speculation speculation =
+        config.speculation().on(config.device().kind() == Device.Kind.CUDA);
     metrics = new ServerMetrics();
     engine = new Engine(runner, pool, cache,
         Optional.<BlockTiers>ofNullable(tiers), tokenizer, eos.ids(),
@@ -280,7 +282,7 @@ public final class RadixServer {
         new Engine.Settings(config.schedulePolicy(), config.maxNumSeqs(),
             config.maxNumBatchedTokens(), config.prefillChunkSize(), config.maxQueuedRequests(),
             new Engine.FairShareSettings(config.fairShare(), config.effectiveMaxSeqsPerRequest()),
-            config.speculation().on(onCuda(config))),
+            speculation),
         EngineObserver.both(metrics, cacheRecorder));
     metrics.bindEngine(engine, config.blockSize(), config.servedModelName());
     if (kvEvents != null) {
@@ -338,19 +340,13 @@ public final class RadixServer {
         runner.numBlocks(), config.blockSize(), config.kvCacheDtype().settingName(),
         dev.radixserve.model.KvPool.bytesPerBlock(mc, config.blockSize(),
             config.kvCacheDtype()) * runner.numBlocks(),
-        config.prefixCaching() ? "on" : "off", speculativeLine(config), config.host(),
-        port()));
+        config.prefixCaching() ? "on" : "off",
+        speculativeLine(config.speculation(), speculation), config.host(), port()));
     ready = true;
   }
 
-  private static boolean onCuda(ServerConfig config) {
-    return config.device().kind() == Device.Kind.CUDA;
-  }
-
-  /** What {@code --speculative} runs as, saying so where auto chose it. */
-  private static String speculativeLine(ServerConfig config) {
-    Speculation set = config.speculation();
-    Speculation runs = set.on(onCuda(config));
+  /** What {@code --speculative} runs as ({@code runs}), saying so where auto chose it. */
+  private static String speculativeLine(Speculation set, Speculation runs) {
     String mode = runs.mode().name().toLowerCase(java.util.Locale.ROOT);
     return set.mode() == SpeculativeMode.AUTO ? mode + " (auto)" : mode;
   }
