@@ -14,7 +14,8 @@ out=$2
 src=${3:-/work/llamacpp/src}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/hf"
-for f in config.json generation_config.json model.safetensors; do
+for f in config.json generation_config.json model.safetensors model.safetensors.index.json \
+    $(cd "$hf" && ls model-*-of-*.safetensors 2> /dev/null); do
   [ -f "$hf/$f" ] && ln -sf "$(cd "$hf" && pwd)/$f" "$out/hf/$f"
 done
 python3 "$here/llama3_tokenizer_files.py" "$src" "$out/hf"

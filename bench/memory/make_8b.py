@@ -15,6 +15,10 @@ no copy of the whole model is ever in memory, so it can be written on the 24 GB 
   so radixserve and llama.cpp's converter read the same one.
 
     python3 bench/memory/make_8b.py OUT [LLAMACPP_SRC]   (about 3 min; seed 0)
+
+SHAPE=1b writes Llama-3.2-1B's shape instead (1.24 B parameters, tied 128k vocabulary, 2.5 GB):
+the checkpoint the 1B memory and speed rows are measured on, written the same way (a tied
+table once, as save_pretrained writes it).
 """
 import json
 import os
@@ -40,9 +44,21 @@ def config():
         dtype="bfloat16", architectures=["LlamaForCausalLM"])
 
 
+def config_1b():
+    return LlamaConfig(
+        vocab_size=128256, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+        num_attention_heads=32, num_key_value_heads=8, head_dim=64, hidden_act="silu",
+        max_position_embeddings=131072, rms_norm_eps=1e-5, tie_word_embeddings=True,
+        bos_token_id=128000, eos_token_id=[128001, 128008, 128009], initializer_range=0.02,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 32.0,
+                         "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                         "original_max_position_embeddings": 8192},
+        dtype="bfloat16", architectures=["LlamaForCausalLM"])
+
+
 def main(out, src):
     os.makedirs(out, exist_ok=True)
-    cfg = config()
+    cfg = config_1b() if os.environ.get("SHAPE") == "1b" else config()
     cfg.save_pretrained(out)
     GenerationConfig(bos_token_id=128000, eos_token_id=[128001, 128008, 128009]).save_pretrained(out)
     with torch.device("meta"):
@@ -50,6 +66,8 @@ def main(out, src):
     torch.manual_seed(0)
     shards, current, size = [], {}, 0
     for name, shape in shapes:
+        if name == "lm_head.weight" and cfg.tie_word_embeddings:
+            continue  # the embedding is the head; save_pretrained writes it once
         nbytes = 2 * torch.Size(shape).numel()
         if current and size + nbytes > SHARD_BYTES:
             shards.append(current)

@@ -20,6 +20,8 @@ for round in $(seq 1 "$rounds"); do
     name=${spec%%=*}; rest=${spec#*=}; dir=${rest%%:*}
     server_jar=$jar; [[ $name == *@* ]] && { server_jar=${name#*@}; name=${name%%@*}; }
     flags=(); [[ $rest == *:* ]] && IFS=, read -r -a flags <<< "${rest#*:}"
+    # a server left on the port would answer for the new one (which then fails to bind)
+    ! curl -sf "127.0.0.1:$port/health" > /dev/null || { echo "port $port is in use"; exit 1; }
     start=$(date +%s.%N)
     java -Xss64m --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -jar "$server_jar" \
       serve --model "$dir" --port $port --threads 1 "${flags[@]}" > "$out/$name.$round.log" 2>&1 &

@@ -25,18 +25,20 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Which MatMulNBits forms give a row the same bits however many rows the call holds: one
- * linear layer (ONNX Runtime's CPU kernel at the CPU's {@code accuracy_level} 4, as served), 40
- * rows in one call against the same rows in 3 and in 5 calls, at 0 tolerance. The prefix cache
- * needs this of every weight: KV a request computed in its chunking is reused by another that
- * would have computed it in another (cache on ≡ off).
+ * Every MatMulNBits form a model is served in gives a row the same bits however many rows the
+ * call holds: one linear layer as {@link LinearGraph} emits it (ONNX Runtime's CPU kernel at the
+ * CPU's {@code accuracy_level} 4, as served), 40 rows in one call against the same rows in 3, 5,
+ * 7 and 40 calls (40: one row each, as a decode step), at 0 tolerance. The prefix cache needs
+ * this of every weight: KV a request computed in its chunking is reused by another that would
+ * have computed it in another (cache on ≡ off).
  *
- * <p>Measured on 2026-11-29 (ONNX Runtime 1.29.0, this machine's AVX-512 VNNI CPU), the cases
- * below are the ones that held. These did not, at K = 1,024 and 2,048, 1 and 2 threads alike
- * (the first 13-row call already differed from the 40-row one, in row 12, by an ulp or two):
- * 4-bit blocks of 64, 128 and 256, with zero points and without; 8-bit blocks of 128, with and
- * without. Hence GPTQ/AWQ groups are served in 4-bit blocks of at most 32 and 8-bit blocks of at
- * most 64 ({@code CheckpointQuantization.servedBlockSize}), and int8's auto block stops at 64.
+ * <p>Measured on 2026-11-29 (ONNX Runtime 1.29.0, this machine's AVX-512 VNNI CPU): 4-bit blocks
+ * of 64, 128 and 256 (with zero points and without) and 8-bit blocks of 128 gave the last row of
+ * an odd call (a 13-row call's row 12) other bits, an ulp or two, and 4-bit blocks of 32 gave a
+ * one-row call (a decode step) other bits than the same row among 40: the kernel computes rows
+ * in pairs and an odd last row with another summation order. Those blocks are now given an even
+ * row count ({@code QuantSpec.evenRows}, the graph's {@code EvenRows}), and hold with the rest;
+ * 4-bit blocks of 16 and 8-bit blocks up to 64 hold without it.
  */
 class MatMulNBitsChunkingTest {
 
@@ -50,7 +52,13 @@ class MatMulNBitsChunkingTest {
       "4, 32, true, 2048, 2", "4, 32, true, 8192, 2", "4, 32, false, 1024, 1",
       "4, 32, false, 2048, 2", "8, 32, true, 1024, 1", "8, 32, true, 2048, 2",
       "8, 32, false, 2048, 2", "8, 64, false, 1024, 1", "8, 64, false, 2048, 2",
-      "8, 64, true, 1024, 1", "8, 64, true, 2048, 2", "8, 64, true, 8192, 2"})
+      "8, 64, true, 1024, 1", "8, 64, true, 2048, 2", "8, 64, true, 8192, 2",
+      // padded to even rows (QuantSpec.evenRows): these failed before
+      "4, 64, true, 1024, 1", "4, 64, true, 2048, 2", "4, 64, false, 2048, 2",
+      "4, 64, true, 8192, 2", "4, 128, true, 1024, 1", "4, 128, true, 2048, 2",
+      "4, 128, false, 2048, 1", "4, 128, true, 8192, 2", "4, 256, true, 2048, 2",
+      "4, 256, false, 8192, 2", "8, 128, false, 2048, 2", "8, 128, true, 2048, 1",
+      "8, 128, false, 8192, 2", "8, 256, false, 2048, 2"})
   void aRowGetsTheSameBitsInAnyChunking(int bits, int block, boolean zeroPoints, int k,
       int threads) {
     SplittableRandom r = new SplittableRandom(k * 131L + block * 7L + bits);
@@ -76,7 +84,7 @@ class MatMulNBitsChunkingTest {
               WeightStore.temporary());
           OrtSession.Call call = session.call(List.of(LinearGraph.X), List.of(LinearGraph.Y))) {
         float[] whole = run(call, cpu, x, k, 0, T);
-        for (int chunks : new int[] {3, 5}) {
+        for (int chunks : new int[] {3, 5, 7, T}) {
           for (int c = 0; c < chunks; c++) {
             int a = c * T / chunks;
             int b = (c + 1) * T / chunks;

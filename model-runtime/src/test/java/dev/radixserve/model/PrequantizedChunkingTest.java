@@ -32,8 +32,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * PrequantizedCheckpoints}) and loaded through {@link HfModelLoader}:
  * <ul>
  *   <li>served as the CPU serves them (int8 activations, int8 head, 2 threads), a 48-token prompt
- *       prefilled in one chunk and in 3 and 5 gives the same last logits and the same KV blocks,
- *       bit for bit: what the prefix cache needs to give cache off's tokens;
+ *       prefilled in one chunk, in 3 and 5, and one token a step (as decode computes it) gives
+ *       the same last logits and the same KV blocks, bit for bit: what the prefix cache needs to
+ *       give cache off's tokens (served in blocks of 128, with the graph's even rows);
  *   <li>the served blocks are the checkpoint's weights exactly: with fp32 compute and a float head
  *       the logits equal the float model they decode to, to fp32 rounding.
  * </ul>
@@ -66,14 +67,14 @@ class PrequantizedChunkingTest {
       assertEquals(q, found);
       QuantSpec served = QuantSpec.forModel(QuantSpec.none(), found,
           QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO).resolvedFor(WIDE.hiddenSize());
-      assertEquals(found.servedBlockSize(), served.blockSize());
+      assertEquals(found.groupSize(), served.blockSize());
       try (OnnxModelRunner cpu = OnnxModelRunner.create(loaded, BLOCK, 16, 2, Map.of(), served);
           Arena arena = Arena.ofConfined()) {
         int[] table = {5, 1, 12};
         float[] whole = cpu.forward(new ForwardBatch(List.of(
             new ForwardBatch.Seq(prompt, 0, table))))[0];
-        int[][] tables = {{8, 11, 4}, {2, 15, 9}};
-        int[] chunkings = {3, 5};
+        int[][] tables = {{8, 11, 4}, {2, 15, 9}, {6, 13, 10}};
+        int[] chunkings = {3, 5, LENGTH};
         for (int c = 0; c < chunkings.length; c++) {
           int chunks = chunkings[c];
           float[] last = null;

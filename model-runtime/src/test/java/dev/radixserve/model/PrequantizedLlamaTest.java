@@ -273,15 +273,16 @@ class PrequantizedLlamaTest {
   void theHeadFlagsChooseHowACheckpointsFloatHeadIsServed() {
     CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 128, 1);
     QuantSpec none = QuantSpec.none();
-    // groups of 128 served as blocks of 32 (CheckpointQuantization.servedBlockSize)
-    assertEquals("gptq-int4/b32/g128/asym/acc4/head-int8-b64", QuantSpec.forModel(none, q, 4,
+    // groups of 128 served as blocks of 128 (QuantSpec.evenRows makes them bit-stable), the
+    // auto head in the layers' block
+    assertEquals("gptq-int4/b128/asym/acc4/head-int8", QuantSpec.forModel(none, q, 4,
         QuantSpec.HeadSetting.AUTO).resolvedFor(768).key());
-    assertEquals("gptq-int4/b32/g128/asym/acc4", QuantSpec.forModel(none, q, 4,
+    assertEquals("gptq-int4/b128/asym/acc4", QuantSpec.forModel(none, q, 4,
         new QuantSpec.HeadSetting(false, null)).resolvedFor(768).key(), "kept as the checkpoint");
-    assertEquals("gptq-int4/b32/g128/asym/acc4/head", QuantSpec.forModel(none, q, 4,
+    assertEquals("gptq-int4/b128/asym/acc4/head", QuantSpec.forModel(none, q, 4,
         new QuantSpec.HeadSetting(true, null)).resolvedFor(768).key(), "the layers' own mode");
-    assertEquals("gptq-int4/b32/g128/asym/acc4/head-int8-b128", QuantSpec.forModel(none, q, 4,
-        new QuantSpec.HeadSetting(null, 128)).resolvedFor(768).key());
+    assertEquals("gptq-int4/b128/asym/acc4/head-int8-b64", QuantSpec.forModel(none, q, 4,
+        new QuantSpec.HeadSetting(null, 64)).resolvedFor(768).key());
     QuantizationException e = assertThrows(QuantizationException.class,
         () -> QuantSpec.forModel(none, q, 4, new QuantSpec.HeadSetting(false, 64)));
     assertEquals("quantization-head-block-size 64 is for a quantized LM head, and"

@@ -25,6 +25,8 @@ import java.util.Set;
  *   not quantized, [out, in]   Gemm(x, W, b, transB=1)
  *   quantized (either layout)  com.microsoft.MatMulNBits(x, W.q, W.scales[, W.zero_points]) → Add(b)
  *                              K, N, bits, block_size, accuracy_level from the {@link QuantSpec}
+ *   blocks needing even rows   Pad(x) to an even row count first, Slice the product back
+ *                              ({@link EvenRows}, {@link QuantSpec#evenRows}); once per input
  *   GPTQ act-order             Gather(x, W.input_order, axis=-1) first (once per input and order;
  *                              none where x arrives in order, see {@link ActOrder})
  *   GGUF Q4_K (offsets)        MatMulNBits(x, W.q, W.scales) + MatMul(BlockSums(x), W.offsets)
@@ -59,22 +61,29 @@ final class Linear {
   private final Set<String> declaredOrders = new HashSet<>();
   /** Block sums emitted for offset weights: input value → its [T, K/32] sums. */
   private final Map<String, String> blockSums = new HashMap<>();
+  /** For the blocks whose kernel needs an even row count ({@link QuantSpec#evenRows}). */
+  private final EvenRows evenRows;
 
-  /** @param floatType the graph's float type (ONNX code): MatMulNBits' scales are of A's type */
-  Linear(GraphBuilder g, QuantSpec spec, int floatType) {
-    this(g, spec, floatType, ActOrder.NONE);
+  /**
+   * @param floatType the graph's float type (ONNX code): MatMulNBits' scales are of A's type
+   * @param rows a value whose first dimension is every input's row count ({@link EvenRows})
+   */
+  Linear(GraphBuilder g, QuantSpec spec, int floatType, String rows) {
+    this(g, spec, floatType, ActOrder.NONE, rows);
   }
 
   /**
    * @param floatType the graph's float type (ONNX code): MatMulNBits' scales are of A's type
    * @param actOrder GPTQ act-order: which weights share an input's gather, which need none,
    *     and which write their outputs in another's input order
+   * @param rows a value whose first dimension is every input's row count ({@link EvenRows})
    */
-  Linear(GraphBuilder g, QuantSpec spec, int floatType, ActOrder actOrder) {
+  Linear(GraphBuilder g, QuantSpec spec, int floatType, ActOrder actOrder, String rows) {
     this.g = g;
     this.spec = spec;
     this.floatType = floatType;
     this.actOrder = actOrder;
+    this.evenRows = new EvenRows(g, rows);
   }
 
   /**
@@ -156,17 +165,21 @@ final class Linear {
     int bits = spec.mode().bits();
     long blocks = k / spec.blockSize();
     long blob = (long) spec.blockSize() * bits / 8;
-    List<String> inputs = new ArrayList<>(List.of(x,
+    boolean even = spec.evenRows();
+    List<String> inputs = new ArrayList<>(List.of(even ? evenRows.pad(x) : x,
         quantized(weight, layout, spec, Part.WEIGHT, QWEIGHT, UINT8, n, blocks, blob),
         quantized(weight, layout, spec, Part.SCALES, SCALES, floatType, n, blocks)));
     if (spec.zeroPoints()) {
       inputs.add(quantized(weight, layout, spec, Part.ZERO_POINTS, ZERO_POINTS, UINT8, n,
           (blocks * bits + 7) / 8));
     }
-    String product = named(offsets ? null : out, "MatMulNBits", "com.microsoft", weight + "_q",
-        inputs, attr("K", k), attr("N", n), attr("bits", (long) bits),
+    String product = named(offsets || even ? null : out, "MatMulNBits", "com.microsoft",
+        weight + "_q", inputs, attr("K", k), attr("N", n), attr("bits", (long) bits),
         attr("block_size", (long) spec.blockSize()),
         attr("accuracy_level", (long) spec.accuracyLevel()));
+    if (even) {
+      product = evenRows.trim(product, offsets ? null : out);
+    }
     if (!offsets) {
       return product;
     }

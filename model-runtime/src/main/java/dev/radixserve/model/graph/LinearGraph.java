@@ -26,7 +26,7 @@ public final class LinearGraph {
     GraphBuilder g = new GraphBuilder("linear");
     long[] kn = layout.kn(shape);
     g.input(X, FLOAT, "T", kn[0]);
-    new Linear(g, quant, FLOAT).emitInto(Y, X, weight, layout, shape, bias, true);
+    new Linear(g, quant, FLOAT, X).emitInto(Y, X, weight, layout, shape, bias, true);
     g.declareOutput(Y, FLOAT, "T", kn[1]);
     return g.finish(PagedGpt2Graph.OPSET, "radixserve");
   }
@@ -39,7 +39,7 @@ public final class LinearGraph {
     quant.requireDivides(table, shape[1]);
     GraphBuilder g = new GraphBuilder("embedding");
     g.input(IDS, GraphBuilder.INT64, "T");
-    String rows = new Linear(g, quant, FLOAT).gatherRows(table, shape, IDS);
+    String rows = new Linear(g, quant, FLOAT, IDS).gatherRows(table, shape, IDS);
     g.node("Identity", "", Y + "/Identity", java.util.List.of(rows), java.util.List.of(Y));
     g.declareOutput(Y, FLOAT, "T", shape[1]);
     return g.finish(PagedGpt2Graph.OPSET, "radixserve");

@@ -67,8 +67,9 @@ final class PagedIo {
     // only the weights a node reads become initializers: a quantized layer reads its own
     g.offer(weights, dt.onnxType());
     this.weights = weights;
-    this.linear = new Linear(g, quant, dt.onnxType(), actOrder);
-    this.headLinear = new Linear(g, quant.forHead(shape.hiddenSize()), dt.onnxType());
+    this.linear = new Linear(g, quant, dt.onnxType(), actOrder, ids);
+    this.headLinear = new Linear(g, quant.forHead(shape.hiddenSize()), dt.onnxType(),
+        logitsIndex);
     this.quantizeHead = quant.lmHead();
   }
 

@@ -157,31 +157,6 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
     return new CheckpointQuantization(method, bits, groupSize, zeroOffset, on);
   }
 
-  /**
-   * The MatMulNBits block size the layers are served in: the group, or, where ONNX Runtime's CPU
-   * kernel in blocks of that size gives a row other bits depending on how many rows the call
-   * holds, the group split into the largest blocks that do not (the same weights: each block
-   * repeats its group's scale and zero point, {@link QuantizedWeight#inBlocksOf}). KV computed
-   * in one chunking must equal KV computed in another, or a prefix served from the cache would
-   * not be the one computed without it (MatMulNBitsChunkingTest measured which forms hold).
-   */
-  public int servedBlockSize() {
-    if (method == Method.GGUF || method == Method.GGUF_Q4K) {
-      return groupSize;
-    }
-    return Math.min(groupSize, largestStableBlock(bits));
-  }
-
-  /**
-   * The largest MatMulNBits block (CPU, accuracy level 4) that gave every row the same bits in
-   * any chunking (MatMulNBitsChunkingTest, 2026-11-29, K = 1,024 to 8,192, 1 and 2 threads):
-   * 32 for 4 bits (64, 128 and 256 did not, with zero points or without), 64 for 8 bits (128
-   * did not).
-   */
-  static int largestStableBlock(int bits) {
-    return bits == 4 ? 32 : 64;
-  }
-
   public QuantMode mode() {
     return bits == 4 ? QuantMode.INT4 : QuantMode.INT8;
   }
@@ -223,12 +198,12 @@ public record CheckpointQuantization(Method method, int bits, int groupSize, int
 
   /**
    * {@link #describe} and how the layers are served: {@code gptq 4-bit, group 128 (the
-   * checkpoint's own blocks, a group as 4 MatMulNBits blocks of 32)}.
+   * checkpoint's own blocks)}, a MatMulNBits block per group. (From 2026-11-29 until the graph
+   * gave large blocks an even row count, {@code QuantSpec.evenRows}, a group of 128 was served
+   * as four blocks of 32.)
    */
   public String describeServed() {
-    int served = servedBlockSize();
-    return describe() + " (the checkpoint's own blocks" + (served == groupSize ? ""
-        : ", a group as " + groupSize / served + " MatMulNBits blocks of " + served) + ")";
+    return describe() + " (the checkpoint's own blocks)";
   }
 
   /**

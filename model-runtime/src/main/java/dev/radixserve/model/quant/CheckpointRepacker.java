@@ -35,9 +35,8 @@ public final class CheckpointRepacker {
   /**
    * The layer under module {@code prefix} (e.g. {@code layers.0.mlp.down_proj}) of
    * {@code tensors}, whose shapes the loader has checked against
-   * {@link CheckpointQuantization#tensorShapes}, as it is served: in blocks of {@link
-   * CheckpointQuantization#servedBlockSize} (its groups split where they are larger): the same
-   * weights either way, bit for bit.
+   * {@link CheckpointQuantization#tensorShapes}, as it is served: a MatMulNBits block per group
+   * ({@link CheckpointQuantization#groupSize}), the same weights bit for bit.
    *
    * @param layout how the family stores the float weight: a GGUF file's blocks stand under its
    *     name and shape (GPTQ and AWQ pack theirs one way for every family)
@@ -49,7 +48,7 @@ public final class CheckpointRepacker {
     if (q.method() == CheckpointQuantization.Method.GGUF) {
       return GgmlBlockRepacker.repack(tensor(tensors, prefix + ".weight"), layout);
     }
-    return groups(q, prefix, tensors).inBlocksOf(q.servedBlockSize());
+    return groups(q, prefix, tensors);
   }
 
   /** The layer in MatMulNBits blocks of its own groups, with the zero points as stored. */

@@ -24,8 +24,7 @@ import java.util.Set;
  * @param checkpoint where the layers' blocks come from: null when quantized here at load from the
  *     checkpoint's float weights ({@link BlockQuantizer}); else the checkpoint's own GPTQ or AWQ
  *     blocks, repacked ({@link CheckpointRepacker}; mode and zero points are then the
- *     checkpoint's, the block size its group or, for a group that is not bit-stable across
- *     chunking, a part of it: {@link CheckpointQuantization#servedBlockSize}). The LM head,
+ *     checkpoint's, the block size its group). The LM head,
  *     which those checkpoints keep in floats, is quantized here either way when {@code
  *     headMode} says so.
  * @param offsetWeights projections served on a GGUF file's own Q4_K codes with a float offset
@@ -49,16 +48,24 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   /** The layers' block size "auto": each weight's own ({@link #blockFor}). */
   public static final int AUTO_BLOCK_SIZE = 0;
   /**
-   * The largest block auto gives an int8 weight. An int8 block of 32 carries 8 bytes of scale and
-   * block sum once ONNX Runtime has packed it (1.25 bytes a weight), one of 64 the same 8 (1.125).
-   * Not 128 (1.06), although it is smaller and a little faster: ONNX Runtime's 8-bit kernel in
-   * blocks of 128 gives a row other bits depending on how many rows the call holds (a prompt in
-   * three chunks against one, K = 2,048 or a head of K = 256: the 7th digit), so KV computed in
-   * another chunking, or beside other sequences, would differ from a recomputation and the prefix
-   * cache's on ≡ off would not hold; blocks of 32 and 64 give the same bits at any row count
-   * (QuantizedRunnerTest, docs/benchmarks/journal/2026-11-28e-int8-chunk-bits.md).
+   * The largest block auto gives an int8 weight: 64. ONNX Runtime packs a block with a float
+   * scale and a float block sum, so an int8 block of 32 costs 1.25 bytes a weight, 64 1.125 and
+   * 128 1.06, at Q8_0's accuracy in each. Not 128: its 8-bit kernel in blocks of 128 gives a row
+   * other bits depending on the rows of its call, so blocks of 128 need an even row count
+   * ({@link #evenRows}), and that padding cost a one-token decode step 15% on the Llama-3.2-1B
+   * shape for 89 MiB less (docs/benchmarks/journal/2026-11-29e-even-rows.md); blocks of 64 give the
+   * same bits at any row count without it.
    */
   public static final int DEFAULT_INT8_BLOCK_SIZE = 64;
+  /**
+   * The largest block auto gives an int4 weight: 64 (with zero points: Q4_0's accuracy on the
+   * trained models, docs/quantization.md), 0.625 bytes a weight once packed against 0.75 for 32.
+   * Every 4-bit block of 32 or more needs an even row count for the same bits at any row count
+   * ({@link #evenRows}); padded, 64 decoded as fast as 32 on the Llama-3.2-1B shape, prefilled
+   * 12% faster and held 110 MiB less (docs/benchmarks/journal/2026-11-29e-even-rows.md). Until
+   * 2026-11-29 int4 took 32, unpadded, a little more accurate than Q4_0.
+   */
+  public static final int DEFAULT_INT4_BLOCK_SIZE = 64;
   /** An int8 head's block size under auto, where it divides the head's K (64: as the layers'). */
   public static final int DEFAULT_INT8_HEAD_BLOCK_SIZE = 64;
   /** The CPU's level: int8 activations against int8/int4 weights (see docs/benchmarks/journal/2026-11-21-to-28.md). */
@@ -92,11 +99,11 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     if (headMode == null || mode == QuantMode.NONE && headMode != QuantMode.NONE) {
       throw new IllegalArgumentException("LM head mode " + headMode + " with layers " + mode);
     }
-    if (blockSize == AUTO_BLOCK_SIZE && mode != QuantMode.INT8) {
-      throw new IllegalArgumentException("an auto block size is int8's, not " + mode.label());
+    if (blockSize == AUTO_BLOCK_SIZE && mode == QuantMode.NONE) {
+      throw new IllegalArgumentException("an auto block size with no quantization");
     }
     if (checkpoint != null && (mode != checkpoint.mode()
-        || blockSize != checkpoint.servedBlockSize()
+        || blockSize != checkpoint.groupSize()
         || zeroPoints == checkpoint.offsets())) {
       throw new IllegalArgumentException(mode + "/b" + blockSize + " for a checkpoint in "
           + checkpoint.describe());
@@ -178,25 +185,26 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
         defaultHeadMode(mode), 0, CPU_ACCURACY_LEVEL);
   }
 
-  /**
-   * The layers' block size unless told otherwise: auto for int8 ({@link #blockFor}), 32 for
-   * int4. int4's stays at 32 because 64-weight blocks with zero points are not bit-stable across
-   * chunking (docs/quantization.md), and symmetric ones lose accuracy.
-   */
+  /** The layers' block size unless told otherwise: auto ({@link #blockFor}). */
   public static int defaultBlockSize(QuantMode mode) {
-    return mode == QuantMode.INT8 ? AUTO_BLOCK_SIZE : DEFAULT_BLOCK_SIZE;
+    return mode == QuantMode.NONE ? DEFAULT_BLOCK_SIZE : AUTO_BLOCK_SIZE;
+  }
+
+  /** The largest block auto gives a weight of {@code mode}: 64 for int4, 128 for int8. */
+  public static int largestAutoBlock(QuantMode mode) {
+    return mode == QuantMode.INT4 ? DEFAULT_INT4_BLOCK_SIZE : DEFAULT_INT8_BLOCK_SIZE;
   }
 
   /**
    * The block a weight of {@code k} inputs is quantized in: the one set, or under auto the
-   * largest of {@value #DEFAULT_INT8_BLOCK_SIZE} and 32 that divides {@code k} (32 when none
-   * does, which {@link #requireDivides} then refuses).
+   * largest of {@link #largestAutoBlock} and its halves down to 32 that divides {@code k} (32
+   * when none does, which {@link #requireDivides} then refuses).
    */
   public int blockFor(long k) {
     if (blockSize != AUTO_BLOCK_SIZE) {
       return blockSize;
     }
-    int b = DEFAULT_INT8_BLOCK_SIZE;
+    int b = largestAutoBlock(mode);
     while (b > DEFAULT_BLOCK_SIZE && k % b != 0) {
       b /= 2;
     }
@@ -328,6 +336,28 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     return mode != QuantMode.NONE;
   }
 
+  /**
+   * Whether MatMulNBits in this spec's blocks is given an even number of rows (the graph pads an
+   * odd count with a zero row, {@code graph.EvenRows}): on the CPU ({@value #CPU_ACCURACY_LEVEL}),
+   * in blocks larger than {@link #largestBlockWithoutEvenRows}. ONNX Runtime's kernel in those
+   * blocks computes an odd call's last row with another summation order than the rows it takes in
+   * pairs, so a row's bits depended on its call (MatMulNBitsChunkingTest); the prefix cache needs
+   * KV computed in one chunking to equal KV computed in another.
+   */
+  public boolean evenRows() {
+    return quantized() && accuracyLevel == CPU_ACCURACY_LEVEL
+        && blockSize > largestBlockWithoutEvenRows(mode.bits());
+  }
+
+  /**
+   * The largest block that gave every row the same bits at any row count without padding, one
+   * row (a decode step) among them (MatMulNBitsChunkingTest, 2026-11-29, K = 1,024 to 8,192, 1
+   * and 2 threads): 16 for 4 bits, 64 for 8 bits.
+   */
+  public static int largestBlockWithoutEvenRows(int bits) {
+    return bits == 4 ? 16 : 64;
+  }
+
   /** This spec with another block size. */
   public QuantSpec withBlockSize(int size) {
     return new QuantSpec(mode, size, zeroPoints, headMode, headBlockSize, accuracyLevel,
@@ -364,15 +394,15 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   /**
    * Everything here that changes the numbers a model computes, as one stable string: {@code none},
    * or e.g. {@code int4/b32/asym/acc4} ({@code gptq-} or {@code awq-} before it when the blocks
-   * are the checkpoint's own, and {@code /g128} after the block when they are its groups of 128
-   * split into smaller blocks, {@link CheckpointQuantization#servedBlockSize}; {@code /head}
+   * are the checkpoint's own; {@code /head}
    * when the LM head is quantized in the same mode, {@code /head-int8} when in another, then
    * {@code -b128} when in blocks of another size,
    * {@code /gguf-q4k} before the head when some layers are a GGUF file's Q4_K codes with offsets,
    * {@code /gguf-q8} before it when the embedding or LM head is a file's own Q8_0 blocks ({@link
    * #q8Tables}; the head's block size then speaks for a table that is not),
    * {@code -bauto} while auto is not {@link #resolvedFor resolved}; the layers' auto reads {@code
-   * bauto64}, its largest block). KV blocks computed under one
+   * bauto64}, its largest block). (From 2026-11-29 until the graph's even rows, a GPTQ/AWQ group
+   * of 128 was served as blocks of 32, keyed {@code /b32/g128}.) KV blocks computed under one
    * key are not the blocks of another, so caches and block hashes that outlive a process or
    * leave it include this, resolved for the model.
    */
@@ -386,9 +416,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
                 : "");
     // auto names its largest block: weights quantized when auto meant 128 are another model
     return (checkpoint == null ? "" : checkpoint.method().label() + "-") + mode.label() + "/b"
-        + (blockSize == AUTO_BLOCK_SIZE ? "auto" + DEFAULT_INT8_BLOCK_SIZE : blockSize)
-        + (checkpoint == null || checkpoint.groupSize() == blockSize ? ""
-            : "/g" + checkpoint.groupSize())
+        + (blockSize == AUTO_BLOCK_SIZE ? "auto" + largestAutoBlock(mode) : blockSize)
         + (zeroPoints ? "/asym" : "/sym")
         + "/acc" + accuracyLevel + (offsetWeights.isEmpty() ? "" : "/gguf-q4k")
         + (q8Tables.isEmpty() ? "" : "/gguf-q8") + head;
@@ -396,9 +424,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
 
   /**
    * The quantization a model runs under: {@code configured} for float checkpoints; for a GPTQ or
-   * AWQ checkpoint its own blocks (mode, zero points; served in blocks of its group size or, when
-   * ONNX Runtime would not give the same bits in any chunking at that size, in parts of its groups:
-   * {@link CheckpointQuantization#servedBlockSize}), at {@code accuracyLevel}, with
+   * AWQ checkpoint its own blocks (mode, zero points; a MatMulNBits block per group), at {@code
+   * accuracyLevel}, with
    * the LM head (a float one in those checkpoints) as {@code head} says ({@code
    * --quantization-lm-head} and {@code --quantization-head-block-size}, which a float checkpoint
    * reads through {@code configured}): by default as {@link #of} quantizes it under that mode,
@@ -458,7 +485,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
           + " is for a quantized LM head, and quantization-lm-head false leaves it as the"
           + " checkpoint has it");
     }
-    return new QuantSpec(mode, checkpoint.servedBlockSize(), true, headMode,
+    return new QuantSpec(mode, checkpoint.groupSize(), true, headMode,
         head.blockSize() == null ? 0 : head.blockSize(), accuracyLevel, checkpoint);
   }
 

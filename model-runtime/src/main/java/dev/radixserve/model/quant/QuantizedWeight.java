@@ -118,42 +118,6 @@ public record QuantizedWeight(int k, int n, int bits, int blockSize, byte[] pack
     return new QuantizedWeight(k, n, bits, blockSize, p, s, z);
   }
 
-  /**
-   * This weight in blocks of {@code size} (a divisor of its block size): each block split into
-   * blocks of {@code size} that repeat its scale and zero point. Exact, every weight {@code (code
-   * − zero) · scale} as it was; the packed codes stay as they lie, since a row's blocks are
-   * consecutive along K at any block size. What a GPTQ/AWQ group of 128 is served as, for bits
-   * that do not depend on the row count ({@link CheckpointQuantization#servedBlockSize}).
-   */
-  public QuantizedWeight inBlocksOf(int size) {
-    if (size == blockSize) {
-      return this;
-    }
-    if (size <= 0 || blockSize % size != 0 || size * bits % 8 != 0) {
-      throw new IllegalArgumentException("blocks of " + blockSize + " do not split into "
-          + size);
-    }
-    int split = blockSize / size;
-    int blocks = kBlocks();
-    float[] s = new float[scales.length * split];
-    int zpRow = zeroPointRow(blocks * split, bits);
-    byte[] z = zeroPoints == null ? null : new byte[n * zpRow];
-    for (int nn = 0; nn < n; nn++) {
-      for (int b = 0; b < blocks * split; b++) {
-        s[nn * blocks * split + b] = scale(nn, b / split);
-        if (z != null) {
-          int zero = zeroPoint(nn, b / split);
-          if (bits == 8) {
-            z[nn * zpRow + b] = (byte) zero;
-          } else {
-            z[nn * zpRow + b / 2] |= (byte) (zero << (4 * (b & 1)));
-          }
-        }
-      }
-    }
-    return new QuantizedWeight(k, n, bits, size, packed, s, z);
-  }
-
   /** Bytes of the three tensors together (what a step reads instead of the fp32 weight). */
   public long bytes() {
     return packed.length + 4L * scales.length + (zeroPoints == null ? 0 : zeroPoints.length);

@@ -58,8 +58,8 @@ class QuantizedGraphTest {
     ExternalInitializer q = new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32, QuantSpec.of(QuantMode.INT4)
             .withZeroPoints(true)).initializers().stream()
         .filter(i -> i.name().equals("h.0.mlp.c_proj.weight.q")).findFirst().orElseThrow();
-    // K = n_inner = 256, N = 64: [N, K / 32, 32 * 4 / 8]
-    assertEquals(List.of(64L, 8L, 16L), java.util.Arrays.stream(q.dims()).boxed().toList());
+    // K = n_inner = 256, N = 64, int4's auto block 64: [N, K / 64, 64 * 4 / 8]
+    assertEquals(List.of(64L, 4L, 32L), java.util.Arrays.stream(q.dims()).boxed().toList());
   }
 
   /**
@@ -118,13 +118,16 @@ class QuantizedGraphTest {
     long[] layer = inits.stream().filter(i -> i.name().equals("h.0.attn.c_attn.weight.q"))
         .findFirst().orElseThrow().dims();
     assertEquals(64L, head[2], "8 bits x 64 weights: auto's 64");
-    assertEquals(16L, layer[2], "4 bits x 32 weights a block");
+    assertEquals(32L, layer[2], "4 bits x 64 weights a block: auto's 64");
     QuantSpec int4 = QuantSpec.of(QuantMode.INT4);
-    assertEquals("int4/b32/asym/acc4/head-int8-bauto", int4.key());
-    assertEquals("int4/b32/asym/acc4/head-int8-b64", int4.resolvedFor(C.nEmbd()).key());
-    assertEquals("int4/b32/asym/acc4/head-int8-b64", int4.resolvedFor(768).key());
-    assertEquals("int4/b32/asym/acc4/head-int8", int4.withHeadBlockSize(32).key());
-    assertEquals("int4/b32/asym/acc4/head", int4.withLmHead(true).resolvedFor(768).key());
+    assertEquals("int4/bauto64/asym/acc4/head-int8-bauto", int4.key());
+    assertEquals("int4/bauto64/asym/acc4/head-int8-b64", int4.resolvedFor(C.nEmbd()).key());
+    assertEquals("int4/bauto64/asym/acc4/head-int8-b64", int4.resolvedFor(768).key());
+    assertEquals("int4/bauto64/asym/acc4/head-int8-b32", int4.withHeadBlockSize(32).key());
+    assertEquals("int4/b32/asym/acc4/head-int8",
+        int4.withBlockSize(32).withHeadBlockSize(32).key());
+    assertEquals("int4/bauto64/asym/acc4/head-b64",
+        int4.withLmHead(true).resolvedFor(768).key());
     assertEquals("int8/bauto64/sym/acc4/head-b64",
         QuantSpec.of(QuantMode.INT8).resolvedFor(768).key());
     assertEquals("int8/bauto64/sym/acc4", QuantSpec.of(QuantMode.INT8).withLmHead(false)
@@ -145,16 +148,17 @@ class QuantizedGraphTest {
     assertEquals(64, int8.headBlockFor(1600));
     assertEquals(32, int8.headBlockFor(1616));
     assertEquals(256, int8.withBlockSize(256).headBlockFor(768));
-    assertEquals(32, QuantSpec.of(QuantMode.INT4).withLmHead(true).headBlockFor(768));
+    assertEquals(64, QuantSpec.of(QuantMode.INT4).withLmHead(true).headBlockFor(768));
+    assertEquals(32, QuantSpec.of(QuantMode.INT4).withLmHead(true).headBlockFor(1616));
     assertEquals(64, int8.withHeadBlockSize(64).headBlockFor(768));
     assertEquals(QuantMode.INT8, QuantSpec.of(QuantMode.INT4).forHead(768).mode());
     assertEquals(64, QuantSpec.of(QuantMode.INT4).forHead(768).blockSize());
   }
 
   /**
-   * int8's default block size is auto: each layer in the largest of 64 and 32 that divides its
-   * own K, written into its MatMulNBits node and its blocks alike (not 128: QuantizedRunnerTest's
-   * wide case shows why).
+   * The default block size is auto, int8's and int4's: each layer in the largest of 64 and 32
+   * that divides its own K, written into its MatMulNBits node and its blocks alike (int8 not in
+   * 128: that would need an even row count, QuantSpec.evenRows, for 15% of a decode step).
    */
   @Test
   void int8LayersTakeTheLargestBlockTheirKAllows() {
@@ -165,7 +169,9 @@ class QuantizedGraphTest {
     assertEquals(64, int8.blockFor(576));
     assertEquals(32, int8.blockFor(1616));
     assertEquals(32, int8.withBlockSize(32).blockFor(4096));
-    assertEquals(32, QuantSpec.of(QuantMode.INT4).blockFor(4096));
+    assertEquals(64, QuantSpec.of(QuantMode.INT4).blockFor(4096));
+    assertEquals(32, QuantSpec.of(QuantMode.INT4).blockFor(1616));
+    assertEquals(QuantSpec.AUTO_BLOCK_SIZE, QuantSpec.of(QuantMode.INT4).blockSize());
     List<ExternalInitializer> inits =
         new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32, int8).initializers();
     // c_attn reads the 64-wide residual, c_proj of the MLP the 256-wide inner layer

@@ -89,8 +89,8 @@ class CheckpointRepackerTest {
     assertEquals(f.k(), w.k());
     assertEquals(f.n(), w.n());
     assertEquals(f.q().bits(), w.bits());
-    // served in blocks of servedBlockSize: the group, or parts of it with its scale and zero
-    assertEquals(f.q().servedBlockSize(), w.blockSize());
+    // served as a MatMulNBits block per group
+    assertEquals(f.q().groupSize(), w.blockSize());
     int groups = f.k() / f.q().groupSize();
     int[][] codes = f.ints("m.codes", f.n(), f.k());
     int[][] zeros = f.ints("m.zeros", groups, f.n());

@@ -297,9 +297,8 @@ final class ServeCommand implements Callable<Integer> {
 
   @Option(names = "--quantization-block-size", paramLabel = "N|auto", order = 46,
       description = "Weights per quantization block along the input dimension (16..256, a power"
-          + " of two that divides every layer's input width). auto (the default): int8 takes "
-          + "64 (32 where 64 does not divide a layer's input width), int4 32. Env "
-          + "RADIXSERVE_QUANTIZATION_BLOCK_SIZE.")
+          + " of two that divides every layer's input width). auto (the default): 64 (32 where "
+          + "64 does not divide a layer's input width). Env RADIXSERVE_QUANTIZATION_BLOCK_SIZE.")
   String quantizationBlockSize;
 
   @Option(names = "--quantization-zero-points", paramLabel = "true|false|auto", order = 47,

@@ -291,7 +291,7 @@ public record ServerConfig(
     public boolean warmup = true;
     /** null: auto (the model's own choice; {@link ServerConfig#quantizationAuto}). */
     public QuantMode quantization;
-    /** null: the mode's default ({@link QuantSpec#defaultBlockSize}: auto for int8, 32 for int4). */
+    /** null: the mode's default ({@link QuantSpec#defaultBlockSize}: auto). */
     public Integer quantizationBlockSize;
     /** null: the mode's default ({@link QuantSpec#defaultZeroPoints}: under int4 only). */
     public Boolean quantizationZeroPoints;
