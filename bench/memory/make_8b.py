@@ -32,33 +32,31 @@ from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 SHARD_BYTES = 5 * 1000 ** 3
 
 
-def config():
-    return LlamaConfig(
-        vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
-        num_attention_heads=32, num_key_value_heads=8, head_dim=128, hidden_act="silu",
-        max_position_embeddings=131072, rms_norm_eps=1e-5, tie_word_embeddings=False,
-        bos_token_id=128000, eos_token_id=[128001, 128008, 128009], initializer_range=0.02,
-        rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
-                         "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                         "original_max_position_embeddings": 8192},
-        dtype="bfloat16", architectures=["LlamaForCausalLM"])
+# Llama-3.1-8B's and Llama-3.2-1B's published shapes: what differs between them
+SHAPES = {
+    "8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, head_dim=128,
+               tie_word_embeddings=False, rope_factor=8.0),
+    "1b": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, head_dim=64,
+               tie_word_embeddings=True, rope_factor=32.0),
+}
 
 
-def config_1b():
+def config(shape="8b"):
+    s = dict(SHAPES[shape])
+    factor = s.pop("rope_factor")
     return LlamaConfig(
-        vocab_size=128256, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
-        num_attention_heads=32, num_key_value_heads=8, head_dim=64, hidden_act="silu",
-        max_position_embeddings=131072, rms_norm_eps=1e-5, tie_word_embeddings=True,
+        vocab_size=128256, num_attention_heads=32, num_key_value_heads=8, hidden_act="silu",
+        max_position_embeddings=131072, rms_norm_eps=1e-5,
         bos_token_id=128000, eos_token_id=[128001, 128008, 128009], initializer_range=0.02,
-        rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 32.0,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": factor,
                          "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                          "original_max_position_embeddings": 8192},
-        dtype="bfloat16", architectures=["LlamaForCausalLM"])
+        dtype="bfloat16", architectures=["LlamaForCausalLM"], **s)
 
 
 def main(out, src):
     os.makedirs(out, exist_ok=True)
-    cfg = config_1b() if os.environ.get("SHAPE") == "1b" else config()
+    cfg = config(os.environ.get("SHAPE", "8b"))
     cfg.save_pretrained(out)
     GenerationConfig(bos_token_id=128000, eos_token_id=[128001, 128008, 128009]).save_pretrained(out)
     with torch.device("meta"):
