@@ -12,7 +12,10 @@ import java.util.logging.Logger;
  * packed weights and set the process's peak (2,908 MiB against 1,819 serving on that shape). One
  * full collection at this point returns it (645 → 60 MiB, 22 ms), and the peak falls to 2,053
  * MiB (docs/benchmarks/journal/2026-11-28d-int8-blocks.md). A start that maps a cached weights
- * file makes nothing on the heap and skips it.
+ * file collects too: it quantizes nothing, but what it did make before the session (the
+ * tokenizer, the graph, the checkpoint's digest) left G1 with ~700 MiB resident on that shape
+ * at int4, which set its peak above a first start's (2,460 against 1,916 MiB,
+ * docs/benchmarks/journal/2026-11-29e-even-rows.md).
  */
 final class LoadHeap {
 

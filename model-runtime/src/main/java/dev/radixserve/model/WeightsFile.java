@@ -130,6 +130,8 @@ final class WeightsFile {
           LoadHeap.giveBack();
         } else {
           LOG.info("weights mapped from " + file + " (written by an earlier start)");
+          // what the load made on the heap before this (tokenizer, graph, digest) is garbage too
+          LoadHeap.giveBack();
         }
       } else {
         folder = Files.createTempDirectory(store.dir(), "radixserve-weights-");
