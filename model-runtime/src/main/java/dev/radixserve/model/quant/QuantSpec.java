@@ -190,7 +190,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     return mode == QuantMode.NONE ? DEFAULT_BLOCK_SIZE : AUTO_BLOCK_SIZE;
   }
 
-  /** The largest block auto gives a weight of {@code mode}: 64 for int4, 128 for int8. */
+  /** The largest block auto gives a weight of {@code mode}: 64, for int4 and for int8 alike. */
   public static int largestAutoBlock(QuantMode mode) {
     return mode == QuantMode.INT4 ? DEFAULT_INT4_BLOCK_SIZE : DEFAULT_INT8_BLOCK_SIZE;
   }
