@@ -2,6 +2,7 @@ package dev.radixserve.model;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -23,41 +24,95 @@ import java.util.regex.Pattern;
  * ONNX Runtime maps each initializer's external data and reads all of it while the session is
  * made. MatMulNBits packs its codes, scales and zero points into memory of its own: the codes'
  * mappings are then unmapped, but the scales' and zero points' stay, resident, though the packed
- * kernel never reads them again (the 1B shape at int4: 142 MiB; paged out after the warm-up,
- * none of them came back while serving).
+ * kernel never reads them again (the 1B shape at int4: 142 MiB; paged out, none of them came back
+ * while serving).
  *
- * <p>{@code madvise(MADV_PAGEOUT)} reclaims a mapping's pages without changing what it reads:
- * a page read again faults back in from the file (an embedding table's rows do, as tokens touch
- * them, in the page cache's folios of up to a few hundred KiB). A page ONNX Runtime wrote (its
- * mappings are private and writable) is anonymous, and without swap it is not reclaimed, so it
- * keeps its bytes. Linux 5.4 or later; elsewhere, or where the C library has no {@code madvise},
- * nothing happens.
+ * <p>{@code madvise(MADV_PAGEOUT)} reclaims a mapping's pages without changing what it reads: a
+ * page read again faults back in from the file. A page ONNX Runtime wrote (its mappings are
+ * private and writable) is anonymous, and without swap it is not reclaimed, so it keeps its
+ * bytes. Linux 5.4 or later; elsewhere, or where the C library has no {@code madvise}, nothing
+ * happens.
+ *
+ * <p>What stays mapped once the session exists is read by row (an embedding table, its scales and
+ * zero points; a tied table is also the head's, which packed its own copy), so
+ * {@link #readByRow} makes a read there cost its page. By default it costs far more: a fault
+ * reads ahead ({@code read_ahead_kb}, 8 MiB on this project's VMs) and the page cache holds the
+ * file in large folios (up to 2 MiB, mapped whole), so each token's row made up to 2 MiB
+ * resident and a few hundred tokens the whole table, beside the head's packed copy (the 1B shape:
+ * the 250 MiB table 95-190 MiB resident after six short requests; after this, under 1 MiB;
+ * docs/benchmarks/journal/2026-11-29f-rows-by-page.md).
  */
 public final class WeightPages {
 
+  /** Linux's {@code MADV_RANDOM}: no read-ahead on this mapping's faults. */
+  private static final int MADV_RANDOM = 1;
   /** Linux's {@code MADV_PAGEOUT}. */
   private static final int MADV_PAGEOUT = 21;
+  /** Linux's {@code POSIX_FADV_DONTNEED}: drop the range's clean, unmapped page-cache pages. */
+  private static final int POSIX_FADV_DONTNEED = 4;
+  /** {@code SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER}: the range is clean on return. */
+  private static final int SYNC_FILE_RANGE_WAIT_WRITE_WAIT = 7;
+  private static final int O_RDONLY_CLOEXEC = 0x80000;
   private static final Path MAPS = Path.of("/proc/self/maps");
   /** A mapping's first line in smaps (its fields follow, one per line, "Name:   value"). */
   private static final Pattern HEADER = Pattern.compile("[0-9a-f]+-[0-9a-f]+ ");
-  private static final Optional<MethodHandle> MADVISE = linux()
-      ? Linker.nativeLinker().defaultLookup().find("madvise")
-          .map(f -> Linker.nativeLinker().downcallHandle(f, FunctionDescriptor.of(
-              ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
-              ValueLayout.JAVA_INT)))
-      : Optional.empty();
+  private static final Optional<MethodHandle> MADVISE = libc("madvise",
+      FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
+          ValueLayout.JAVA_INT));
+  private static final Optional<MethodHandle> OPEN = libc("open",
+      FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+  private static final Optional<MethodHandle> FADVISE = libc("posix_fadvise",
+      FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
+          ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+  private static final Optional<MethodHandle> SYNC_RANGE = libc("sync_file_range",
+      FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
+          ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+  private static final Optional<MethodHandle> CLOSE = libc("close",
+      FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
   /** The weights files sessions of this process were made over (a deleted one included). */
   private static final Set<String> FILES = ConcurrentHashMap.newKeySet();
 
   private WeightPages() {}
 
-  /** Records that a session maps {@code file}. */
-  static void mapped(Path file) {
-    FILES.add(file.toAbsolutePath().toString());
+  /**
+   * Records that a session maps {@code file}, now that it is made, and makes what stays mapped
+   * cost only the pages read: each mapping reads no ahead, and its range leaves the page cache
+   * (written back first where the file was just written: neither a page-out nor the page cache
+   * drops a dirty page), so a later fault reads its one page instead of mapping a large folio the
+   * load's reads or writes left there. Call it before a temporary file is deleted.
+   */
+  static void readByRow(Path file) {
+    String path = file.toAbsolutePath().toString();
+    FILES.add(path);
+    List<Mapping> ranges = mappings(Set.of(path));
+    if (ranges.isEmpty() || OPEN.isEmpty() || SYNC_RANGE.isEmpty() || FADVISE.isEmpty()) {
+      return;
+    }
+    try (Arena arena = Arena.ofConfined()) {
+      int fd = (int) OPEN.get().invokeExact(arena.allocateFrom(path), O_RDONLY_CLOEXEC);
+      if (fd < 0) {
+        return; // the page cache keeps the pages: a fault maps more than a row, nothing breaks
+      }
+      try {
+        for (Mapping m : ranges) {
+          advise(m, MADV_RANDOM);
+          // failures leave pages resident: only memory is lost, so the results are not checked
+          int ignored = (int) SYNC_RANGE.get().invokeExact(fd, m.offset(), m.length(),
+              SYNC_FILE_RANGE_WAIT_WRITE_WAIT);
+          advise(m, MADV_PAGEOUT); // this process's pages of the range
+          ignored = (int) FADVISE.get().invokeExact(fd, m.offset(), m.length(),
+              POSIX_FADV_DONTNEED); // the page cache's others
+        }
+      } finally {
+        int ignored = (int) CLOSE.get().invokeExact(fd);
+      }
+    } catch (Throwable t) {
+      throw new IllegalStateException("cannot advise the weights file " + path, t);
+    }
   }
 
-  /** One mapping of a weights file: its address range in this process. */
-  record Mapping(long start, long length) {}
+  /** One mapping of a weights file: its address range in this process and its file offset. */
+  record Mapping(long start, long length, long offset) {}
 
   /**
    * Pages out every mapping of the weights files in this process; returns the bytes of those
@@ -69,23 +124,37 @@ public final class WeightPages {
     }
     long advised = 0;
     for (Mapping m : mappings()) {
-      try {
-        // a failure (EINVAL before Linux 5.4) leaves the pages resident: only memory is lost
-        if ((int) MADVISE.get().invokeExact(MemorySegment.ofAddress(m.start()), m.length(),
-            MADV_PAGEOUT) == 0) {
-          advised += m.length();
-        }
-      } catch (Throwable t) {
-        throw new IllegalStateException("madvise failed", t);
+      if (advise(m, MADV_PAGEOUT)) {
+        advised += m.length();
       }
     }
     return advised;
   }
 
+  /**
+   * {@code madvise} on a mapping; false where the kernel refused (EINVAL before Linux 5.4 for
+   * PAGEOUT): the pages stay resident, and only memory is lost.
+   */
+  private static boolean advise(Mapping m, int advice) {
+    if (MADVISE.isEmpty()) {
+      return false;
+    }
+    try {
+      return (int) MADVISE.get().invokeExact(MemorySegment.ofAddress(m.start()), m.length(),
+          advice) == 0;
+    } catch (Throwable t) {
+      throw new IllegalStateException("madvise failed", t);
+    }
+  }
+
   /** The weights files' mappings in this process, from {@code /proc/self/maps}. */
   static List<Mapping> mappings() {
+    return mappings(FILES);
+  }
+
+  private static List<Mapping> mappings(Set<String> files) {
     List<Mapping> out = new ArrayList<>();
-    if (FILES.isEmpty() || !Files.isReadable(MAPS)) {
+    if (files.isEmpty() || !Files.isReadable(MAPS)) {
       return out;
     }
     List<String> lines;
@@ -105,11 +174,11 @@ public final class WeightPages {
       if (path.endsWith(" (deleted)")) {
         path = path.substring(0, path.length() - " (deleted)".length());
       }
-      if (FILES.contains(path)) {
+      if (files.contains(path)) {
         int dash = f[0].indexOf('-');
         long start = Long.parseUnsignedLong(f[0].substring(0, dash), 16);
         long end = Long.parseUnsignedLong(f[0].substring(dash + 1), 16);
-        out.add(new Mapping(start, end - start));
+        out.add(new Mapping(start, end - start, Long.parseUnsignedLong(f[2], 16)));
       }
     }
     return out;
@@ -133,6 +202,13 @@ public final class WeightPages {
       throw new UncheckedIOException(e);
     }
     return rss;
+  }
+
+  private static Optional<MethodHandle> libc(String name, FunctionDescriptor descriptor) {
+    return linux()
+        ? Linker.nativeLinker().defaultLookup().find(name)
+            .map(f -> Linker.nativeLinker().downcallHandle(f, descriptor))
+        : Optional.empty();
   }
 
   private static boolean linux() {

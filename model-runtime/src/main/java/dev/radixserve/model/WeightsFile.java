@@ -152,7 +152,7 @@ final class WeightsFile {
       options.config(FOLDER_KEY, folder.toString());
       OrtSession session = OrtSession.create(env,
           relocate(graph, layout, file.getFileName().toString()), options);
-      WeightPages.mapped(file); // serving pages out what only the load read
+      WeightPages.readByRow(file); // what stays mapped costs the pages serving reads
       return session;
     } finally {
       if (!store.cached()) {

@@ -40,6 +40,32 @@ class WeightPagesTest {
     pagedOutAndSame(WeightStore.cache(dir, "checkpoint"));
   }
 
+  /**
+   * A tied table of 32,768 rows (8 MiB at int8, the head's too, so the load reads all of it) read
+   * for six tokens costs about their pages, not the table: before {@link WeightPages#readByRow}
+   * it stayed resident whole after the load, and a row read after a page-out brought back up to
+   * 2 MiB (read-ahead into the page cache's large folios). For a temporary file, a cache entry's
+   * first start (the page cache holds what it wrote) and its second.
+   */
+  @Test
+  void aTableReadForSixTokensCostsTheirPagesNotTheTable(@TempDir Path dir) {
+    LlamaConfig wide = LlamaConfig.llama(1, 256, 4, 2, 512, 64, 32_768).withTiedEmbeddings();
+    WeightStore cache = WeightStore.cache(dir.resolve("cache"), "checkpoint");
+    for (WeightStore store : List.of(new WeightStore(dir.resolve("tmp"), null), cache, cache)) {
+      try (LlamaWeights w = RandomLlama.create(wide, 5);
+          OnnxModelRunner r = OnnxModelRunner.create(w, 16, 8, 1, Map.of(),
+              QuantSpec.of(QuantMode.INT4).resolvedFor(wide.hiddenSize()), KvDtype.FLOAT32,
+              store)) {
+        r.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+            new int[] {7, 30_001, 12_345, 2, 20_000, 9_999}, 0, new int[] {0}))));
+        long resident = WeightPages.residentBytes();
+        // six rows and their scales: a page each, two per token; 256 KiB is ample
+        assertTrue(resident < 256 * 1024, "the weights file's mappings hold " + resident
+            + " bytes after six tokens, of an 8 MiB table");
+      }
+    }
+  }
+
   private static void pagedOutAndSame(WeightStore store) {
     try (LlamaWeights w = RandomLlama.create(TIED, 3);
         OnnxModelRunner r = OnnxModelRunner.create(w, 16, 8, 1, Map.of(),
