@@ -59,6 +59,12 @@ final class WeightsFile {
   private static final long ALIGN = 4096;
   /** ONNX Runtime resolves the model's external data against this folder (a model from bytes). */
   static final String FOLDER_KEY = "session.model_external_initializers_file_folder_path";
+  /**
+   * How often the file's mappings are paged out while the session is made: about the time the
+   * 1B shape's session takes to read 100 MiB of it (load peak 1,870-2,040 MiB without, 1,640-1,730
+   * with; docs/benchmarks/journal/2026-11-29f-rows-by-page.md).
+   */
+  private static final long PAGER_PERIOD_MILLIS = 100;
   /** Writes go in slices of this size (a ByteBuffer view is limited to 2 GiB). */
   private static final long WRITE_SLICE = 64L << 20;
 
@@ -150,8 +156,12 @@ final class WeightsFile {
     }
     try {
       options.config(FOLDER_KEY, folder.toString());
-      OrtSession session = OrtSession.create(env,
-          relocate(graph, layout, file.getFileName().toString()), options);
+      OrtSession session;
+      // what the session has read and packed leaves the RSS while it reads the rest
+      try (WeightPages.Pager pager = WeightPages.pagedWhileLoading(file, PAGER_PERIOD_MILLIS)) {
+        session = OrtSession.create(env,
+            relocate(graph, layout, file.getFileName().toString()), options);
+      }
       WeightPages.readByRow(file); // what stays mapped costs the pages serving reads
       return session;
     } finally {

@@ -1,6 +1,7 @@
 package dev.radixserve.model;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,9 +10,17 @@ import dev.radixserve.model.quant.QuantMode;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.weights.LlamaWeights;
 import dev.radixserve.model.weights.RandomLlama;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
@@ -64,6 +73,46 @@ class WeightPagesTest {
             + " bytes after six tokens, of an 8 MiB table");
       }
     }
+  }
+
+  /**
+   * The pager {@link WeightsFile} runs while ONNX Runtime makes a session: what a mapping of the
+   * file holds leaves the RSS while it runs, the mapping reads the same bytes after, and nothing
+   * is paged out once it is closed.
+   */
+  @Test
+  void thePagerPagesOutWhileItRunsAndStopsWhenClosed(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("weights.bin");
+    byte[] bytes = new byte[8 << 20];
+    new Random(11).nextBytes(bytes);
+    Files.write(file, bytes);
+    Set<String> files = Set.of(file.toAbsolutePath().toString());
+    try (Arena arena = Arena.ofConfined();
+        FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+      MemorySegment mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, bytes.length, arena);
+      long sum = pageSum(mapped);
+      assertTrue(WeightPages.residentBytes(files) >= bytes.length / 2, "not resident once read");
+      try (WeightPages.Pager pager = WeightPages.pagedWhileLoading(file, 10)) {
+        long deadline = System.nanoTime() + 10_000_000_000L; // a wait for an event, not a timing
+        while (WeightPages.residentBytes(files) > bytes.length / 8) {
+          assertTrue(System.nanoTime() < deadline, "the pager paged nothing out in 10 s");
+          Thread.sleep(10);
+        }
+      }
+      assertEquals(sum, pageSum(mapped), "the mapping reads other bytes after the page-out");
+      Thread.sleep(200); // twenty of the pager's periods: it would have paged out again by now
+      assertTrue(WeightPages.residentBytes(files) >= bytes.length / 2,
+          "paged out after the pager was closed");
+    }
+  }
+
+  /** Reads a long from every page (so each is resident) and sums them. */
+  private static long pageSum(MemorySegment m) {
+    long sum = 0;
+    for (long at = 0; at < m.byteSize(); at += 4096) {
+      sum += m.get(ValueLayout.JAVA_LONG_UNALIGNED, at);
+    }
+    return sum;
   }
 
   private static void pagedOutAndSame(WeightStore store) {
