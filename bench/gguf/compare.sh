@@ -10,7 +10,9 @@
 #                                           LLAMACPP=/work/llamacpp/src/build/bin
 #                                           CONC="4 8 16" MAX_TOKENS=32
 #                                           RADIXSERVE_ARGS="--quantization int4": more
-#                                           serve flags for radixserve)
+#                                           serve flags for radixserve; --speculative off
+#                                           unless they give --speculative: llama-server
+#                                           drafts nothing by default)
 #
 # Then, per file and concurrency C of CONC, each server started afresh serves `radixserve bench
 # --workload shared-system-prompt --concurrency C` (the same client for both): llama-server with
@@ -23,6 +25,8 @@
 # slot of 4,096 tokens; radixserve with its defaults for the file (Q8_0/Q4_0 repacked, K-quants
 # requantized, an int8 LM head) and the same thread count.
 set -u
+rs_args=${RADIXSERVE_ARGS:-}
+[[ $rs_args == *--speculative* ]] || rs_args="--speculative off $rs_args"
 out=$1
 shift
 threads=${THREADS:-2}
@@ -45,7 +49,7 @@ serve() {
   if [ "$1" = radixserve ]; then
     java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -Xmx2g \
       -jar "$jar" serve --model "$2" --host 127.0.0.1 --port "$3" \
-      --threads "$threads" ${RADIXSERVE_ARGS:-} > "$4" 2>&1 &
+      --threads "$threads" $rs_args > "$4" 2>&1 &
   else
     local ctx=4096
     [ "$5" -gt 1 ] && ctx=$(($5 * 2048))

@@ -8,7 +8,8 @@
 # quantized modes), rs-int4-head (int4 with an int4 head), any of those followed by serve flags
 # after colons (rs-int4:--quantization-block-size:64), a radixserve mode served from another
 # directory after an @ (rs-none@/tmp/gpt2-small-gptq: a GPTQ checkpoint of the same shape),
-# lc-f32|lc-q8_0|lc-q4_0 (llama-server, 16 slots of 1,024 tokens).
+# lc-f32|lc-q8_0|lc-q4_0 (llama-server, 16 slots of 1,024 tokens). radixserve variants run with
+# --speculative off unless they give --speculative themselves (rs-int4:--speculative:auto).
 launch() {
   local mode extra model
   mode=${1%%:*}
@@ -24,6 +25,10 @@ launch() {
     mode=rs-int4
     extra="--quantization-lm-head true $extra"
   fi
+  # drafting off unless the variant says otherwise: llama-server drafts nothing by default, and a
+  # random model's looping answers make n-gram drafts a measure of the model, not the kernels
+  # (docs/benchmarks/journal/2026-11-29f-rows-by-page.md)
+  [[ $extra == *--speculative* ]] || extra="--speculative off $extra"
   case $mode in
     rs-*) $java -Xmx2g -jar "$jar" serve --model "$model" --host 127.0.0.1 \
         --port "$2" --threads "$3" --quantization "${mode#rs-}" $extra > "$4" 2>&1 & ;;

@@ -11,9 +11,11 @@
 #   MODEL_DIR: bench/memory/make_8b.py's checkpoint; GGUF: convert_hf_to_gguf.py --outtype bf16
 #   of it, then llama-quantize Q4_0. env: WEIGHTS_CACHE (radixserve's --weights-cache; its first
 #   start writes the entry), KV (radixserve's --kv-cache-memory, 2304m: 32,768+ tokens at int8),
-#   LONG, SERVERS ("radixserve llama-server"), RADIXSERVE_ARGS (more serve flags, e.g.
-#   "--speculative off" for decode beside llama-server's, which drafts nothing by default).
+#   LONG, SERVERS ("radixserve llama-server"), RADIXSERVE_ARGS (more serve flags; with
+#   --speculative off unless they give --speculative: llama-server drafts nothing by default).
 set -eu
+rs_args=${RADIXSERVE_ARGS:-}
+[[ $rs_args == *--speculative* ]] || rs_args="--speculative off $rs_args"
 jar=$1
 model=$2
 gguf=$3
@@ -39,7 +41,7 @@ for server in ${SERVERS:-radixserve llama-server}; do
     "$java" --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector ${JAVA_OPTS:-} \
       -jar "$jar" serve --model "$model" --host 127.0.0.1 --port "$port" --threads 2 \
       --quantization int4 --kv-cache-dtype int8 --kv-cache-memory "${KV:-2304m}" \
-      ${WEIGHTS_CACHE:+--weights-cache "$WEIGHTS_CACHE"} ${RADIXSERVE_ARGS:-} > "$log" 2>&1 &
+      ${WEIGHTS_CACHE:+--weights-cache "$WEIGHTS_CACHE"} $rs_args > "$log" 2>&1 &
   fi
   pid=$!
   until curl -sf "127.0.0.1:$port/health" > /dev/null; do

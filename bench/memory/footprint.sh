@@ -33,12 +33,15 @@ else
   . "$here/../../.ci/java-home.sh"
   java=java
   [ -z "${JAVA_HOME:-}" ] || java="$JAVA_HOME/bin/java"
+  # drafting off unless the flags say: the decode figure is the kernels', as llama-server's
+  spec="--speculative off"
+  [[ " $* " == *" --speculative"* ]] && spec=
   # shellcheck disable=SC2086
   # the launcher's own JVM flags (./radixserve): G1's periodic collection gives back idle heap
   "$java" --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector \
     -XX:G1PeriodicGCInterval=5000 ${JAVA_OPTS:-} \
     -jar "$server" serve --model "$model" --host 127.0.0.1 --port "$port" --threads 2 \
-    --kv-cache-memory 256m --quantization "$mode" "$@" > "$log" 2>&1 &
+    --kv-cache-memory 256m --quantization "$mode" $spec "$@" > "$log" 2>&1 &
 fi
 pid=$!
 trap 'kill "$pid" 2>/dev/null' EXIT
