@@ -5,6 +5,7 @@ import dev.radixserve.cache.BlockPool;
 import dev.radixserve.cache.PrefixCache;
 import dev.radixserve.cache.RadixCache;
 import dev.radixserve.model.ModelRunner;
+import dev.radixserve.model.NativeHeap;
 import dev.radixserve.model.Tokenizer;
 import dev.radixserve.server.config.SchedulePolicy;
 import dev.radixserve.server.spec.DraftSource;
@@ -107,6 +108,8 @@ public final class Engine {
   private final Thread thread;
   private volatile boolean accepting = true;
   private volatile boolean idle = true;
+  private final IdleTrim idleTrim = new IdleTrim(NativeHeap::trim, System::nanoTime,
+      IdleTrim.DELAY_NANOS);
   private volatile EngineGauges gauges;
   private boolean stopped;
 
@@ -301,6 +304,7 @@ public final class Engine {
         if (idle && !wasIdle) {
           checkWhenIdle();
         }
+        idleTrim.observe(idle);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
