@@ -183,20 +183,20 @@ public final class RadixServer {
   private final AtomicBoolean stopping = new AtomicBoolean();
   private volatile boolean ready;
 
-  private RadixServer(ServerConfig config) throws InterruptedException {
+  private RadixServer(ServerConfig requested) throws InterruptedException {
     Tokenizer tokenizer;
     EosTokens eos;
     ModelWeights weights;
     ChatTemplate chatTemplate;
     List<java.nio.file.Path> weightFiles = List.of();
-    if (config.model() == null) {
+    if (requested.model() == null) {
       weights = RandomGpt2.create(ModelConfig.embeddedDefault(), 0);
       tokenizer = TokenizerLoader.standard();
       eos = EosTokens.of(tokenizer);
       chatTemplate = new ChatMlTemplate();
     } else {
-      LoadedModel loaded = GgufModelLoader.isGguf(config.model())
-          ? GgufModelLoader.load(config.model()) : HfModelLoader.load(config.model());
+      LoadedModel loaded = GgufModelLoader.isGguf(requested.model())
+          ? GgufModelLoader.load(requested.model()) : HfModelLoader.load(requested.model());
       weights = loaded.weights();
       tokenizer = loaded.tokenizer();
       eos = loaded.eos();
@@ -207,17 +207,19 @@ public final class RadixServer {
     // which weights these are (not only their shape and name): in the disk tier's fingerprint and
     // /v1/models, so new weights under an old name never load the old weights' KV blocks
     long digestStart = System.nanoTime();
-    weightsDigest = config.model() == null ? "embedded-seed-0" : WeightsDigest.of(weightFiles);
+    weightsDigest = requested.model() == null ? "embedded-seed-0" : WeightsDigest.of(weightFiles);
     LOG.info(String.format("weights digest %s (%d ms)", weightsDigest,
         (System.nanoTime() - digestStart) / 1_000_000));
     // a GPTQ/AWQ checkpoint brings its own blocks; the LM head's auto block size depends on the
     // model's width: resolved once, here
-    quant = QuantSpec.forModel(config.quantization(), weights.checkpointQuantization(),
-        config.quantizationAuto() ? weights.requantizeAs() : QuantMode.NONE,
+    quant = QuantSpec.forModel(requested.quantization(), weights.checkpointQuantization(),
+        requested.quantizationAuto() ? weights.requantizeAs() : QuantMode.NONE,
         weights.offsetWeights(), weights.q8Tables(),
-        QuantSpec.accuracyLevelFor(config.device().kind() == Device.Kind.CUDA),
-        config.quantizationHead())
+        QuantSpec.accuracyLevelFor(requested.device().kind() == Device.Kind.CUDA),
+        requested.quantizationHead())
         .resolvedFor(mc.hiddenSize());
+    // --kv-cache-dtype auto follows the weights as served (bfloat16 beside quantized weights)
+    ServerConfig config = requested.withKvCacheDtypeFor(quant);
     if (!PagedAttentionOp.vectorized()) {
       LOG.warning("the JVM was started without --add-modules jdk.incubator.vector: the CPU"
           + " attention kernel runs without the Vector API (about 4x slower attention)");

@@ -75,6 +75,18 @@ class QuantizedServingTest {
     }
   }
 
+  private static JsonNode cacheTree(RadixServer s) {
+    try {
+      HttpResponse<String> r = CLIENT.send(HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + s.port() + "/cache/tree")).GET().build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, r.statusCode(), r.body());
+      return JSON.readTree(r.body());
+    } catch (Exception e) {
+      throw new RuntimeException(e);
+    }
+  }
+
   private static List<String> greedy(RadixServer s, List<String> prompts) {
     return greedy(s, EMBEDDED, prompts);
   }
@@ -166,6 +178,8 @@ class QuantizedServingTest {
       assertEquals(expected, greedy(on, prompts()));
       assertEquals(expected, greedy(on, prompts()), "second round, from the cache");
       assertQuiescent(on);
+      assertEquals("bfloat16", cacheTree(on).at("/pool/kv_cache_dtype").asText(),
+          "--kv-cache-dtype auto beside quantized weights");
       // measured on this prompt: int8 0.0062, int4 0.048 (docs/benchmarks/journal/2026-11-21-to-28.md's teacher-forced
       // figures on this model: 0.0051 and 0.046); the bounds leave about 3-4x
       assertChangedButClose(fp32, promptLogprobs(on), mode, "embedded");

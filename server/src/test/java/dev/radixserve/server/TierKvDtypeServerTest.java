@@ -11,10 +11,13 @@ import dev.radixserve.cache.BlockHasher;
 import dev.radixserve.model.Device;
 import dev.radixserve.model.ModelConfig;
 import dev.radixserve.model.graph.KvDtype;
+import dev.radixserve.model.quant.QuantMode;
+import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.server.config.ServerConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -106,6 +109,28 @@ class TierKvDtypeServerTest {
     assertEquals(KvDtype.values().length, roots.size());
     b.kvCacheDtype = null; // auto: the graph's dtype, fp32 here
     assertEquals(KvDtype.FLOAT32, b.build().kvCacheDtype());
+  }
+
+  @Test
+  void autoKeepsBfloat16BesideQuantizedWeightsAndFloat32BesideExactOnes() {
+    ServerConfig.Builder b = ServerConfig.builder();
+    b.device = Device.Kind.CPU;
+    ServerConfig auto = b.build();
+    assertTrue(auto.kvCacheDtypeAuto());
+    for (QuantMode mode : List.of(QuantMode.INT8, QuantMode.INT4)) {
+      ServerConfig served = auto.withKvCacheDtypeFor(QuantSpec.of(mode));
+      assertEquals(KvDtype.BFLOAT16, served.kvCacheDtype(), mode.label());
+      String key = RadixServer.cacheModelKey(served, QuantSpec.of(mode));
+      assertTrue(key.startsWith("radixserve-embedded-gpt2@kv-bfloat16@"), key);
+    }
+    assertEquals(KvDtype.FLOAT32, auto.withKvCacheDtypeFor(QuantSpec.none()).kvCacheDtype());
+    b.kvCacheDtype = KvDtype.FLOAT32; // given: kept beside any weights
+    assertEquals(KvDtype.FLOAT32,
+        b.build().withKvCacheDtypeFor(QuantSpec.of(QuantMode.INT4)).kvCacheDtype());
+    b.kvCacheDtype = null;
+    b.device = Device.Kind.CUDA; // the device's pool: its --dtype
+    assertEquals(KvDtype.FLOAT16,
+        b.build().withKvCacheDtypeFor(QuantSpec.of(QuantMode.INT4)).kvCacheDtype());
   }
 
   @Test

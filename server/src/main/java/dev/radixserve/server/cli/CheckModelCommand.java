@@ -217,7 +217,8 @@ final class CheckModelCommand implements Callable<Integer> {
                 flags.quantizationHead())
             .resolvedFor(m.weights().config().hiddenSize());
         // under --kv-cache-memory auto each mode's pool is what serve would choose with it
-        long budget = RadixServer.kvBudget(m.weights(), flags, spec).bytes();
+        long budget = RadixServer.kvBudget(m.weights(), flags.withKvCacheDtypeFor(spec), spec)
+            .bytes();
         MemoryPlan p = MemoryPlan.forBudget(m.weights(), blockSize, budget, spec);
         out.printf("memory      %-4s weights as served %s (%.2f bytes/parameter), serving ~%s,"
             + " peak while loading ~%s%s%n", mode.label(), MemoryPlan.mib(p.weightBytes()),
@@ -228,8 +229,10 @@ final class CheckModelCommand implements Callable<Integer> {
             e.getMessage());
       }
     }
-    KvBudget budget = RadixServer.kvBudget(m.weights(), flags, quant);
-    out.println("kv budget   " + budget.reason());
+    ServerConfig served = flags.withKvCacheDtypeFor(quant);
+    KvBudget budget = RadixServer.kvBudget(m.weights(), served, quant);
+    out.println("kv budget   " + budget.reason() + "; keys and values in "
+        + served.kvCacheDtype().settingName());
     MemoryPlan chosen = MemoryPlan.forBudget(m.weights(), blockSize, budget.bytes(), quant);
     out.println("plan        " + chosen.describe());
   }

@@ -90,7 +90,8 @@ enum ConfigKey {
   DTYPE("dtype", (b, v) -> b.dtype = v.strip().equalsIgnoreCase("auto") ? null
       : ConfigValues.choice(v, GraphDtype.class), c -> c.device().dtype().settingName()),
   KV_CACHE_DTYPE("kv-cache-dtype", (b, v) -> b.kvCacheDtype = v.strip().equalsIgnoreCase("auto")
-      ? null : ConfigValues.choice(v, KvDtype.class), c -> c.kvCacheDtype().settingName()),
+      ? null : ConfigValues.choice(v, KvDtype.class),
+      c -> c.kvCacheDtypeAuto() ? "auto" : c.kvCacheDtype().settingName()),
   CUDA_DEVICE_ID("cuda-device-id", (b, v) -> b.cudaDeviceId = ConfigValues.integer(v),
       c -> c.device().cuda().deviceId()),
   CUDA_TF32("cuda-tf32", (b, v) -> b.cudaTf32 = ConfigValues.bool(v),

@@ -144,7 +144,7 @@ class ConfigPrecedenceTest {
         new QuantSpec.HeadSetting(true, 128),
         dev.radixserve.server.config.ToolCallParserSetting.LLAMA3_JSON,
         dev.radixserve.server.config.ReasoningParserSetting.DEEPSEEK_R1,
-        dev.radixserve.model.graph.KvDtype.BFLOAT16, Path.of("/var/cache/radixserve-weights"),
+        dev.radixserve.model.graph.KvDtype.BFLOAT16, false, Path.of("/var/cache/radixserve-weights"),
         dev.radixserve.server.spec.Speculation.ngram(6));
 
     assertEquals(expected, ConfigResolver.resolve(values, Map.of(), null));

@@ -114,7 +114,7 @@ class ServeCommandTest {
         warmup: true
         device: cpu
         dtype: float32
-        kv-cache-dtype: float32
+        kv-cache-dtype: auto
         cuda-device-id: 0
         cuda-tf32: false
         fair-share: true
