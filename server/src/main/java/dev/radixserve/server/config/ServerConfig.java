@@ -381,8 +381,8 @@ public record ServerConfig(
           kvOffloadMemoryBytes, kvOffloadDir, kvOffloadDiskBytes, kvOffloadDiskWrite,
           quantization(), quantization == null, new QuantSpec.HeadSetting(quantizationLmHead,
               quantizationHeadBlockSize), toolCallParser, reasoningParser,
-              kvCacheDtype, kvCacheDtype == null, weightsCache, new Speculation(speculative, speculativeMaxTokens,
-                  Speculation.DEFAULT_MAX_BATCH));
+              kvCacheDtype, kvCacheDtype == null, weightsCache,
+              new Speculation(speculative, speculativeMaxTokens, Speculation.DEFAULT_MAX_BATCH));
     }
 
     /**

@@ -12,9 +12,9 @@ import java.util.function.LongSupplier;
  * glibc keeps the freed pages of a chunk that was not mapped on its own resident, so after the
  * requests of a busy spell the arenas hold pages no one uses (27 MiB on the Llama-3.2-1B shape
  * after five requests, measured with {@code gdb -ex "call malloc_trim(0)"} on a running server;
- * docs/benchmarks/journal/2026-11-29g-idle-trim.md). The trim walks every arena, so it waits for
- * a quiet second rather than running between two requests of a busy client, and runs once per
- * idle spell, only when work ran since the last one.
+ * docs/benchmarks/journal/2026-11-29g-memory-breakdown.md). The trim walks every arena, so it
+ * waits for a quiet second rather than running between two requests of a busy client, and runs
+ * once per idle spell, only when work ran since the last one.
  */
 final class IdleTrim {
 
