@@ -12,49 +12,51 @@ class IdleTrimTest {
   private final AtomicInteger calls = new AtomicInteger();
   private final IdleTrim trim = new IdleTrim(() -> calls.incrementAndGet() > 0, clock::get, 100);
 
+  /** One engine loop that found nothing to run, {@code nanos} after the previous one. */
+  private void idleLoop(long nanos) {
+    clock.addAndGet(nanos);
+    trim.observe(true);
+  }
+
+  private void busyLoop() {
+    trim.observe(false);
+  }
+
   @Test
   void trimsOnceWhenIdleForTheDelayAfterWork() {
-    trim.observe(false);
-    trim.observe(true);
-    clock.addAndGet(99);
-    trim.observe(true);
+    busyLoop();
+    idleLoop(0);
+    idleLoop(99);
     assertEquals(0, calls.get(), "not before the delay");
-    clock.addAndGet(1);
-    trim.observe(true);
+    idleLoop(1);
     assertEquals(1, calls.get());
-    clock.addAndGet(10_000);
-    trim.observe(true);
-    trim.observe(true);
+    idleLoop(10_000);
+    idleLoop(0);
     assertEquals(1, calls.get(), "once per idle spell");
   }
 
   @Test
   void anIdleEngineThatRanNothingNeverTrims() {
     for (int i = 0; i < 10; i++) {
-      trim.observe(true);
-      clock.addAndGet(1_000);
+      idleLoop(1_000);
     }
     assertEquals(0, calls.get());
   }
 
   @Test
   void workInsideTheDelayRestartsIt() {
-    trim.observe(false);
-    trim.observe(true);
+    busyLoop();
+    idleLoop(0);
     clock.addAndGet(80);
-    trim.observe(false); // a request arrives before the delay is up
-    clock.addAndGet(50);
-    trim.observe(true);
-    clock.addAndGet(50);
-    trim.observe(true);
+    busyLoop(); // a request arrives before the delay is up
+    idleLoop(50);
+    idleLoop(50);
     assertEquals(0, calls.get(), "idle 50 of the 100 since the last work");
-    clock.addAndGet(50);
-    trim.observe(true);
+    idleLoop(50);
     assertEquals(1, calls.get());
-    trim.observe(false);
-    trim.observe(true);
-    clock.addAndGet(100);
-    trim.observe(true);
+    busyLoop();
+    idleLoop(0);
+    idleLoop(100);
     assertEquals(2, calls.get(), "a later idle spell after work trims again");
     assertEquals(2, trim.trims());
   }
