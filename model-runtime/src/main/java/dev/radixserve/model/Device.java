@@ -45,6 +45,29 @@ public record Device(Kind kind, GraphDtype dtype, CudaProvider.Settings cuda) {
   }
 
   /**
+   * The CPU's fp32 graph: the plain runner, whose pool is host memory read by radixserve's own
+   * attention kernel (every {@link KvDtype}) and whose footprint {@code MemoryPlan} covers.
+   */
+  public boolean cpuFp32() {
+    return kind == Kind.CPU && dtype == GraphDtype.FLOAT32;
+  }
+
+  /**
+   * The KV pool's dtype under {@code --kv-cache-dtype auto}: on the CPU's fp32 graph bfloat16
+   * beside quantized weights, else the graph's own ({@link KvDtype#of}).
+   *
+   * <p>Why: quantized weights already move the logits far more than rounding keys and values to
+   * bfloat16 does (mean |Δ logprob| 0.00003 for a bf16 pool against 0.0070 for int8 weights on
+   * the trained model of {@code bench/quant-accuracy}), while the pool costs half the memory, and
+   * a whole-context pool half the start-up; llama.cpp keeps its cache in f16 and vLLM in the
+   * model's dtype. Weights served exactly keep an fp32 pool, so their tokens and logprobs stay
+   * those checked against transformers.
+   */
+  public KvDtype autoKvDtype(boolean quantizedWeights) {
+    return cpuFp32() && quantizedWeights ? KvDtype.BFLOAT16 : KvDtype.of(dtype);
+  }
+
+  /**
    * Checks that this device's runner can keep its KV pool in {@code kv}; returns it.
    *
    * <p>The CPU's fp32 graph takes every {@link KvDtype} (radixserve's kernel converts on load).
@@ -58,7 +81,7 @@ public record Device(Kind kind, GraphDtype dtype, CudaProvider.Settings cuda) {
    */
   public KvDtype requireKvDtype(KvDtype kv) {
     KvDtype own = KvDtype.of(dtype);
-    if (kind == Kind.CPU && dtype == GraphDtype.FLOAT32 || kv == own) {
+    if (cpuFp32() || kv == own) {
       return kv;
     }
     if (kind == Kind.CPU) {

@@ -90,7 +90,7 @@ public final class RadixServer {
   private static ModelRunner createRunner(ModelWeights weights, ServerConfig config,
       QuantSpec quant, long kvBudget, String checkpointKey) {
     Device device = config.device();
-    if (device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32) {
+    if (device.cpuFp32()) {
       WeightStore store = config.weightsCache() == null ? WeightStore.temporary()
           : WeightStore.cache(config.weightsCache(), checkpointKey);
       return config.numBlocks() != null
@@ -130,8 +130,7 @@ public final class RadixServer {
 
   /** Whether {@link MemoryPlan} covers the device's runner: the CPU in fp32. */
   private static boolean plannedDevice(ServerConfig config) {
-    Device device = config.device();
-    return device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32;
+    return config.device().cpuFp32();
   }
 
   /**

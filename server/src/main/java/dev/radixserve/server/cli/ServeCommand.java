@@ -229,8 +229,8 @@ final class ServeCommand implements Callable<Integer> {
       order = 39,
       description = "What the KV pool stores keys and values in, apart from --dtype; auto (the"
           + " default): bfloat16 on the CPU beside quantized weights (int8, int4, a GPTQ/AWQ"
-          + " checkpoint's or a GGUF file's blocks), else the graph's dtype. bfloat16/float16 halve the fp32 pool's bytes per token, int8/fp8"
-          + " (e4m3fn, a scale per token and kv head) about quarter them; the fp32 CPU graph takes"
+          + " checkpoint's or a GGUF file's blocks), else the graph's dtype. bfloat16/float16"
+          + " halve the fp32 pool's bytes per token, int8/fp8 (e4m3fn, a scale per token and kv head) about quarter them; the fp32 CPU graph takes"
           + " all, cuda only its --dtype. Env RADIXSERVE_KV_CACHE_DTYPE.")
   String kvCacheDtype;
 

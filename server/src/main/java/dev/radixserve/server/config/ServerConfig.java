@@ -197,24 +197,12 @@ public record ServerConfig(
 
   /**
    * This configuration with {@code --kv-cache-dtype auto} (the default) resolved for the weights
-   * as served: on the CPU's fp32 graph, {@link KvDtype#BFLOAT16} when they are quantized (int8,
-   * int4, a GPTQ/AWQ checkpoint's or a GGUF file's blocks), the graph's dtype otherwise.
-   *
-   * <p>Why: quantized weights already move the logits far more than rounding keys and values to
-   * bfloat16 does (mean |Δ logprob| 0.00003 for the pool's bf16 against 0.0070 for int8 weights
-   * on the trained model of {@code bench/quant-accuracy}), while the pool costs half the memory
-   * and the whole context a model is served with (the auto budget) half the start-up; llama.cpp
-   * keeps its cache in f16 and vLLM in the model's dtype. Weights served exactly ({@code none})
-   * keep an fp32 pool, so their tokens and logprobs stay those checked against transformers.
-   * A given {@code --kv-cache-dtype} is kept as it is.
+   * as served ({@link Device#autoKvDtype}: bfloat16 on the CPU beside quantized weights); a given
+   * {@code --kv-cache-dtype} is kept as it is.
    */
   public ServerConfig withKvCacheDtypeFor(QuantSpec served) {
-    if (!kvCacheDtypeAuto) {
-      return this;
-    }
-    boolean cpuFp32 = device.kind() == Device.Kind.CPU && device.dtype() == GraphDtype.FLOAT32;
-    KvDtype auto = cpuFp32 && served.quantized() ? KvDtype.BFLOAT16 : KvDtype.of(device.dtype());
-    if (auto == kvCacheDtype) {
+    KvDtype auto = device.autoKvDtype(served.quantized());
+    if (!kvCacheDtypeAuto || auto == kvCacheDtype) {
       return this;
     }
     Builder b = toBuilder();

@@ -1,7 +1,6 @@
 package dev.radixserve.server.engine;
 
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -21,16 +20,15 @@ final class IdleTrim {
   /** How long the engine must have been idle before it trims. */
   static final long DELAY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-  private final BooleanSupplier trim;
+  private final Runnable trim;
   private final LongSupplier nanoClock;
   private final long delayNanos;
   private long idleSince;
   private boolean idle;
   /** Work ran since the last trim (the load trims the heap itself before the engine starts). */
   private boolean dirty;
-  private int trims;
 
-  IdleTrim(BooleanSupplier trim, LongSupplier nanoClock, long delayNanos) {
+  IdleTrim(Runnable trim, LongSupplier nanoClock, long delayNanos) {
     this.trim = trim;
     this.nanoClock = nanoClock;
     this.delayNanos = delayNanos;
@@ -50,13 +48,7 @@ final class IdleTrim {
     }
     if (dirty && now - idleSince >= delayNanos) {
       dirty = false;
-      trims++;
-      trim.getAsBoolean();
+      trim.run();
     }
-  }
-
-  /** Trims so far (tests). */
-  int trims() {
-    return trims;
   }
 }
