@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -26,7 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
  * The cache tiers through the HTTP server and the embedded model: an evicted prompt comes back
  * from host memory; a restarted server serves a known prompt from the disk tier (its cached
  * tokens reported, its greedy text that of a server with the cache off), skips a corrupted entry
- * and computes that part; {@code /reset_prefix_cache} empties the directory.
+ * and computes that part; {@code /reset_prefix_cache} empties the directory; a request cut off by
+ * the shutdown leaves what it computed there too (how a prompt longer than one run is prefilled
+ * in parts: bench/memory/long-prompt.sh).
  */
 class TierRestartTest {
 
@@ -77,6 +80,13 @@ class TierRestartTest {
         .matcher(send(s, "/metrics", false));
     assertTrue(m.find(), name + " for " + tier + " not in /metrics");
     return Double.parseDouble(m.group(1));
+  }
+
+  /** A counter's value from /metrics, 0 before its first sample. */
+  static double counter(RadixServer s, String name) throws Exception {
+    Matcher m = Pattern.compile("(?m)^" + name + "(\\{[^}]*\\})? (\\S+)$")
+        .matcher(send(s, "/metrics", false));
+    return m.find() ? Double.parseDouble(m.group(2)) : 0;
   }
 
   private static String reference(String prompt) throws Exception {
@@ -161,6 +171,39 @@ class TierRestartTest {
       assertEquals(List.of(), entries());
     } finally {
       third.shutdown(Duration.ofSeconds(5));
+    }
+  }
+
+  @Test
+  void aRequestCutOffByTheShutdownLeavesWhatItComputedOnDisk() throws Exception {
+    String expected = reference(PROMPT);
+    RadixServer first = start(128, true, 0, dir);
+    CompletableFuture<HttpResponse<String>> stream = CLIENT.sendAsync(HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + first.port() + "/v1/completions"))
+        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"radixserve-embedded-gpt2\","
+            + "\"prompt\":" + JSON.writeValueAsString(PROMPT) + ",\"max_tokens\":800,"
+            + "\"temperature\":0,\"ignore_eos\":true,\"stream\":true}")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    for (int i = 0; i < 3000 && counter(first, "radixserve_generation_tokens_total") < 64; i++) {
+      Thread.sleep(10);
+    }
+    assertTrue(counter(first, "radixserve_generation_tokens_total") >= 64, "never decoding");
+    first.shutdown(Duration.ZERO); // no drain: the request is cut off, its KV cached and written
+    String body = stream.get().body();
+    assertTrue(body.contains("shut down"), "cut off, not finished: " + body);
+    // the prompt's whole blocks and those of 63+ decoded tokens: 18 entries here, and 13 (the
+    // prompt's alone) when the cut request's KV was released rather than cached
+    int written = entries().size();
+    assertTrue(written >= 15, "entries on disk: " + written);
+
+    RadixServer restarted = start(64, true, 0, dir);
+    try {
+      Completion warm = complete(restarted, PROMPT);
+      assertEquals(expected, warm.text());
+      assertTrue(warm.cachedTokens() >= 12 * 16, "cached " + warm.cachedTokens());
+      assertTrue(restarted.inspect().quiescent(), restarted.inspect().toString());
+    } finally {
+      restarted.shutdown(Duration.ofSeconds(5));
     }
   }
 }
