@@ -36,7 +36,7 @@ echo "# $(date -u +%FT%TZ) $(uname -n), $(nproc) cores; $(uptime); $(du -sh "$kv
   --kv-offload-dir "$kvdir" --kv-offload-disk-size 8g --shutdown-timeout 1s \
   ${WEIGHTS_CACHE:+--weights-cache "$WEIGHTS_CACHE"} ${RADIXSERVE_ARGS:-} > "$log" 2>&1 &
 pid=$!
-kib() { awk -v k="$1" '$1 == k":" {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
+kib() { awk -v k="$1" '$1 == k":" {printf "%.0f", $2 / 1024}' "/proc/$pid/status" 2>/dev/null || echo "?"; }
 until curl -sf "127.0.0.1:$port/health" > /dev/null; do
   kill -0 "$pid" 2>/dev/null || { echo "server exited, see $log" >&2; tail -5 "$log" >&2; exit 1; }
   sleep 0.5
@@ -64,7 +64,7 @@ took = time.perf_counter() - t
 print(f"long prompt answered: {out['choices'][0].get('text')!r} usage {out['usage']} in {took:.0f} s")
 PY
 client=$!
-while kill -0 "$client" 2>/dev/null; do
+while kill -0 "$client" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do # (or stopped by hand)
   sleep 60
   used=$(curl -s -m 5 "127.0.0.1:$port/metrics" | awk -v t="$blocks" '/^vllm:kv_cache_usage_perc/ {printf "%d", $2 * t}')
   echo "$(date -u +%T) ${used:-?} tokens in the pool, VmRSS $(kib VmRSS) MiB, VmHWM $(kib VmHWM) MiB; load $(cut -d' ' -f1 /proc/loadavg)"
@@ -75,7 +75,8 @@ while kill -0 "$client" 2>/dev/null; do
 done
 echo "after: VmHWM $(kib VmHWM) MiB, VmRSS $(kib VmRSS) MiB; load $(cut -d' ' -f1-3 /proc/loadavg)"
 t0=$(date +%s)
-kill "$pid"; wait "$pid" 2>/dev/null || true
+kill "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
 wait "$client" 2>/dev/null || true
 cat "$out"
 echo "stopped in $(( $(date +%s) - t0 )) s; $(du -sh "$kvdir" | cut -f1) in $kvdir, $(find "$kvdir" -type f | wc -l) files"
