@@ -3,6 +3,7 @@ package dev.radixserve.model.attention;
 import dev.radixserve.model.graph.KvDtype;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
 
@@ -40,6 +41,15 @@ final class PagedAttentionKernel {
    * context floats, 16 MB per thread at 32k of context and 4 heads a group) modest.
    */
   static final int QUERY_RUN = 32;
+
+  /**
+   * Items per set of decode sequences ({@link #decodeItems}), each a part of the kv heads (fewer
+   * where there are fewer kv heads). 4 against 1 and 2 (KernelBench, 2 threads, 1B shape, bf16
+   * pool, 4 sequences sharing 1,024 positions: 3.05 / ~2.0 / 1.7 ms a layer; one sequence: 1.3 /
+   * 1.25 / ~1.0): a part reads a quarter of each slot, 256 bytes of the 1B's bf16 rows, and the
+   * two threads stay busy to the step's end.
+   */
+  static final int DECODE_PARTS = 4;
 
   /** Runs independent work items, possibly concurrently; returns when all are done. */
   @FunctionalInterface
@@ -106,7 +116,7 @@ final class PagedAttentionKernel {
     }
     validate(step);
     writeNewRows(step);
-    List<long[]> items = items(step);
+    List<Item> items = items(step);
     parallel.forEach(items.size(), i -> attend(step, items.get(i)));
   }
 
@@ -216,14 +226,26 @@ final class PagedAttentionKernel {
 
   // ---- 3 attend ----
 
-  /** Work items {sequence, first token, end token, first head, heads, keys}, costliest first. */
-  private List<long[]> items(PagedAttentionStep s) {
-    List<long[]> items = new ArrayList<>();
+  /**
+   * A work item: query tokens [first, end) of each of {@code sequences} (one sequence for a
+   * prefill run; decode sequences, one token each, that {@link RowAttention#attendDecodes} takes
+   * together) for query heads [head, head + heads); {@code cost} orders the items, costliest
+   * first.
+   */
+  private record Item(int[] sequences, int first, int end, int head, int heads, long cost) {}
+
+  private List<Item> items(PagedAttentionStep s) {
+    List<Item> items = new ArrayList<>();
+    boolean shares = math.sharesDecodeBlocks(numHeads / kvHeads, headSize);
+    List<Integer> decodes = new ArrayList<>();
     for (int q = 0; q < s.sequences(); q++) {
+      if (shares && s.newTokens(q) == 1) {
+        decodes.add(q);
+        continue;
+      }
       for (int t = s.cuSeqlens()[q]; t < s.cuSeqlens()[q + 1]; t += QUERY_RUN) {
         int end = Math.min(t + QUERY_RUN, s.cuSeqlens()[q + 1]);
-        long keys = (long) (end - t)
-            * Math.min(rule.window(), s.pastLens()[q] + end - s.cuSeqlens()[q]);
+        long keys = (long) (end - t) * visible(s, q, end);
         // A run of one query (a decode step) takes every head: its slots are then read whole,
         // in order, at the memory's bandwidth (about 1.7x faster than 12 items reading a 256-byte
         // head slice every 3 KB, and than partial rows: docs/benchmarks/journal/2026-11-21-to-28.md, "Decode attention reads
@@ -234,26 +256,77 @@ final class PagedAttentionKernel {
         int group = end - t == 1 ? numHeads : numHeads / kvHeads;
         for (int h = 0; h < numHeads; h += group) {
           int heads = Math.min(group, numHeads - h);
-          items.add(new long[] {q, t, end, h, heads, keys * heads});
+          items.add(new Item(new int[] {q}, t, end, h, heads, keys * heads));
         }
       }
     }
-    items.sort((x, y) -> Long.compare(y[5], x[5]));
+    decodeItems(s, decodes, items);
+    items.sort((x, y) -> Long.compare(y.cost(), x.cost()));
     return items;
   }
 
-  private void attend(PagedAttentionStep s, long[] item) {
-    int q = (int) item[0];
-    int first = (int) item[1];
-    int h = (int) item[3];
+  /** Positions that the query tokens up to {@code end} of sequence q see, at most. */
+  private long visible(PagedAttentionStep s, int q, int end) {
+    return Math.min(rule.window(), s.pastLens()[q] + end - s.cuSeqlens()[q]);
+  }
+
+  /**
+   * The decode sequences in sets of those whose first blocks are one (a shared prompt's
+   * requests: the attention reads each shared block once for the set), each set in
+   * {@value #DECODE_PARTS} items of whole kv groups, so that a step of one or a few sets keeps
+   * every thread busy (a decode step of one sequence was one item, on one thread).
+   */
+  private void decodeItems(PagedAttentionStep s, List<Integer> decodes, List<Item> items) {
+    int[] tables = s.blockTables();
+    int width = s.maxBlocks();
+    decodes.sort((x, y) -> Arrays.compare(tables, x * width, (x + 1) * width, tables,
+        y * width, (y + 1) * width));
+    int parts = Math.min(kvHeads, DECODE_PARTS);
+    int group = numHeads / kvHeads;
+    for (int from = 0; from < decodes.size(); ) {
+      int first = tables[decodes.get(from) * width];
+      int to = from + 1;
+      while (to < decodes.size() && tables[decodes.get(to) * width] == first) {
+        to++;
+      }
+      int[] set = decodes.subList(from, to).stream().mapToInt(Integer::intValue).toArray();
+      long keys = 0;
+      for (int q : set) {
+        keys += visible(s, q, s.cuSeqlens()[q + 1]);
+      }
+      for (int p = 0; p < parts; p++) {
+        int h = (int) ((long) kvHeads * p / parts) * group;
+        int heads = (int) ((long) kvHeads * (p + 1) / parts) * group - h;
+        items.add(new Item(set, -1, -1, h, heads, keys * heads));
+      }
+      from = to;
+    }
+  }
+
+  private void attend(PagedAttentionStep s, Item item) {
+    if (item.first() < 0) {
+      RowAttention.QueryRun[] runs = new RowAttention.QueryRun[item.sequences().length];
+      for (int m = 0; m < runs.length; m++) {
+        int q = item.sequences()[m];
+        runs[m] = run(s, q, s.cuSeqlens()[q], 1, item.head(), item.heads());
+      }
+      math.attendDecodes(runs, s.query(), s.keyCache(), s.valueCache(), s.output());
+      return;
+    }
+    int q = item.sequences()[0];
+    math.attend(run(s, q, item.first(), item.end() - item.first(), item.head(), item.heads()),
+        s.query(), s.keyCache(), s.valueCache(), s.output());
+  }
+
+  /** Query tokens [first, first + queries) of sequence q, heads [h, h + heads). */
+  private RowAttention.QueryRun run(PagedAttentionStep s, int q, int first, int queries, int h,
+      int heads) {
     long queryRow = (long) numHeads * headSize * Float.BYTES;
-    RowAttention.QueryRun run = new RowAttention.QueryRun(
-        first * queryRow + (long) h * headSize * Float.BYTES, queryRow, (int) (item[2] - first),
+    return new RowAttention.QueryRun(
+        first * queryRow + (long) h * headSize * Float.BYTES, queryRow, queries,
         s.pastLens()[q] + first - s.cuSeqlens()[q] + 1, s.blockTables(), q * s.maxBlocks(),
-        s.blockSize(), kvHeads * kv.headRowBytes(headSize), kv.headRowBytes(headSize), h,
-        (int) item[4],
+        s.blockSize(), kvHeads * kv.headRowBytes(headSize), kv.headRowBytes(headSize), h, heads,
         numHeads / kvHeads, headSize, scale, rule);
-    math.attend(run, s.query(), s.keyCache(), s.valueCache(), s.output());
   }
 
   @Override

@@ -33,6 +33,27 @@ interface RowAttention {
       MemorySegment valueCache, MemorySegment out);
 
   /**
+   * Whether {@link #attendDecodes} reads a block that several of its runs share once for all of
+   * them, for this shape: then a decode step's sequences that share blocks (a shared system
+   * prompt's requests) are worth one work item for each part of the heads, not one each.
+   */
+  default boolean sharesDecodeBlocks(int headsPerKv, int headSize) {
+    return false;
+  }
+
+  /**
+   * Runs of one query each (a decode step's sequences), all for the same heads: each as {@link
+   * #attend} would, with the same bits. Implementations may take the runs' blocks in another
+   * order, so that a block id that several runs' tables hold is read once for all of them.
+   */
+  default void attendDecodes(QueryRun[] runs, MemorySegment query, MemorySegment keyCache,
+      MemorySegment valueCache, MemorySegment out) {
+    for (QueryRun run : runs) {
+      attend(run, query, keyCache, valueCache, out);
+    }
+  }
+
+  /**
    * Where a run's rows and positions lie: {@code queries} consecutive query rows of one sequence,
    * for {@code heads} consecutive query heads.
    *
@@ -152,16 +173,24 @@ interface RowAttention {
 
     /** The run's query rows, row r = head i × queries + query t at {@code r * headSize}. */
     float[] queries(QueryRun run, MemorySegment query) {
+      return queries(run, query, 0);
+    }
+
+    /**
+     * The run's query rows from row {@code first} on: row first + r (r = head i × queries +
+     * query t) at {@code (first + r) * headSize}; the scratch must hold them ({@link #get}).
+     */
+    float[] queries(QueryRun run, MemorySegment query, int first) {
       int hd = run.headSize();
-      int rows = run.heads() * run.queries();
+      int rows = first + run.heads() * run.queries();
       if (queries.length < rows * hd) {
-        queries = new float[rows * hd];
+        queries = java.util.Arrays.copyOf(queries, rows * hd);
       }
       for (int i = 0; i < run.heads(); i++) {
         for (int t = 0; t < run.queries(); t++) {
           MemorySegment.copy(query, java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED,
               run.queryOffset() + i * run.headBytes() + t * run.queryStride(), queries,
-              (i * run.queries() + t) * hd, hd);
+              (first + i * run.queries() + t) * hd, hd);
         }
       }
       return queries;
@@ -190,19 +219,30 @@ interface RowAttention {
 
     /** This thread's scratch, grown to fit the run. */
     static Scratch get(QueryRun run) {
-      Scratch s = MINE.get();
       int rows = run.heads() * run.queries();
+      return get(rows, rows * run.width(), run.headSize());
+    }
+
+    /**
+     * This thread's scratch, grown to fit {@code rows} rows of {@code headSize}-float queries and
+     * accumulators and {@code scores} scores in all.
+     */
+    static Scratch get(int rows, int scores, int headSize) {
+      Scratch s = MINE.get();
       // 8 floats of slack: a masked vector store of a last row's scores (TiledScores) then never
       // reaches past the array, which would take the Vector API's slow path (boxed vectors)
-      int scores = rows * run.width() + 8;
+      scores += 8;
       if (s.scores.length < scores) {
         s.scores = new float[Math.max(scores, s.scores.length * 2)];
       }
       if (s.max.length < rows) {
         s.max = new float[rows];
       }
-      if (s.acc.length < rows * run.headSize()) {
-        s.acc = new float[rows * run.headSize()];
+      if (s.acc.length < rows * headSize) {
+        s.acc = new float[rows * headSize];
+      }
+      if (s.queries.length < rows * headSize) {
+        s.queries = new float[rows * headSize];
       }
       return s;
     }

@@ -103,7 +103,7 @@ final class TiledScores {
    * Row r's scores for positions [from, to), one at a time: {@link VectorRowAttention#dot8}'s or
    * {@link VectorRowAttention#dot}'s operations on arrays (whole pairs of vectors, no tail).
    */
-  private static void row(QueryRun run, float[] queries, int q, float[] keys, int k0, int from,
+  static void row(QueryRun run, float[] queries, int q, float[] keys, int k0, int from,
       int to, float[] scores, int base, float[] max, int r) {
     int hd = run.headSize();
     boolean eight = hd == 8 * L;
@@ -139,7 +139,7 @@ final class TiledScores {
    * Rows r and r + 1 (queries at q0 and q0 + headSize) for positions [from, to): four positions
    * at a time, the last ones through {@link #row}.
    */
-  private static void pairs(QueryRun run, float[] queries, int q0, float[] keys, int k0,
+  static void pairs(QueryRun run, float[] queries, int q0, float[] keys, int k0,
       int from, int to, float[] scores, int base0, float[] max, int r) {
     int hd = run.headSize();
     int q1 = q0 + hd;

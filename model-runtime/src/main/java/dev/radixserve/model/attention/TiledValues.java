@@ -62,7 +62,7 @@ final class TiledValues {
   }
 
   /** One row's positions [from, to), 8 vectors at a time. */
-  private static void row(float[] p, int base, float[] values, int v0, int from, int to,
+  static void row(float[] p, int base, float[] values, int v0, int from, int to,
       float[] acc, int a, int hd) {
     if (from >= to) {
       return;
@@ -104,7 +104,7 @@ final class TiledValues {
    * a}'s (the next row's at {@code a + hd}), positions [from, to); value vectors from {@code
    * v0 + j * hd}.
    */
-  private static void pair(float[] p, int base0, int base1, float[] values, int v0, int from,
+  static void pair(float[] p, int base0, int base1, float[] values, int v0, int from,
       int to, float[] acc, int a, int hd) {
     int b = a + hd;
     FloatVector o0 = FloatVector.fromArray(SP, acc, a);

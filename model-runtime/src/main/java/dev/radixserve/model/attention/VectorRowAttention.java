@@ -106,9 +106,21 @@ final class VectorRowAttention implements RowAttention {
    */
   private final boolean converts;
 
+  /**
+   * Whether a decode step of grouped-query heads takes {@link #attendDecodes} (the default
+   * where the tiles fit) rather than the slot-by-slot {@link #attendOneQuery}; false only in
+   * tests, which check that both give the same bits.
+   */
+  private final boolean groupedDecode;
+
   VectorRowAttention(KvDtype dtype) {
+    this(dtype, true);
+  }
+
+  VectorRowAttention(KvDtype dtype, boolean groupedDecode) {
     this.kv = Rows.of(dtype);
     this.converts = dtype != KvDtype.FLOAT32;
+    this.groupedDecode = groupedDecode;
   }
 
   /** Where a decode step converts one head row, or null to read an fp32 pool in place. */
@@ -140,7 +152,11 @@ final class VectorRowAttention implements RowAttention {
   public void attend(QueryRun run, MemorySegment query, MemorySegment keyCache,
       MemorySegment valueCache, MemorySegment out) {
     if (run.queries() == 1) {
-      attendOneQuery(run, query, keyCache, valueCache, out);
+      if (sharesDecodeBlocks(run.headsPerKv(), run.headSize())) {
+        attendDecodes(new QueryRun[] {run}, query, keyCache, valueCache, out);
+      } else {
+        attendOneQuery(run, query, keyCache, valueCache, out);
+      }
       return;
     }
     if (run.oneKvHead()) {
@@ -232,6 +248,185 @@ final class VectorRowAttention implements RowAttention {
       writeRow(acc, i * headSize, max[i], out, run.queryOffset() + i * run.headBytes(),
           headSize);
     }
+  }
+
+  @Override
+  public boolean sharesDecodeBlocks(int headsPerKv, int headSize) {
+    return groupedDecode && headsPerKv > 1 && TiledScores.fits(headSize)
+        && TiledValues.fits(headSize);
+  }
+
+  /**
+   * Decode steps of grouped-query heads ({@link #sharesDecodeBlocks}), block by block: each kv
+   * head's rows of a block are copied (converted) to the heap once, for every run whose table
+   * holds that block at that index and for the query heads of the kv group, which take them as
+   * the rows of a tile, two heads at a time ({@link TiledScores#pairs}, {@link
+   * TiledValues#pair}), as a prefill run's rows do. Each run still sees its own positions,
+   * ascending; per (run, head, position) the operations and their order are {@link
+   * #attendOneQuery}'s, so the bits are too.
+   *
+   * <p>Why: the slot-by-slot loop loads the query and the key row for every (head, slot), two
+   * loads per fma, through segment loads whose bounds and scope checks C2 keeps, and converts a
+   * block once per sequence. In a served 4-sequence decode step of the 1B shape (bf16 pool,
+   * shared system prompt) that loop, its conversions and its value loop were most of the Java
+   * samples (JFR, docs/benchmarks/journal/2026-11-30-grouped-decode.md). Runs arrive sorted by
+   * their tables, so runs that share a block are adjacent and its conversion is reused.
+   */
+  @Override
+  public void attendDecodes(QueryRun[] runs, MemorySegment query, MemorySegment keyCache,
+      MemorySegment valueCache, MemorySegment out) {
+    int n = runs.length;
+    int heads = runs[0].heads();
+    int hd = runs[0].headSize();
+    int[] scoreAt = new int[n + 1]; // run m's head i: scores from scoreAt[m] + i * width
+    for (int m = 0; m < n; m++) {
+      scoreAt[m + 1] = scoreAt[m] + heads * runs[m].width();
+    }
+    Scratch scratch = Scratch.get(n * heads, scoreAt[n], hd);
+    float[] queries = null;
+    for (int m = 0; m < n; m++) {
+      queries = scratch.queries(runs[m], query, m * heads);
+    }
+    float[] max = scratch.max;
+    Arrays.fill(max, 0, n * heads, Float.NEGATIVE_INFINITY);
+    decodeScores(runs, queries, keyCache, scratch.scores, scoreAt, max, scratch);
+    for (int m = 0; m < n; m++) {
+      int w = runs[m].width();
+      for (int i = 0; i < heads; i++) {
+        int r = m * heads + i;
+        max[r] = 1f / exp(scratch.scores, scoreAt[m] + i * w, w, max[r]);
+      }
+    }
+    float[] acc = scratch.acc;
+    Arrays.fill(acc, 0, n * heads * hd, 0f);
+    decodeValues(runs, valueCache, scratch.scores, scoreAt, acc, scratch);
+    for (int m = 0; m < n; m++) {
+      QueryRun run = runs[m];
+      for (int i = 0; i < heads; i++) {
+        int r = m * heads + i;
+        writeRow(acc, r * hd, max[r], out, run.queryOffset() + i * run.headBytes(), hd);
+      }
+    }
+  }
+
+  /**
+   * {@link #attendDecodes}' scores. Its own method, as the values: in one method with both, C2
+   * inlined two tile loops, ran out of node budget and boxed vectors (KernelBench: ~60-90 KB a
+   * layer).
+   */
+  private void decodeScores(QueryRun[] runs, float[] queries, MemorySegment pool,
+      float[] scores, int[] scoreAt, float[] max, Scratch scratch) {
+    QueryRun first = runs[0];
+    int heads = first.heads();
+    int hd = first.headSize();
+    int bs = first.blockSize();
+    float[] keys = scratch.block(bs * hd);
+    int blocks = decodeBlocks(runs);
+    for (int b = firstDecodeBlock(runs), j0 = b * bs; b < blocks; b++, j0 += bs) {
+      for (int g = 0; g < heads; g = nextGroup(first, g)) {
+        int last = nextGroup(first, g);
+        long held = -1; // the block and rows the heap copy holds: block * (bs + 1) + rows
+        for (int m = 0; m < runs.length; m++) {
+          QueryRun run = runs[m];
+          int from = Math.max(j0, run.lo());
+          int to = Math.min(j0 + bs, run.firstLen());
+          if (from >= to) {
+            continue;
+          }
+          held = hold(pool, run, b, g, to - j0, held, keys, scratch);
+          int w = run.width();
+          int base = scoreAt[m] - run.lo();
+          int i = g;
+          for (; i + 1 < last; i += 2) {
+            TiledScores.pairs(run, queries, (m * heads + i) * hd, keys, -j0 * hd, from, to,
+                scores, base + i * w, max, m * heads + i);
+          }
+          if (i < last) {
+            TiledScores.row(run, queries, (m * heads + i) * hd, keys, -j0 * hd, from, to,
+                scores, base + i * w, max, m * heads + i);
+          }
+        }
+      }
+    }
+  }
+
+  /** {@link #attendDecodes}' weighted value sums, block by block as {@link #decodeScores}. */
+  private void decodeValues(QueryRun[] runs, MemorySegment pool, float[] p, int[] scoreAt,
+      float[] acc, Scratch scratch) {
+    QueryRun first = runs[0];
+    int heads = first.heads();
+    int hd = first.headSize();
+    int bs = first.blockSize();
+    float[] values = scratch.block(bs * hd);
+    int blocks = decodeBlocks(runs);
+    for (int b = firstDecodeBlock(runs), j0 = b * bs; b < blocks; b++, j0 += bs) {
+      for (int g = 0; g < heads; g = nextGroup(first, g)) {
+        int last = nextGroup(first, g);
+        long held = -1;
+        for (int m = 0; m < runs.length; m++) {
+          QueryRun run = runs[m];
+          int from = Math.max(j0, run.lo());
+          int to = Math.min(j0 + bs, run.firstLen());
+          if (from >= to) {
+            continue;
+          }
+          held = hold(pool, run, b, g, to - j0, held, values, scratch);
+          int w = run.width();
+          int base = scoreAt[m] - run.lo();
+          int i = g;
+          for (; i + 1 < last; i += 2) {
+            for (int d = 0; d < hd; d += 8 * L) {
+              TiledValues.pair(p, base + i * w, base + (i + 1) * w, values, -j0 * hd + d, from,
+                  to, acc, (m * heads + i) * hd + d, hd);
+            }
+          }
+          if (i < last) {
+            TiledValues.row(p, base + i * w, values, -j0 * hd, from, to, acc,
+                (m * heads + i) * hd, hd);
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * Makes {@code rows} hold the first {@code count} rows of table index {@code b}'s block of
+   * {@code run}, kv head of run head {@code g}, unless {@code held} says they are already there
+   * (the same block id, as many rows or more); returns what it holds now.
+   */
+  private long hold(MemorySegment pool, QueryRun run, int b, int g, int count, long held,
+      float[] rows, Scratch scratch) {
+    int bs = run.blockSize();
+    long id = run.table()[run.tableOffset() + b];
+    if (held >= 0 && held / (bs + 1) == id && held % (bs + 1) >= count) {
+      return held;
+    }
+    copyBlock(pool, run.blockBase(b) + run.kvOffset(g), run, count, rows, 0, scratch);
+    return id * (bs + 1) + count;
+  }
+
+  /** The first table index any of the runs reads. */
+  private static int firstDecodeBlock(QueryRun[] runs) {
+    int b = Integer.MAX_VALUE;
+    for (QueryRun run : runs) {
+      b = Math.min(b, firstBlock(run));
+    }
+    return b;
+  }
+
+  /** Table indices up to the last block any of the runs reads. */
+  private static int decodeBlocks(QueryRun[] runs) {
+    int blocks = 0;
+    for (QueryRun run : runs) {
+      blocks = Math.max(blocks, (run.firstLen() + run.blockSize() - 1) / run.blockSize());
+    }
+    return blocks;
+  }
+
+  /** The first head of the run after head {@code i}'s kv group (or {@code heads}). */
+  private static int nextGroup(QueryRun run, int i) {
+    int g = run.headsPerKv();
+    return Math.min(run.heads(), ((run.firstHead() + i) / g + 1) * g - run.firstHead());
   }
 
   /** out[o ..] = acc[a ..] * norm, one head's row. */

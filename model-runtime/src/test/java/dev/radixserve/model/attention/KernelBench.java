@@ -28,7 +28,10 @@ import java.util.stream.IntStream;
  * keeps the pools in that {@link dev.radixserve.model.graph.KvDtype}; the read rate is then of
  * the bytes the pool holds. {@code -Dbench.clock=cpu} (threads 1 only) times the thread's CPU time
  * instead of the wall clock and prints the fastest repetition too: on a machine that other work
- * keeps busy, time spent descheduled then stays out of the figure.
+ * keeps busy, time spent descheduled then stays out of the figure. {@code -Dbench.decode=slots}
+ * takes a grouped-query decode step slot by slot, as before the grouped tiles (for A/B runs).
+ * {@code -Dbench.shared=true}: every sequence's full past blocks are sequence 0's, as the
+ * requests of a shared system prompt read the blocks the radix cache holds.
  */
 public final class KernelBench {
   public static void main(String[] args) {
@@ -43,7 +46,7 @@ public final class KernelBench {
     int block = 16;
     int[][] shapes = new int[seqs][];
     for (int s = 0; s < seqs; s++) {
-      shapes[s] = new int[] {context, fresh, -1};
+      shapes[s] = new int[] {context, fresh, s > 0 && Boolean.getBoolean("bench.shared") ? 0 : -1};
     }
     int blocks = seqs * ((context + fresh) / block + 2) + 8;
     Arena arena = Arena.ofShared();
@@ -63,7 +66,8 @@ public final class KernelBench {
           c.numBlocks, block, headSize, c.cu, c.past, c.tables, c.maxBlocks);
     }
     PagedAttentionKernel kernel = new PagedAttentionKernel(heads, kvHeads, headSize, 0,
-        ScoreRule.FULL, RowAttention.best(kv), kv);
+        ScoreRule.FULL, "slots".equals(System.getProperty("bench.decode"))
+            ? new VectorRowAttention(kv, false) : RowAttention.best(kv), kv);
     ForkJoinPool pool = new ForkJoinPool(threads);
     PagedAttentionKernel.Parallel parallel = threads == 1 ? PagedAttentionKernel.Parallel.SERIAL
         : (items, item) -> pool.submit(() -> IntStream.range(0, items).parallel().forEach(item))

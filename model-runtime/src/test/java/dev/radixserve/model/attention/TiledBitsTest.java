@@ -71,4 +71,50 @@ class TiledBitsTest {
       }
     }
   }
+
+  /**
+   * A decode step of several sequences through the grouped tiles ({@code attendDecodes}: the
+   * heads of a kv group as a tile's rows) gives the slot-by-slot loop's bits: groups of 4 heads
+   * (pairs only) and of 3 (a pair and a row alone), sequences sharing prefix blocks, contexts
+   * that end inside a block, windows and soft caps.
+   */
+  /** {@link #variants} with heads of whole 8-vector chunks, the grouped tiles' heads. */
+  static List<Arguments> groupedVariants() {
+    return variants().stream().filter(a -> TiledValues.fits((int) a.get()[1])).toList();
+  }
+
+  @ParameterizedTest(name = "{0} D={1} {2}")
+  @MethodSource("groupedVariants")
+  void aGroupedDecodeStepHasTheSlotBySlotBits(KvDtype kv, int headSize, ScoreRule rule) {
+    assumeTrue(RowAttention.VectorSupport.AVAILABLE);
+    for (int[] shape : new int[][] {{8, 2}, {6, 2}, {12, 4}}) {
+      int heads = shape[0];
+      int kvHeads = shape[1];
+      int block = 16;
+      try (Arena arena = Arena.ofShared()) {
+        AttentionCase c = new AttentionCase(arena, 97L * headSize + heads + kv.ordinal(), heads,
+            kvHeads, headSize, block, 40, new int[][] {{3 * block + 5, 1, -1},
+                {2 * block, 1, 0}, {block - 3, 1, -1}, {5 * block + 11, 1, 0}});
+        int rows = c.numBlocks * block * kvHeads;
+        long bytes = (long) c.tokens * heads * headSize * Float.BYTES;
+        int[] expected = null;
+        for (boolean grouped : new boolean[] {false, true}) {
+          MemorySegment keyCache = KvDtypeKernelTest.encode(arena, c.keyCache, kv, rows,
+              headSize);
+          MemorySegment valueCache =
+              KvDtypeKernelTest.encode(arena, c.valueCache, kv, rows, headSize);
+          PagedAttentionKernel kernel = new PagedAttentionKernel(heads, kvHeads, headSize, 0f,
+              rule, new VectorRowAttention(kv, grouped), kv);
+          kernel.run(KvDtypeKernelTest.step(c, keyCache, valueCache),
+              PagedAttentionKernel.Parallel.SERIAL);
+          int[] bits = c.output.asSlice(0, bytes).toArray(ValueLayout.JAVA_INT);
+          if (expected == null) {
+            expected = bits;
+          } else {
+            assertArrayEquals(expected, bits, heads + " heads over " + kvHeads);
+          }
+        }
+      }
+    }
+  }
 }
