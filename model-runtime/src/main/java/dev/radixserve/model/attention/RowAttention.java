@@ -196,6 +196,17 @@ interface RowAttention {
       return queries;
     }
 
+    /** {@link VectorRowAttention}'s walk of a decode step's blocks, as ints. */
+    int[] walk = new int[1024];
+
+    /** {@link #walk}, grown to hold {@code ints}. */
+    int[] walk(int ints) {
+      if (walk.length < ints) {
+        walk = new int[Math.max(ints, walk.length * 2)];
+      }
+      return walk;
+    }
+
     /** Room for {@code floats} floats of a block's rows. */
     float[] block(int floats) {
       if (block.length < floats) {

@@ -289,6 +289,7 @@ final class VectorRowAttention implements RowAttention {
     }
     float[] max = scratch.max;
     Arrays.fill(max, 0, n * heads, Float.NEGATIVE_INFINITY);
+    decodeWalk(runs, scratch);
     decodeScores(runs, queries, keyCache, scratch.scores, scoreAt, max, scratch);
     for (int m = 0; m < n; m++) {
       int w = runs[m].width();
@@ -310,59 +311,84 @@ final class VectorRowAttention implements RowAttention {
   }
 
   /**
-   * {@link #attendDecodes}' scores. Its own method, as the values: in one method with both, C2
-   * inlined two tile loops, ran out of node budget and boxed vectors (KernelBench: ~60-90 KB a
-   * layer).
+   * {@link #attendDecodes}' scores, along {@link #decodeWalk}'s steps. Its own method, as the
+   * values: in one method with both, C2 inlined two tile loops, ran out of node budget and boxed
+   * vectors (KernelBench: ~60-90 KB a layer).
    */
   private void decodeScores(QueryRun[] runs, float[] queries, MemorySegment pool,
       float[] scores, int[] scoreAt, float[] max, Scratch scratch) {
-    QueryRun first = runs[0];
-    int heads = first.heads();
-    int hd = first.headSize();
-    int bs = first.blockSize();
-    float[] keys = scratch.block(bs * hd);
-    int blocks = decodeBlocks(runs);
-    for (int b = firstDecodeBlock(runs), j0 = b * bs; b < blocks; b++, j0 += bs) {
-      for (int g = 0; g < heads; g = nextGroup(first, g)) {
-        int last = nextGroup(first, g);
-        long held = -1; // the block and rows the heap copy holds: block * (bs + 1) + rows
-        for (int m = 0; m < runs.length; m++) {
-          QueryRun run = runs[m];
-          int from = Math.max(j0, run.lo());
-          int to = Math.min(j0 + bs, run.firstLen());
-          if (from >= to) {
-            continue;
-          }
-          held = hold(pool, run, b, g, to - j0, held, keys, scratch);
-          int w = run.width();
-          int base = scoreAt[m] - run.lo();
-          int i = g;
-          for (; i + 1 < last; i += 2) {
-            TiledScores.pairs(run, queries, (m * heads + i) * hd, keys, -j0 * hd, from, to,
-                scores, base + i * w, max, m * heads + i);
-          }
-          if (i < last) {
-            TiledScores.row(run, queries, (m * heads + i) * hd, keys, -j0 * hd, from, to,
-                scores, base + i * w, max, m * heads + i);
-          }
-        }
+    int heads = runs[0].heads();
+    int hd = runs[0].headSize();
+    float[] keys = scratch.block(runs[0].blockSize() * hd);
+    int[] walk = scratch.walk;
+    for (int e = 0; walk[e] >= 0; e += WALK_STEP) {
+      QueryRun run = take(walk, e, runs, pool, keys, scratch);
+      int m = walk[e];
+      int base = scoreAt[m] - run.lo();
+      int i = walk[e + 1];
+      for (; i + 1 < walk[e + 5]; i += 2) {
+        TiledScores.pairs(run, queries, (m * heads + i) * hd, keys, walk[e + 6], walk[e + 3],
+            walk[e + 4], scores, base + i * run.width(), max, m * heads + i);
+      }
+      if (i < walk[e + 5]) {
+        TiledScores.row(run, queries, (m * heads + i) * hd, keys, walk[e + 6], walk[e + 3],
+            walk[e + 4], scores, base + i * run.width(), max, m * heads + i);
       }
     }
   }
 
-  /** {@link #attendDecodes}' weighted value sums, block by block as {@link #decodeScores}. */
+  /** {@link #attendDecodes}' weighted value sums, along the same walk. */
   private void decodeValues(QueryRun[] runs, MemorySegment pool, float[] p, int[] scoreAt,
       float[] acc, Scratch scratch) {
+    int heads = runs[0].heads();
+    int hd = runs[0].headSize();
+    float[] values = scratch.block(runs[0].blockSize() * hd);
+    int[] walk = scratch.walk;
+    for (int e = 0; walk[e] >= 0; e += WALK_STEP) {
+      QueryRun run = take(walk, e, runs, pool, values, scratch);
+      int m = walk[e];
+      int w = run.width();
+      int base = scoreAt[m] - run.lo();
+      int i = walk[e + 1];
+      for (; i + 1 < walk[e + 5]; i += 2) {
+        for (int d = 0; d < hd; d += 8 * L) {
+          TiledValues.pair(p, base + i * w, base + (i + 1) * w, values, walk[e + 6] + d,
+              walk[e + 3], walk[e + 4], acc, (m * heads + i) * hd + d, hd);
+        }
+      }
+      if (i < walk[e + 5]) {
+        TiledValues.row(p, base + i * w, values, walk[e + 6], walk[e + 3], walk[e + 4], acc,
+            (m * heads + i) * hd, hd);
+      }
+    }
+  }
+
+  /** Ints per step of {@link #decodeWalk}. */
+  private static final int WALK_STEP = 8;
+
+  /**
+   * Writes into {@code scratch.walk} the steps both passes of {@link #attendDecodes} take, ended
+   * by a -1: for each table index b (ascending), each kv group (its first run head g), each run
+   * m that sees positions [from, to) of that block: {m, g, b, from, to, end of the group's heads,
+   * -b * blockSize * headSize (the block's rows' offset as the tiles take it), copy}. copy is 1
+   * where the heap rows must be filled for this step, 0 where the step before left them holding
+   * this block id and kv head, as many rows or more: the runs come sorted by table, so runs
+   * sharing a block are adjacent and read it once.
+   */
+  private static void decodeWalk(QueryRun[] runs, Scratch scratch) {
     QueryRun first = runs[0];
-    int heads = first.heads();
-    int hd = first.headSize();
     int bs = first.blockSize();
-    float[] values = scratch.block(bs * hd);
-    int blocks = decodeBlocks(runs);
-    for (int b = firstDecodeBlock(runs), j0 = b * bs; b < blocks; b++, j0 += bs) {
-      for (int g = 0; g < heads; g = nextGroup(first, g)) {
-        int last = nextGroup(first, g);
-        long held = -1;
+    int blocks = 0;
+    int start = Integer.MAX_VALUE;
+    for (QueryRun run : runs) {
+      blocks = Math.max(blocks, (run.firstLen() + bs - 1) / bs);
+      start = Math.min(start, firstBlock(run));
+    }
+    int[] walk = scratch.walk(WALK_STEP * (blocks - start) * first.heads() * runs.length + 1);
+    int e = 0;
+    for (int b = start, j0 = b * bs; b < blocks; b++, j0 += bs) {
+      for (int g = 0; g < first.heads(); g = nextGroup(first, g)) {
+        long held = -1; // block id * (bs + 1) + rows
         for (int m = 0; m < runs.length; m++) {
           QueryRun run = runs[m];
           int from = Math.max(j0, run.lo());
@@ -370,57 +396,36 @@ final class VectorRowAttention implements RowAttention {
           if (from >= to) {
             continue;
           }
-          held = hold(pool, run, b, g, to - j0, held, values, scratch);
-          int w = run.width();
-          int base = scoreAt[m] - run.lo();
-          int i = g;
-          for (; i + 1 < last; i += 2) {
-            for (int d = 0; d < hd; d += 8 * L) {
-              TiledValues.pair(p, base + i * w, base + (i + 1) * w, values, -j0 * hd + d, from,
-                  to, acc, (m * heads + i) * hd + d, hd);
-            }
+          long id = run.table()[run.tableOffset() + b];
+          boolean copy = held < 0 || held / (bs + 1) != id || held % (bs + 1) < to - j0;
+          if (copy) {
+            held = id * (bs + 1) + to - j0;
           }
-          if (i < last) {
-            TiledValues.row(p, base + i * w, values, -j0 * hd, from, to, acc,
-                (m * heads + i) * hd, hd);
-          }
+          walk[e] = m;
+          walk[e + 1] = g;
+          walk[e + 2] = b;
+          walk[e + 3] = from;
+          walk[e + 4] = to;
+          walk[e + 5] = nextGroup(first, g);
+          walk[e + 6] = -j0 * first.headSize();
+          walk[e + 7] = copy ? 1 : 0;
+          e += WALK_STEP;
         }
       }
     }
+    walk[e] = -1;
   }
 
-  /**
-   * Makes {@code rows} hold the first {@code count} rows of table index {@code b}'s block of
-   * {@code run}, kv head of run head {@code g}, unless {@code held} says they are already there
-   * (the same block id, as many rows or more); returns what it holds now.
-   */
-  private long hold(MemorySegment pool, QueryRun run, int b, int g, int count, long held,
-      float[] rows, Scratch scratch) {
-    int bs = run.blockSize();
-    long id = run.table()[run.tableOffset() + b];
-    if (held >= 0 && held / (bs + 1) == id && held % (bs + 1) >= count) {
-      return held;
+  /** Step e's run, with the heap rows filled where the step says so. */
+  private QueryRun take(int[] walk, int e, QueryRun[] runs, MemorySegment pool, float[] rows,
+      Scratch scratch) {
+    QueryRun run = runs[walk[e]];
+    if (walk[e + 7] != 0) {
+      int b = walk[e + 2];
+      copyBlock(pool, run.blockBase(b) + run.kvOffset(walk[e + 1]), run,
+          walk[e + 4] - b * run.blockSize(), rows, 0, scratch);
     }
-    copyBlock(pool, run.blockBase(b) + run.kvOffset(g), run, count, rows, 0, scratch);
-    return id * (bs + 1) + count;
-  }
-
-  /** The first table index any of the runs reads. */
-  private static int firstDecodeBlock(QueryRun[] runs) {
-    int b = Integer.MAX_VALUE;
-    for (QueryRun run : runs) {
-      b = Math.min(b, firstBlock(run));
-    }
-    return b;
-  }
-
-  /** Table indices up to the last block any of the runs reads. */
-  private static int decodeBlocks(QueryRun[] runs) {
-    int blocks = 0;
-    for (QueryRun run : runs) {
-      blocks = Math.max(blocks, (run.firstLen() + run.blockSize() - 1) / run.blockSize());
-    }
-    return blocks;
+    return run;
   }
 
   /** The first head of the run after head {@code i}'s kv group (or {@code heads}). */
