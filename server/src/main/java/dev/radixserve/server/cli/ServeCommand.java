@@ -97,8 +97,9 @@ final class ServeCommand implements Callable<Integer> {
   String maxModelLen;
 
   @Option(names = "--schedule-policy", paramLabel = "lpm|fcfs", order = 11,
-      description = "Admission order: lpm = longest cached prefix first, fcfs = arrival order. "
-          + "Env RADIXSERVE_SCHEDULE_POLICY.")
+      description = "Admission order: lpm = longest cached prefix first (requests sharing a "
+          + "prompt that is not cached yet wait for one of them to compute it), fcfs = arrival "
+          + "order. Env RADIXSERVE_SCHEDULE_POLICY.")
   String schedulePolicy;
 
   @Option(names = "--prefix-caching", paramLabel = "true|false", order = 12, arity = "0..1",

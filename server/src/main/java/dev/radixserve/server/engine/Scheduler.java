@@ -30,9 +30,9 @@ import java.util.Set;
  * waiting sequence ranked by how many sequences of its request run or wait before it, so the
  * k-th prompt of one request never goes before the first prompt of a request that arrived later.
  * Within a rank it follows the policy: {@code LPM} takes the longest cached prefix first and,
- * among waiting requests sharing a prefix that is not cached yet, admits one and lets the others
- * wait a step to hit the cache; it uses arrival order when more than {@value #LPM_MAX_WAITING}
- * wait.
+ * among requests sharing a prefix that is not cached yet, admits one and lets the others wait
+ * until its prompt's chunks are cached, so the shared part is computed once; it uses arrival
+ * order when more than {@value #LPM_MAX_WAITING} wait.
  *
  * <p>A sequence that cannot be admitted while nothing runs never will be (it needs more blocks
  * than the pool or more slots than {@code maxNumSeqs}); the HTTP layer refuses such requests,
@@ -242,7 +242,6 @@ final class Scheduler {
   }
 
   private void admit(List<ScheduledStep.Chunk> chunks, int budget, FairShare.Order order) {
-    List<Sequence> admittedNow = new ArrayList<>();
     for (Sequence s : order.sequences()) {
       int slots = slots(s);
       if (blocks.loading(s)) {
@@ -255,7 +254,7 @@ final class Scheduler {
       if (budget <= 0 || running.size() + slots > maxNumSeqs) {
         return;
       }
-      if (policy == SchedulePolicy.LPM && sharesUncachedPrefix(s, admittedNow)) {
+      if (policy == SchedulePolicy.LPM && sharesUncachedPrefix(s)) {
         continue;
       }
       if (blocks.startLoad(s)) {
@@ -281,7 +280,6 @@ final class Scheduler {
       }
       waiting.remove(s);
       running.add(s);
-      admittedNow.add(s);
       if (order.jumped().contains(s)) {
         observer.fairShareDeferred();
       }
@@ -339,21 +337,28 @@ final class Scheduler {
   }
 
   /**
-   * True when {@code s} shares at least one block beyond its cached prefix with a request
-   * admitted in this step: it waits, and hits the cache once that one's blocks are inserted.
+   * True when {@code s} shares at least one block beyond its cached prefix with a running
+   * sequence whose prompt is still being computed (admitted in this step or an earlier one): it
+   * waits, and hits the cache as that one's chunks are inserted, rather than computing the same
+   * tokens beside it. Many requests that arrive together with a new system prompt compute it
+   * once (SGLang's in-batch prefix caching); the wait lasts until the shared part is computed,
+   * at most its length over the prefill chunk in steps.
    */
-  private boolean sharesUncachedPrefix(Sequence s, List<Sequence> admittedNow) {
-    if (!blocks.cachingEnabled() || admittedNow.isEmpty()) {
-      return false;
+  private boolean sharesUncachedPrefix(Sequence s) {
+    if (!blocks.cachingEnabled() || s.needsPromptLogits()) {
+      return false; // a sequence that needs its prompt's logits computes it all anyway
     }
-    int cached = blocks.probe(s);
-    cached -= cached % blocks.blockSize(); // a partial block is no reason not to wait
-    for (Sequence other : admittedNow) {
-      if (!other.request.namespace().equals(s.request.namespace())) {
-        continue;
+    int cached = -1;
+    for (Sequence other : running) {
+      if (other.numComputed >= other.prefillEnd
+          || !other.request.namespace().equals(s.request.namespace())) {
+        continue; // decoding: its prompt is in the cache already, as far as it is shared
       }
-      int common = commonPrefix(s, other);
-      if (common - cached >= blocks.blockSize()) {
+      if (cached < 0) {
+        cached = blocks.probe(s);
+        cached -= cached % blocks.blockSize(); // a partial block is no reason not to wait
+      }
+      if (commonPrefix(s, other) - cached >= blocks.blockSize()) {
         return true;
       }
     }

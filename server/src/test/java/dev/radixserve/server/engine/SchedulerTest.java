@@ -120,6 +120,42 @@ class SchedulerTest {
   }
 
   @Test
+  void requestsArrivingTogetherWithAnUncachedPromptComputeItOnceUnderLpm() {
+    for (SchedulePolicy policy : SchedulePolicy.values()) {
+      // at most 32 prompt tokens a sequence a step: "a"'s 81 take three steps
+      Harness h = new Harness(64, policy, 256, EngineHarness.TOKENIZER.vocabSize(), 32);
+      int[] shared = tokens(100, 80);
+      Sequence a = h.submit("a", IntStream.concat(IntStream.of(shared), IntStream.of(900)).toArray(), 1, 2);
+      Sequence b = h.submit("b", IntStream.concat(IntStream.of(shared), IntStream.of(901)).toArray(), 1, 2);
+      Sequence other = h.submit("other", tokens(2000, 20), 1, 2);
+      java.util.Map<String, Integer> computed = new java.util.HashMap<>();
+      List<List<String>> order = new ArrayList<>();
+      while (h.scheduler.hasWork()) {
+        ScheduledStep step = h.step();
+        order.add(ids(step));
+        step.chunks().forEach(c -> computed.merge(c.seq().request.id(), c.tokens(), Integer::sum));
+      }
+      assertEquals(List.of("a", "b", "other"), h.finished.stream().sorted().toList());
+      assertEquals(82, computed.get("a")); // its prompt and one decode
+      assertEquals(21, computed.get("other")); // unrelated: admitted in the first step
+      assertTrue(order.getFirst().contains("other"), policy.name());
+      if (policy == SchedulePolicy.LPM) {
+        // "b" waits while "a" computes the shared 80 tokens, then takes them from the cache
+        assertEquals(List.of(List.of("a", "other"), List.of("a", "other"), List.of("a"),
+            List.of("a", "b"), List.of("b")), order);
+        assertEquals(80, b.state.cachedTokens);
+        assertEquals(2, computed.get("b"));
+      } else {
+        assertEquals(0, b.state.cachedTokens); // FCFS: admitted at once, computes them again
+        assertEquals(82, computed.get("b"));
+      }
+      assertEquals(0, a.state.cachedTokens);
+      assertEquals(0, other.state.cachedTokens);
+      h.assertAccounting();
+    }
+  }
+
+  @Test
   void preemptsTheNewestWhenBlocksRunOutAndStillFinishesEveryRequest() {
     Harness h = new Harness(6, SchedulePolicy.FCFS, 256);
     h.submit("a", tokens(100, 30), 1, 30); // needs up to 4 blocks
