@@ -9,6 +9,8 @@
 #   bench/gguf/compare.sh OUT FILE.gguf... (THREADS=2 REPS=3 DECODE=64 RADIXSERVE_JAR=...
 #                                           LLAMACPP=/work/llamacpp/src/build/bin
 #                                           CONC="4 8 16" MAX_TOKENS=32
+#                                           PARTS="single shared": "shared" alone
+#                                           skips the decode/prefill starts
 #                                           RADIXSERVE_ARGS="--quantization int4": more
 #                                           serve flags for radixserve; --speculative off
 #                                           unless they give --speculative: llama-server
@@ -68,7 +70,9 @@ serve() {
 }
 
 { date -u; uptime; nproc; grep -m1 'model name' /proc/cpuinfo; } > "$out/load.txt"
+parts=" ${PARTS:-single shared} "
 for file in "$@"; do
+  [[ $parts == *" single "* ]] || break
   name=$(basename "$file" .gguf)
   for server in radixserve llama-server; do
     port=$((20000 + RANDOM % 20000))
@@ -96,6 +100,7 @@ done
 cpu_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat"; }
 java_bench="java --enable-native-access=ALL-UNNAMED -Xmx1g -Djdk.httpclient.keepalive.timeout=2"
 for file in "$@"; do
+  [[ $parts == *" shared "* ]] || break
   name=$(basename "$file" .gguf)
   for c in ${CONC:-4 8 16}; do
     for server in radixserve llama-server; do

@@ -178,14 +178,10 @@ interface RowAttention {
 
     /**
      * The run's query rows from row {@code first} on: row first + r (r = head i × queries +
-     * query t) at {@code (first + r) * headSize}; the scratch must hold them ({@link #get}).
+     * query t) at {@code (first + r) * headSize}; {@link #get} sized the scratch to hold them.
      */
     float[] queries(QueryRun run, MemorySegment query, int first) {
       int hd = run.headSize();
-      int rows = first + run.heads() * run.queries();
-      if (queries.length < rows * hd) {
-        queries = java.util.Arrays.copyOf(queries, rows * hd);
-      }
       for (int i = 0; i < run.heads(); i++) {
         for (int t = 0; t < run.queries(); t++) {
           MemorySegment.copy(query, java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED,

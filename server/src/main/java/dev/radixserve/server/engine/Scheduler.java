@@ -354,11 +354,15 @@ final class Scheduler {
           || !other.request.namespace().equals(s.request.namespace())) {
         continue; // decoding: its prompt is in the cache already, as far as it is shared
       }
+      int common = commonPrefix(s, other); // unrelated prompts differ at once: no probe then
+      if (common < blocks.blockSize()) {
+        continue;
+      }
       if (cached < 0) {
         cached = blocks.probe(s);
         cached -= cached % blocks.blockSize(); // a partial block is no reason not to wait
       }
-      if (commonPrefix(s, other) - cached >= blocks.blockSize()) {
+      if (common - cached >= blocks.blockSize()) {
         return true;
       }
     }

@@ -156,6 +156,21 @@ class SchedulerTest {
   }
 
   @Test
+  void aRequestThatNeedsItsPromptLogitsNeverWaitsForAPrefillItCannotReuse() {
+    Harness h = new Harness(64, SchedulePolicy.LPM, 256, EngineHarness.TOKENIZER.vocabSize(), 32);
+    int[] shared = tokens(100, 80);
+    h.submit("a", IntStream.concat(IntStream.of(shared), IntStream.of(900)).toArray(), 1, 2);
+    Sequence scored = h.submit("scored",
+        IntStream.concat(IntStream.of(shared), IntStream.of(901)).toArray(), 1, 2, true);
+    assertEquals(List.of("a", "scored"), ids(h.step())); // it reads no cache: nothing to wait for
+    while (h.scheduler.hasWork()) {
+      h.step();
+    }
+    assertEquals(0, scored.state.cachedTokens);
+    h.assertAccounting();
+  }
+
+  @Test
   void preemptsTheNewestWhenBlocksRunOutAndStillFinishesEveryRequest() {
     Harness h = new Harness(6, SchedulePolicy.FCFS, 256);
     h.submit("a", tokens(100, 30), 1, 30); // needs up to 4 blocks
