@@ -350,9 +350,10 @@ final class Scheduler {
     }
     int cached = -1;
     for (Sequence other : running) {
+      // a decoding sequence's prompt is in the cache already; another namespace's is not ours
       if (other.numComputed >= other.prefillEnd
           || !other.request.namespace().equals(s.request.namespace())) {
-        continue; // decoding: its prompt is in the cache already, as far as it is shared
+        continue;
       }
       int common = commonPrefix(s, other); // unrelated prompts differ at once: no probe then
       if (common < blocks.blockSize()) {
