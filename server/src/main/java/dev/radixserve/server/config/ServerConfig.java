@@ -271,6 +271,7 @@ public record ServerConfig(
     b.weightsCache = weightsCache;
     b.speculative = speculation.mode();
     b.speculativeMaxTokens = speculation.maxTokens();
+    b.speculativePriced = speculation.priced();
     return b;
   }
 
@@ -327,6 +328,11 @@ public record ServerConfig(
     public Path weightsCache;
     public SpeculativeMode speculative = SpeculativeMode.AUTO;
     public int speculativeMaxTokens = 8;
+    /**
+     * No flag: false (tests) leaves draft lengths to the acceptance alone, not to the step times
+     * this machine measures ({@link Speculation#priced}).
+     */
+    public boolean speculativePriced = true;
 
     public Device.Kind device = Device.Kind.CPU;
     /** null: float32 on the CPU, float16 on CUDA. */
@@ -370,7 +376,8 @@ public record ServerConfig(
           quantization(), quantization == null, new QuantSpec.HeadSetting(quantizationLmHead,
               quantizationHeadBlockSize), toolCallParser, reasoningParser,
               kvCacheDtype, kvCacheDtype == null, weightsCache,
-              new Speculation(speculative, speculativeMaxTokens, Speculation.DEFAULT_MAX_BATCH));
+              new Speculation(speculative, speculativeMaxTokens, Speculation.DEFAULT_MAX_BATCH,
+                  speculativePriced));
     }
 
     /**

@@ -92,6 +92,8 @@ public final class Engine {
   private final ModelRunner runner;
   private final Optional<PrefixCache> cache;
   private final Scheduler scheduler;
+  /** Drafts for the scheduler; told what each step took, the price of the next drafts. */
+  private final Speculator speculator;
   private final SequenceBlocks blocks;
   private final ExecutorService loader;
   private final OutputProcessor outputs;
@@ -157,7 +159,7 @@ public final class Engine {
       loader = null;
     }
     blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting, tiers, loads);
-    Speculator speculator = new Speculator(settings.speculation(), drafts,
+    this.speculator = new Speculator(settings.speculation(), drafts,
         speculationIndex(cache, settings.speculation(), runner.blockSize()), counting);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
         settings.maxBatchedTokens(), settings.prefillChunkSize(), settings.fairShare(), counting,
@@ -364,7 +366,9 @@ public final class Engine {
     }
     float[][] logits;
     try {
+      long start = System.nanoTime();
       logits = runner.forwardReusingRows(step.toBatch());
+      speculator.stepTook(step.totalTokens(), System.nanoTime() - start);
     } catch (RuntimeException e) {
       Set<RequestState> failed = new HashSet<>();
       step.chunks().forEach(c -> failed.add(c.seq().state));

@@ -143,7 +143,8 @@ final class Scheduler {
       if (selfPreempted) {
         break; // s was the newest: nothing after it is left
       }
-      ScheduledStep.Chunk chunk = want == 1 ? decodeChunk(i, budget - 1)
+      ScheduledStep.Chunk chunk = want == 1
+          ? decodeChunk(i, budget - 1, maxBatchedTokens - budget + running.size() - i)
           : new ScheduledStep.Chunk(s, want);
       chunks.add(chunk);
       budget -= chunk.tokens();
@@ -158,10 +159,13 @@ final class Scheduler {
    * One token of running sequence {@code i}, and the draft tokens the speculator proposes after
    * it where the budget and the free blocks have room: blocks the running sequences after it
    * need for this step are left to them, so a draft never makes the scheduler evict or preempt.
+   *
+   * @param baseRows the step's tokens so far, and one for {@code s} and each running sequence
+   *     after it
    */
-  private ScheduledStep.Chunk decodeChunk(int i, int budget) {
+  private ScheduledStep.Chunk decodeChunk(int i, int budget, int baseRows) {
     Sequence s = running.get(i);
-    int[] draft = speculator.draft(s, running.size(), () -> {
+    int[] draft = speculator.draft(s, running.size(), baseRows, () -> {
       int reserve = 0;
       for (int j = i + 1; j < running.size(); j++) {
         Sequence o = running.get(j);

@@ -5,6 +5,7 @@ import dev.radixserve.server.spec.DraftSource;
 import dev.radixserve.server.spec.PromptLookup;
 import dev.radixserve.server.spec.RadixDraftIndex;
 import dev.radixserve.server.spec.Speculation;
+import dev.radixserve.server.spec.StepTimes;
 import java.util.Arrays;
 import java.util.Optional;
 import java.util.function.IntSupplier;
@@ -13,8 +14,9 @@ import java.util.function.IntSupplier;
  * Picks each decoding sequence's draft tokens for the scheduler and learns from how they were
  * verified (speculative decoding; the verification itself is {@link OutputProcessor}'s). Drafts
  * come from the sequence's own tokens first, then from the prefix cache's token runs in its
- * namespace; how many follows the sequence's recent acceptance ({@link DraftLength}). While more
- * sequences run than {@link Speculation#maxBatch()}, nothing is drafted.
+ * namespace; how many follows the sequence's recent acceptance and what the engine's steps took
+ * by their tokens ({@link DraftLength}, {@link StepTimes}). While more sequences run than {@link
+ * Speculation#maxBatch()}, nothing is drafted.
  */
 final class Speculator {
 
@@ -22,6 +24,7 @@ final class Speculator {
   private final Optional<DraftSource> first;
   private final Optional<RadixDraftIndex> index;
   private final EngineObserver observer;
+  private final StepTimes times = new StepTimes();
 
   /** @param index the prefix cache's draft index; empty with caching off */
   Speculator(Speculation settings, Optional<RadixDraftIndex> index, EngineObserver observer) {
@@ -44,10 +47,12 @@ final class Speculator {
    * Draft tokens for {@code s}'s next step, which decodes one token, or none.
    *
    * @param running sequences running now
+   * @param baseRows tokens the step computes so far and at least one for each running sequence
+   *     not yet scheduled, {@code s}'s one among them (what its draft would be priced against)
    * @param room most positions the step may add beyond the decoded token (token budget, free
    *     blocks); asked only when {@code s} may draft
    */
-  int[] draft(Sequence s, int running, IntSupplier room) {
+  int[] draft(Sequence s, int running, int baseRows, IntSupplier room) {
     // a pure decode: one token left, and it is not the last of a (re)computed prefill
     if (!settings.enabled() || running > settings.maxBatch()
         || s.length() - s.numComputed != 1 || s.numComputed < s.prefillEnd) {
@@ -59,7 +64,10 @@ final class Speculator {
     }
     // the step yields one token more than it accepts: nothing is drafted past max_tokens (and
     // so past the model's length, which validation keeps max_tokens within)
-    int k = Math.min(s.draftLength.next(),
+    // the step's yield without this draft: a token for each running sequence (those still
+    // prefilling yield none, so this errs towards shorter drafts)
+    int k = Math.min(settings.priced() ? s.draftLength.next(times, baseRows, running)
+        : s.draftLength.next(),
         s.request.maxTokens() - s.outputTokens - 1);
     if (k <= 0) {
       return DraftSource.NONE;
@@ -81,6 +89,11 @@ final class Speculator {
       }
     }
     return draft;
+  }
+
+  /** A forward step of {@code tokens} tokens took {@code elapsedNanos}: the price of drafts. */
+  void stepTook(int tokens, long elapsedNanos) {
+    times.record(tokens, elapsedNanos);
   }
 
   /** The model agreed with the first {@code accepted} of {@code drafted} draft tokens. */

@@ -8,8 +8,11 @@ package dev.radixserve.server.spec;
  *     --speculative-max-tokens})
  * @param maxBatch drafting stops while more sequences than this run: a step over a large batch
  *     is no longer bound by reading the weights, so verifying drafts costs real compute
+ * @param priced draft lengths weigh what the engine's steps took by their tokens ({@link
+ *     DraftLength#next(StepTimes, int, int)}); false (tests) leaves them to the acceptance alone,
+ *     so they do not depend on the machine's speed
  */
-public record Speculation(SpeculativeMode mode, int maxTokens, int maxBatch) {
+public record Speculation(SpeculativeMode mode, int maxTokens, int maxBatch, boolean priced) {
 
   /** Running sequences up to which drafting pays on a CPU or a GPU at small batch. */
   public static final int DEFAULT_MAX_BATCH = 4;
@@ -22,6 +25,11 @@ public record Speculation(SpeculativeMode mode, int maxTokens, int maxBatch) {
     if (maxBatch < 1) {
       throw new IllegalArgumentException("a speculative batch limit of " + maxBatch);
     }
+  }
+
+  /** Priced, as a server runs it. */
+  public Speculation(SpeculativeMode mode, int maxTokens, int maxBatch) {
+    this(mode, maxTokens, maxBatch, true);
   }
 
   public static Speculation off() {
@@ -38,7 +46,12 @@ public record Speculation(SpeculativeMode mode, int maxTokens, int maxBatch) {
       return this;
     }
     return new Speculation(cuda ? SpeculativeMode.OFF : SpeculativeMode.NGRAM, maxTokens,
-        maxBatch);
+        maxBatch, priced);
+  }
+
+  /** The same with draft lengths left to the acceptance alone (tests). */
+  public Speculation unpriced() {
+    return new Speculation(mode, maxTokens, maxBatch, false);
   }
 
   /** Whether sequences draft; an unresolved {@code AUTO} ({@link #on} not applied) does not. */
