@@ -368,7 +368,9 @@ public final class Engine {
     try {
       long start = System.nanoTime();
       logits = runner.forwardReusingRows(step.toBatch());
-      speculator.stepTook(step.totalTokens(), System.nanoTime() - start);
+      if (step.decodesOnly()) { // a prefill chunk's tokens cost less: one logits row for many
+        speculator.stepTook(step.totalTokens(), System.nanoTime() - start);
+      }
     } catch (RuntimeException e) {
       Set<RequestState> failed = new HashSet<>();
       step.chunks().forEach(c -> failed.add(c.seq().state));

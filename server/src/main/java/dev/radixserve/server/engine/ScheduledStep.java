@@ -53,6 +53,11 @@ record ScheduledStep(List<Chunk> chunks) {
     return chunks.isEmpty();
   }
 
+  /** Every chunk decodes one token, with or without a draft after it: no prompt tokens. */
+  boolean decodesOnly() {
+    return chunks.stream().allMatch(c -> c.tokens() == 1 || c.draft().length > 0);
+  }
+
   int totalTokens() {
     return chunks.stream().mapToInt(Chunk::tokens).sum();
   }

@@ -122,6 +122,7 @@ final class Scheduler {
 
   ScheduledStep schedule() {
     blocks.finishLoads();
+    speculator.startStep();
     List<ScheduledStep.Chunk> chunks = new ArrayList<>();
     int budget = maxBatchedTokens;
     boolean preempted = false;

@@ -25,6 +25,8 @@ final class Speculator {
   private final Optional<RadixDraftIndex> index;
   private final EngineObserver observer;
   private final StepTimes times = new StepTimes();
+  /** Tokens the drafts already chosen for the step being scheduled are expected to add. */
+  private double stepExtra;
 
   /** @param index the prefix cache's draft index; empty with caching off */
   Speculator(Speculation settings, Optional<RadixDraftIndex> index, EngineObserver observer) {
@@ -62,13 +64,14 @@ final class Speculator {
       s.draftLength = new DraftLength(settings.maxTokens());
       s.promptLookup = new PromptLookup();
     }
+    // the step's yield without this draft: a token for each running sequence (those still
+    // prefilling yield none, so this errs towards shorter drafts) and what the drafts chosen
+    // before it are expected to add
+    int wanted = settings.priced() ? s.draftLength.next(times, baseRows, running + stepExtra)
+        : s.draftLength.next();
     // the step yields one token more than it accepts: nothing is drafted past max_tokens (and
     // so past the model's length, which validation keeps max_tokens within)
-    // the step's yield without this draft: a token for each running sequence (those still
-    // prefilling yield none, so this errs towards shorter drafts)
-    int k = Math.min(settings.priced() ? s.draftLength.next(times, baseRows, running)
-        : s.draftLength.next(),
-        s.request.maxTokens() - s.outputTokens - 1);
+    int k = Math.min(wanted, s.request.maxTokens() - s.outputTokens - 1);
     if (k <= 0) {
       return DraftSource.NONE;
     }
@@ -88,7 +91,13 @@ final class Speculator {
         draft = fits <= 0 ? DraftSource.NONE : Arrays.copyOf(draft, fits);
       }
     }
+    stepExtra += s.draftLength.expectedHeld(draft.length);
     return draft;
+  }
+
+  /** A new step is being scheduled: no drafts chosen for it yet. */
+  void startStep() {
+    stepExtra = 0;
   }
 
   /** A forward step of {@code tokens} tokens took {@code elapsedNanos}: the price of drafts. */

@@ -9,8 +9,8 @@ package dev.radixserve.server.spec;
  * @param maxBatch drafting stops while more sequences than this run: a step over a large batch
  *     is no longer bound by reading the weights, so verifying drafts costs real compute
  * @param priced draft lengths weigh what the engine's steps took by their tokens ({@link
- *     DraftLength#next(StepTimes, int, int)}); false (tests) leaves them to the acceptance alone,
- *     so they do not depend on the machine's speed
+ *     DraftLength#next(StepTimes, int, double)}); false (tests) leaves them to the acceptance
+ *     alone, so they do not depend on the machine's speed
  */
 public record Speculation(SpeculativeMode mode, int maxTokens, int maxBatch, boolean priced) {
 

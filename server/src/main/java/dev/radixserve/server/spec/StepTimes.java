@@ -32,7 +32,7 @@ public final class StepTimes {
     nanos[tokens] = old == 0 ? elapsedNanos : old + ALPHA * (elapsedNanos - old);
   }
 
-  /** The expected time of a step of {@code tokens} tokens, in nanoseconds; 1 if none was measured. */
+  /** The expected time of a step of {@code tokens} tokens in nanoseconds; 1 if none measured. */
   public double estimate(int tokens) {
     if (tokens > ROWS) {
       return estimate(ROWS) * tokens / ROWS;

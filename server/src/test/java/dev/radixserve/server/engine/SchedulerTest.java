@@ -2,6 +2,7 @@ package dev.radixserve.server.engine;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.radixserve.model.ForwardBatch;
@@ -67,6 +68,21 @@ class SchedulerTest {
     }
     // each sequence read its own row: plain2 decodes beside every chunk of "scored"
     assertEquals(List.of(703, 704, 705, 706, 140, 707, 141, 708), h.sampled);
+    h.assertAccounting();
+  }
+
+  @Test
+  void onlyStepsWithoutPromptTokensPriceDrafts() {
+    Harness h = new Harness(64, SchedulePolicy.FCFS, 20);
+    h.submit("first", tokens(500, 10), 1, 5);
+    assertFalse(h.step().decodesOnly()); // its prompt
+    assertTrue(h.step().decodesOnly()); // its first decode
+    h.submit("second", tokens(700, 10), 1, 5);
+    assertFalse(h.step().decodesOnly()); // a decode beside a prompt
+    assertTrue(h.step().decodesOnly()); // two decodes
+    while (h.scheduler.hasWork()) {
+      h.step();
+    }
     h.assertAccounting();
   }
 

@@ -75,7 +75,7 @@ class DraftLengthTest {
     assertEquals(DraftLength.MAX_PAUSE, longest);
   }
 
-  /** Step times growing by 0.4 of a one-token step per token: compute-bound, as int8 on 2 AVX2 cores. */
+  /** Steps growing by 0.4 of a one-token step per token: compute-bound, as int8 on 2 AVX2 cores. */
   private static StepTimes steep() {
     StepTimes t = new StepTimes();
     for (int rows = 1; rows <= 9; rows++) {
@@ -97,15 +97,28 @@ class DraftLengthTest {
   }
 
   @Test
-  void aSteepPriceKeepsADraftAtTheLengthThatYieldsMostTokensPerSecond() {
+  void aDraftThatPaysKeepsTheRulesLength() {
     DraftLength k = new DraftLength(8);
     k.verified(2, 2);
     k.verified(4, 4);
-    // held 2 * 0.8 + 4 = 5.6 tokens, none cut: p = 6.6 / 7.6 = 0.868; a draft of k yields
-    // 1 + p + ... + p^k tokens for 1 + 0.4k steps: 1.33, 1.46, 1.49, 1.48, ... 1.30 (k = 8)
-    assertEquals(0.868, k.acceptance(), 1e-3);
-    assertEquals(3, k.next(steep(), 1, 1));
-    assertEquals(8, k.next()); // the rules alone: twice the last fully held draft
+    // held 2 * 0.5 + 4 = 5 tokens, none cut: p = 5.5 / 6 = 0.917; a draft of 8 yields 6.52
+    // tokens for 4.2 steps, 1.55 a step's time (a draft of 4 would yield 1.63)
+    assertEquals(0.917, k.acceptance(), 1e-3);
+    assertEquals(8, k.next(steep(), 1, 1));
+  }
+
+  @Test
+  void aDraftThatLosesIsShortenedToTheLengthThatYieldsMost() {
+    DraftLength k = new DraftLength(8);
+    k.verified(2, 2);
+    k.verified(4, 4);
+    k.verified(8, 1);
+    // held 2.5 + 1, one cut: p = 4 / 5.5 = 0.727; the rules ask for 2 (one more than held):
+    // 2.26 tokens for 1.8 steps, 1.26 a step's time, against 1.23 for one token: 2 is kept
+    assertEquals(2, k.next(steep(), 1, 1));
+    // beside two other decoding sequences two tokens lose (4.26 tokens for 2.6 steps, 1.64,
+    // against 3 for 1.8, 1.67) and one pays (3.73 for 2.2, 1.69)
+    assertEquals(1, k.next(steep(), 3, 3));
   }
 
   @Test
@@ -113,7 +126,7 @@ class DraftLengthTest {
     DraftLength k = new DraftLength(8);
     k.verified(2, 0);
     k.verified(2, 1);
-    k.verified(2, 0); // held 0.8, cut 2.44: p = 1.8 / 5.24 = 0.34, below the break-even 0.4
+    k.verified(2, 0); // held 0.5, cut 1.75: p = 1 / 3.25 = 0.31, below the break-even 0.4
     assertEquals(0, k.next(steep(), 1, 1));
     for (int i = 1; i < 4; i++) {
       assertEquals(0, k.next(steep(), 1, 1), "step " + i);
@@ -121,8 +134,8 @@ class DraftLengthTest {
     assertEquals(1, k.next(steep(), 1, 1)); // the probe, whatever its price
     assertEquals(1, k.next(steep(), 1, 1)); // no draft was found for it: still probing
     k.verified(1, 1);
-    // p = 2.64 / 5.59 = 0.47: one token pays (1.47 for 1.4 steps), two do not (1.69 for 1.8)
-    assertEquals(1, k.next(steep(), 1, 1));
+    // p = 1.75 / 3.125 = 0.56: the rules' two tokens pay (1.87 for 1.8 steps)
+    assertEquals(2, k.next(steep(), 1, 1));
   }
 
   @Test
@@ -134,5 +147,13 @@ class DraftLengthTest {
     assertEquals(1, alone.next(steep(), 1, 1)); // 1.5 tokens for 1.4 steps
     // four sequences decoding: 4.5 tokens for 2.6 steps against 4 for 2.2
     assertEquals(0, batched.next(steep(), 4, 4));
+  }
+
+  @Test
+  void aDraftIsExpectedToHoldEachTokenWithTheChanceThatAllBeforeItHeld() {
+    DraftLength k = new DraftLength(8);
+    k.verified(2, 1); // p = 0.5
+    assertEquals(0, k.expectedHeld(0));
+    assertEquals(0.5 + 0.25 + 0.125, k.expectedHeld(3), 1e-12);
   }
 }
