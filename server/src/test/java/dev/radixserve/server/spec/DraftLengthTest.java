@@ -84,23 +84,26 @@ class DraftLengthTest {
     return t;
   }
 
+  /** A sequence whose drafts of 2 and 4 were held in full: the rules ask for 8 next. */
+  private static DraftLength afterTwoFullDrafts() {
+    DraftLength k = new DraftLength(8);
+    k.verified(2, 2);
+    k.verified(4, 4);
+    return k;
+  }
+
   @Test
   void wherePricesAreFlatTheRulesSetTheLength() {
     StepTimes flat = new StepTimes();
     for (int rows = 1; rows <= 9; rows++) {
       flat.record(rows, 1_000_000);
     }
-    DraftLength k = new DraftLength(8);
-    k.verified(2, 2);
-    k.verified(4, 4);
-    assertEquals(8, k.next(flat, 1, 1));
+    assertEquals(8, afterTwoFullDrafts().next(flat, 1, 1));
   }
 
   @Test
   void aDraftThatPaysKeepsTheRulesLength() {
-    DraftLength k = new DraftLength(8);
-    k.verified(2, 2);
-    k.verified(4, 4);
+    DraftLength k = afterTwoFullDrafts();
     // held 2 * 0.5 + 4 = 5 tokens, none cut: p = 5.5 / 6 = 0.917; a draft of 8 yields 6.52
     // tokens for 4.2 steps, 1.55 a step's time (a draft of 4 would yield 1.63)
     assertEquals(0.917, k.acceptance(), 1e-3);
@@ -109,9 +112,7 @@ class DraftLengthTest {
 
   @Test
   void aDraftThatLosesIsShortenedToTheLengthThatYieldsMost() {
-    DraftLength k = new DraftLength(8);
-    k.verified(2, 2);
-    k.verified(4, 4);
+    DraftLength k = afterTwoFullDrafts();
     k.verified(8, 1);
     // held 2.5 + 1, one cut: p = 4 / 5.5 = 0.727; the rules ask for 2 (one more than held):
     // 2.26 tokens for 1.8 steps, 1.26 a step's time, against 1.23 for one token: 2 is kept
