@@ -2,16 +2,16 @@ package dev.radixserve.server.spec;
 
 /**
  * How many draft tokens one sequence verifies next, from how its recent drafts fared and what a
- * step of that many more tokens costs. A sequence
- * starts at {@value #START}: a rejected draft costs its verification, so the first ones are short
- * until drafts prove to pay (a first draft of the maximum made an early miss cost a step of 1 +
- * max tokens). After a fully accepted draft it asks for twice as many (up to the maximum), so a
- * long copy reaches the maximum in a few steps; after a partial one, for one more than were
- * accepted; after {@value #MISSES_TO_PAUSE} drafts in a row with nothing
- * accepted it drafts nothing for a pause that doubles each time it happens again (up to {@value
- * #MAX_PAUSE} steps), then tries a single token. A step that verifies k drafts costs about one
- * decode step while decoding is bound by weight bytes, a little more otherwise: so a sequence
- * whose drafts stop paying decodes as if speculation were off, but for a probe now and then.
+ * step of that many more tokens costs. A sequence starts at {@value #START}: a rejected draft
+ * costs its verification, so the first ones are short until drafts prove to pay (a first draft
+ * of the maximum made an early miss cost a step of 1 + max tokens). After a fully accepted draft
+ * it asks for twice as many (up to the maximum), so a long copy reaches the maximum in a few
+ * steps; after a partial one, for one more than were accepted; after {@value #MISSES_TO_PAUSE}
+ * drafts in a row with nothing accepted it drafts nothing for a pause that doubles each time it
+ * happens again (up to {@value #MAX_PAUSE} steps), then tries a single token. A step that
+ * verifies k drafts costs about one decode step while decoding is bound by weight bytes, a little
+ * more otherwise: so a sequence whose drafts stop paying decodes as if speculation were off, but
+ * for a probe now and then.
  *
  * <p>The rules' length is then priced ({@link #next(StepTimes, int, double)}). Each token of a
  * draft is taken as held with the sequence's recent acceptance rate p, given the ones before it
@@ -34,8 +34,6 @@ public final class DraftLength {
    * do, so the last drafts count most.
    */
   static final double DECAY = 0.5;
-  /** Step times that price every draft alike: the rules alone set the length. */
-  private static final StepTimes UNPRICED = new StepTimes();
 
   private final int max;
   private int next;
@@ -58,7 +56,8 @@ public final class DraftLength {
 
   /** Draft tokens to verify in this step by the rules alone; 0 while paused (one call a step). */
   public int next() {
-    return next(UNPRICED, 1, 1);
+    int gated = pauseOrProbe();
+    return gated >= 0 ? gated : next;
   }
 
   /**
@@ -72,13 +71,9 @@ public final class DraftLength {
    * @param baseTokens tokens the step is expected to yield without this draft
    */
   public int next(StepTimes times, int baseRows, double baseTokens) {
-    if (pausing > 0) {
-      pausing--;
-      probe = pausing == 0;
-      return 0;
-    }
-    if (probe) {
-      return 1; // until a draft is found and verified
+    int gated = pauseOrProbe();
+    if (gated >= 0) {
+      return gated;
     }
     int k = pricedLength(times, baseRows, baseTokens);
     if (k == 0) {
@@ -86,6 +81,16 @@ public final class DraftLength {
       pausing--; // this step is the pause's first
     }
     return k;
+  }
+
+  /** This step's length while paused (0) or probing after a pause (1); -1 otherwise. */
+  private int pauseOrProbe() {
+    if (pausing > 0) {
+      pausing--;
+      probe = pausing == 0;
+      return 0;
+    }
+    return probe ? 1 : -1; // a probe lasts until a draft is found and verified
   }
 
   /**
