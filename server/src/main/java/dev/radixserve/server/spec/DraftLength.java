@@ -16,11 +16,11 @@ package dev.radixserve.server.spec;
  * <p>The rules' length is then priced ({@link #next(StepTimes, int, double)}). Each token of a
  * draft is taken as held with the sequence's recent acceptance rate p, given the ones before it
  * held, so a draft of k yields 1 + p + ... + p^k tokens in expectation, at the step times measured
- * ({@link StepTimes}). A draft whose step is expected to yield fewer tokens per second than a
- * step without it is shortened to the length that yields the most, possibly none, which pauses
- * drafting as misses do. Where a step costs the same whatever its tokens (bound by reading the
- * weights) every draft pays; where every token costs compute, as in a batch of sequences on a
- * CPU, only a likely one does.
+ * ({@link StepTimes}). A draft whose step is not expected to yield a tenth more tokens per
+ * second than a step without it ({@link #MARGIN}) is shortened to the longest length that is,
+ * possibly none, which pauses drafting as misses do. Where a step costs the same whatever its
+ * tokens (bound by reading the weights) nearly every draft pays; where every token costs compute,
+ * as in a batch of sequences on a CPU, only a likely one does.
  */
 public final class DraftLength {
 
@@ -34,6 +34,14 @@ public final class DraftLength {
    * do, so the last drafts count most.
    */
   static final double DECAY = 0.5;
+  /**
+   * How much more a step with a draft must be expected to yield per second than the step
+   * without it. The odds come from the last few drafts and the prices from a few steps' times,
+   * neither closer than about this; where a draft's expected gain is smaller it is as likely a
+   * loss (measured on 2 AVX2 cores: drafts beside 1 to 3 other sequences gained at most ~5% by
+   * the estimate and cost ~5% by the clock).
+   */
+  static final double MARGIN = 0.1;
 
   private final int max;
   private int next;
@@ -115,26 +123,19 @@ public final class DraftLength {
 
   /**
    * The rules' length if its step is expected to yield more tokens per second than a step
-   * without it; otherwise the shorter length that yields the most, or none. The rules pick long
-   * drafts inside a burst of copying, which a single acceptance rate undervalues (measured: a
-   * rate-optimal length cost 8% on first-time summaries), so the price only guards against
-   * drafts that lose.
+   * without it, by {@link #MARGIN}; otherwise the longest shorter length that does, or none. The
+   * rules pick long drafts inside a burst of copying, which a single acceptance rate undervalues
+   * (measured: the rate-optimal length cost 8% on first-time summaries), so the price only guards
+   * against drafts that lose, and a draft cut by it keeps as much of the burst as pays.
    */
   private int pricedLength(StepTimes times, int baseRows, double baseTokens) {
-    double plain = baseTokens / times.estimate(baseRows);
-    if ((baseTokens + expectedHeld(next)) / times.estimate(baseRows + next) > plain) {
-      return next;
-    }
-    double best = plain;
-    int bestK = 0;
-    for (int k = 1; k < next; k++) {
-      double rate = (baseTokens + expectedHeld(k)) / times.estimate(baseRows + k);
-      if (rate > best) {
-        best = rate;
-        bestK = k;
+    double bar = (1 + MARGIN) * baseTokens / times.estimate(baseRows);
+    for (int k = next; k > 0; k--) {
+      if ((baseTokens + expectedHeld(k)) / times.estimate(baseRows + k) > bar) {
+        return k;
       }
     }
-    return bestK;
+    return 0;
   }
 
   private void pause() {

@@ -1,12 +1,22 @@
 package dev.radixserve.server.spec;
 
+import java.util.Arrays;
+
 /**
  * What a forward step takes by how many tokens it computes, as this server measures its own
- * steps: a moving average per token count up to {@value #ROWS}, so the speculator can price a
- * draft before proposing it. Whether verifying k draft tokens costs "about one step" depends on
- * the hardware: where a step is bound by reading the weights it does, but on a CPU whose 8-bit
- * kernels are compute-bound at a few rows (2 AVX2 cores: 9 rows with their logits cost 4.2 decode
- * steps of a 1B int8 model) a long draft costs several steps, and only a likely one pays.
+ * steps, so the speculator can price a draft before proposing it. Whether verifying k draft
+ * tokens costs "about one step" depends on the hardware: where a step is bound by reading the
+ * weights it does, but on a CPU whose 8-bit kernels are compute-bound at a few rows (2 AVX2 cores:
+ * 9 rows with their logits cost 4.2 decode steps of a 1B int8 model) a long draft costs several
+ * steps, and only a likely one pays.
+ *
+ * <p>Each count up to {@value #ROWS} keeps its last {@value #SAMPLES} times and is taken at their
+ * median (the lower one of an even number), so it follows a change of context or load within a
+ * few steps and one slow step does not move it. And a step of more tokens never costs less than
+ * one of fewer, so a count is taken at no more than any larger count measured. Both matter
+ * because a count priced too dear is not drafted at again, so not measured again: the first step
+ * of each new token count (ONNX Runtime plans its memory for the new shape) took twice what the
+ * later ones took (1B int8, AVX-512: a 2-token step 66 ms, then 22 and 35 ms, decode 26 ms).
  *
  * <p>Counts never measured are estimated from their neighbours: linearly between two measured
  * counts, beyond the largest along the slope of the last two (never falling), flat where only one
@@ -18,18 +28,34 @@ public final class StepTimes {
 
   /** Token counts tracked one by one; larger steps are priced in proportion to their tokens. */
   public static final int ROWS = 64;
-  /** Weight of a new measurement in its count's average: steps vary with context and load. */
-  static final double ALPHA = 0.2;
+  /** Times kept per count: a median of this many ignores a slow step or two. */
+  static final int SAMPLES = 5;
 
+  private final long[][] samples = new long[ROWS + 1][SAMPLES];
+  private final int[] recorded = new int[ROWS + 1];
+  private final long[] medians = new long[ROWS + 1];
+  /** Per count, its median capped by every larger count's; 0 where never measured. */
   private final double[] nanos = new double[ROWS + 1];
+  private final long[] sorted = new long[SAMPLES];
 
   /** A step of {@code tokens} tokens took {@code elapsedNanos}. */
   public void record(int tokens, long elapsedNanos) {
     if (tokens < 1 || tokens > ROWS || elapsedNanos <= 0) {
       return;
     }
-    double old = nanos[tokens];
-    nanos[tokens] = old == 0 ? elapsedNanos : old + ALPHA * (elapsedNanos - old);
+    samples[tokens][recorded[tokens] % SAMPLES] = elapsedNanos;
+    recorded[tokens]++;
+    int n = Math.min(recorded[tokens], SAMPLES);
+    System.arraycopy(samples[tokens], 0, sorted, 0, n);
+    Arrays.sort(sorted, 0, n);
+    medians[tokens] = sorted[(n - 1) / 2];
+    long cap = Long.MAX_VALUE;
+    for (int t = ROWS; t >= 1; t--) {
+      if (recorded[t] > 0) {
+        cap = Math.min(cap, medians[t]);
+        nanos[t] = cap;
+      }
+    }
   }
 
   /** The expected time of a step of {@code tokens} tokens in nanoseconds; 1 if none measured. */
@@ -65,7 +91,7 @@ public final class StepTimes {
     if (below < 1) {
       return nanos[lo];
     }
-    double slope = Math.max(0, (nanos[lo] - nanos[below]) / (lo - below));
+    double slope = (nanos[lo] - nanos[below]) / (lo - below); // capped above: never negative
     return nanos[lo] + slope * (t - lo);
   }
 }

@@ -14,12 +14,40 @@ class StepTimesTest {
   }
 
   @Test
-  void aCountMeasuredIsItsMovingAverage() {
+  void aCountIsTheMedianOfItsLastTimesSoOneSlowStepDoesNotMoveIt() {
     StepTimes t = new StepTimes();
+    t.record(3, 2_000); // the first step of a new count: ONNX Runtime plans the new shape
+    assertEquals(2_000, t.estimate(3));
     t.record(3, 1_000);
-    assertEquals(1_000, t.estimate(3));
-    t.record(3, 2_000);
-    assertEquals(1_000 + StepTimes.ALPHA * 1_000, t.estimate(3), 1e-9);
+    assertEquals(1_000, t.estimate(3)); // of two, the lower
+    t.record(3, 1_100);
+    t.record(3, 9_000); // a slow one (a collection, another process)
+    assertEquals(1_100, t.estimate(3));
+  }
+
+  @Test
+  void aCountFollowsItsLastTimesWhenTheyMove() {
+    StepTimes t = new StepTimes();
+    for (int i = 0; i < StepTimes.SAMPLES; i++) {
+      t.record(2, 1_000);
+    }
+    for (int i = 0; i < StepTimes.SAMPLES / 2; i++) {
+      t.record(2, 3_000); // a longer context
+    }
+    assertEquals(1_000, t.estimate(2));
+    t.record(2, 3_000);
+    assertEquals(3_000, t.estimate(2)); // most of the last times: the new cost
+  }
+
+  @Test
+  void aStepOfMoreTokensNeverCostsLessThanOneOfFewer() {
+    StepTimes t = new StepTimes();
+    t.record(1, 100);
+    t.record(2, 260); // once slow, so drafts of one token would not be tried again
+    t.record(4, 150);
+    assertEquals(150, t.estimate(2)); // taken at most at what four tokens cost
+    assertEquals(150, t.estimate(3));
+    assertEquals(100, t.estimate(1));
   }
 
   @Test
@@ -38,6 +66,7 @@ class StepTimesTest {
     StepTimes t = new StepTimes();
     t.record(2, 300);
     t.record(4, 200); // noise: fewer tokens measured slower
+    assertEquals(200, t.estimate(2)); // capped by the larger count
     assertEquals(200, t.estimate(9)); // not below the last measured
     assertEquals(200.0 * 3, t.estimate(StepTimes.ROWS * 3), 1e-9);
     t.record(1, 100);
