@@ -32,7 +32,9 @@ public final class StepTimes {
   static final int SAMPLES = 5;
 
   private final long[][] samples = new long[ROWS + 1][SAMPLES];
+  /** Per count, the samples held (up to {@value #SAMPLES}) and the slot the next one takes. */
   private final int[] recorded = new int[ROWS + 1];
+  private final int[] slot = new int[ROWS + 1];
   private final long[] medians = new long[ROWS + 1];
   /** Per count, its median capped by every larger count's; 0 where never measured. */
   private final double[] nanos = new double[ROWS + 1];
@@ -43,9 +45,10 @@ public final class StepTimes {
     if (tokens < 1 || tokens > ROWS || elapsedNanos <= 0) {
       return;
     }
-    samples[tokens][recorded[tokens] % SAMPLES] = elapsedNanos;
-    recorded[tokens]++;
-    int n = Math.min(recorded[tokens], SAMPLES);
+    samples[tokens][slot[tokens]] = elapsedNanos;
+    slot[tokens] = (slot[tokens] + 1) % SAMPLES;
+    recorded[tokens] = Math.min(recorded[tokens] + 1, SAMPLES); // a server runs for months
+    int n = recorded[tokens];
     System.arraycopy(samples[tokens], 0, sorted, 0, n);
     Arrays.sort(sorted, 0, n);
     medians[tokens] = sorted[(n - 1) / 2];
