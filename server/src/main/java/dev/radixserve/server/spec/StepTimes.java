@@ -15,8 +15,9 @@ import java.util.Arrays;
  * few steps and one slow step does not move it. And a step of more tokens never costs less than
  * one of fewer, so a count is taken at no more than any larger count measured. Both matter
  * because a count priced too dear is not drafted at again, so not measured again: the first step
- * of each new token count (ONNX Runtime plans its memory for the new shape) took twice what the
- * later ones took (1B int8, AVX-512: a 2-token step 66 ms, then 22 and 35 ms, decode 26 ms).
+ * of each new token count (presumably ONNX Runtime planning memory for the new shape) took twice
+ * what the later ones took (1B int8, AVX-512: a 2-token step 66 ms, then 22 and 35 ms, decode
+ * 26 ms).
  *
  * <p>Counts never measured are estimated from their neighbours: linearly between two measured
  * counts, beyond the largest along the slope of the last two (never falling), flat where only one

@@ -16,7 +16,7 @@ class StepTimesTest {
   @Test
   void aCountIsTheMedianOfItsLastTimesSoOneSlowStepDoesNotMoveIt() {
     StepTimes t = new StepTimes();
-    t.record(3, 2_000); // the first step of a new count: ONNX Runtime plans the new shape
+    t.record(3, 2_000); // the first step of a new count, slow (a new shape for ONNX Runtime)
     assertEquals(2_000, t.estimate(3));
     t.record(3, 1_000);
     assertEquals(1_000, t.estimate(3)); // of two, the lower
