@@ -9,7 +9,9 @@ import json
 import os
 import sys
 
-from gguf import GGUFReader
+# gguf-py from llama.cpp's own tree when no gguf package is installed
+sys.path.append(os.path.join(sys.argv[1] if len(sys.argv) > 1 else "/work/llamacpp/src", "gguf-py"))
+from gguf import GGUFReader  # noqa: E402
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, AddedToken
 
 # Llama 3's pre-tokenizer split (llama-vocab.cpp's LLAMA_VOCAB_PRE_TYPE_LLAMA3 regex)

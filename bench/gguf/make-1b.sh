@@ -13,13 +13,16 @@ hf=$1
 out=$2
 src=${3:-/work/llamacpp/src}
 here=$(cd "$(dirname "$0")" && pwd)
+# build.sh's venv (torch, sentencepiece) for the converter, where it is
+py=${PYTHON:-python3}
+[ -n "${PYTHON:-}" ] || [ ! -x "$src/../venv/bin/python" ] || py=$src/../venv/bin/python
 mkdir -p "$out/hf"
 for f in config.json generation_config.json model.safetensors model.safetensors.index.json \
     $(cd "$hf" && ls model-*-of-*.safetensors 2> /dev/null); do
   [ -f "$hf/$f" ] && ln -sf "$(cd "$hf" && pwd)/$f" "$out/hf/$f"
 done
-python3 "$here/llama3_tokenizer_files.py" "$src" "$out/hf"
-[ -f "$out/llama1b-bf16.gguf" ] || (cd "$src" && python3 convert_hf_to_gguf.py "$out/hf" \
+"$py" "$here/llama3_tokenizer_files.py" "$src" "$out/hf"
+[ -f "$out/llama1b-bf16.gguf" ] || (cd "$src" && "$py" convert_hf_to_gguf.py "$out/hf" \
   --outtype bf16 --outfile "$out/llama1b-bf16.gguf")
 for q in Q8_0 Q4_0 Q4_K_M; do
   lower=$(echo "$q" | tr 'A-Z' 'a-z')

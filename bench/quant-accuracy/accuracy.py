@@ -22,6 +22,7 @@ Per mode, one server at a time (`java -jar JAR serve --model DIR --quantization 
 usage: [SKIP=N] [WINDOWS=N] [CTX=N] JAVA=.../bin/java accuracy.py JAR MODEL_DIR OUT.json MODE...
   MODE: none | int8 | int4 | a mode then extra flags after colons, e.g.
         int4:--quantization-lm-head:true   int8:--quantization-block-size:128
+        (a -Dname=value part goes to the JVM: int4:-Dradixserve.ortProfile=/tmp/p)
   (the first MODE is the reference; give none first)
   MODE@DIR: that mode served from another directory holding the same model in another form
         (a GPTQ checkpoint of it: none@/tmp/gptq-g128), scored on MODEL_DIR's windows
@@ -78,10 +79,13 @@ def measure(jar, model_dir, spec, texts):
     flags, _, other_dir = spec.partition("@")
     model_dir = other_dir or model_dir
     mode, *extra = flags.split(":")
+    # -Dname=value parts are JVM system properties (a diagnostic switch), the rest serve flags
+    props = [e for e in extra if e.startswith("-D")]
+    extra = [e for e in extra if not e.startswith("-D")]
     port = free_port()
     java = os.environ.get("JAVA", "java")
     cmd = [java, "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector",
-           "-Xmx2g", "-jar", jar, "serve", "--model", model_dir, "--host", "127.0.0.1",
+           "-Xmx2g"] + props + ["-jar", jar, "serve", "--model", model_dir, "--host", "127.0.0.1",
            "--port", str(port), "--quantization", mode] + extra
     log = open(f"/tmp/accuracy-{spec.replace(':', '_').replace('/', '_')}.log", "w")
     server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)

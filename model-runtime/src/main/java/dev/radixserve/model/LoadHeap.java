@@ -15,7 +15,8 @@ import java.util.logging.Logger;
  * file collects too: it quantizes nothing, but what it did make before the session (the
  * tokenizer, the graph, the checkpoint's digest) left G1 with ~700 MiB resident on that shape
  * at int4, which set its peak above a first start's (2,460 against 1,916 MiB,
- * docs/benchmarks/journal/2026-11-29e-even-rows.md).
+ * docs/benchmarks/journal/2026-11-29e-even-rows.md). The collection leaves at most a fifth of the
+ * heap free ({@link JavaHeap#compact}), not G1's default 70%.
  */
 final class LoadHeap {
 
@@ -28,7 +29,7 @@ final class LoadHeap {
     Runtime rt = Runtime.getRuntime();
     long before = rt.totalMemory();
     long start = System.nanoTime();
-    System.gc();
+    JavaHeap.compact();
     LOG.fine(() -> String.format("heap after making the weights: %d -> %d MiB committed (%d ms)",
         before >> 20, rt.totalMemory() >> 20, (System.nanoTime() - start) / 1_000_000));
   }

@@ -112,6 +112,8 @@ public final class Engine {
   private volatile boolean idle = true;
   private final IdleTrim idleTrim = new IdleTrim(NativeHeap::trim, System::nanoTime,
       IdleTrim.DELAY_NANOS);
+  private final IdleTrim idleCompact = new IdleTrim(IdleTrim::compactJavaHeap, System::nanoTime,
+      IdleTrim.COMPACT_DELAY_NANOS);
   private volatile EngineGauges gauges;
   private boolean stopped;
 
@@ -307,6 +309,7 @@ public final class Engine {
           checkWhenIdle();
         }
         idleTrim.observe(idle);
+        idleCompact.observe(idle);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;

@@ -1,11 +1,14 @@
 package dev.radixserve.server.engine;
 
+import dev.radixserve.model.JavaHeap;
+import dev.radixserve.model.NativeHeap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * Hands the C heap's free pages back to the system once the engine has stayed idle for a while
- * after work ({@code malloc_trim(0)} through {@link dev.radixserve.model.NativeHeap}).
+ * Runs a memory give-back once the engine has stayed idle for a while after work: the C heap's
+ * free pages ({@code malloc_trim(0)} through {@link NativeHeap}) after a second, the Java heap
+ * compacted ({@link #compactJavaHeap}) after five.
  *
  * <p>Why: a forward pass's activations are ONNX Runtime's, allocated and freed in glibc's arenas;
  * glibc keeps the freed pages of a chunk that was not mapped on its own resident, so after the
@@ -13,12 +16,19 @@ import java.util.function.LongSupplier;
  * after five requests, measured with {@code gdb -ex "call malloc_trim(0)"} on a running server;
  * docs/benchmarks/journal/2026-11-29g-memory-breakdown.md). The trim walks every arena, so it
  * waits for a quiet second rather than running between two requests of a busy client, and runs
- * once per idle spell, only when work ran since the last one.
+ * once per idle spell, only when work ran since the last one. The Java heap likewise: G1 kept
+ * ~45 MiB committed for ~15 MiB of live data after a busy spell on that shape, and one full
+ * collection with a lower free-ratio bound ({@link JavaHeap#compact}) leaves ~27
+ * (docs/benchmarks/journal/2026-11-30e-idle-heap.md). That collection pauses the JVM for tens
+ * of milliseconds (36–56 ms measured there), so it waits five quiet seconds: a client that
+ * pauses a second or two between requests does not meet it.
  */
 final class IdleTrim {
 
-  /** How long the engine must have been idle before it trims. */
+  /** How long the engine must have been idle before it trims the C heap. */
   static final long DELAY_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** How long before it compacts the Java heap (a full collection's pause, see above). */
+  static final long COMPACT_DELAY_NANOS = TimeUnit.SECONDS.toNanos(5);
 
   private final Runnable trim;
   private final LongSupplier nanoClock;
@@ -32,6 +42,15 @@ final class IdleTrim {
     this.trim = trim;
     this.nanoClock = nanoClock;
     this.delayNanos = delayNanos;
+  }
+
+  /**
+   * The Java heap compacted, then the C heap trimmed again: the collection can free native
+   * memory that unreachable automatic arenas held.
+   */
+  static void compactJavaHeap() {
+    JavaHeap.compact();
+    NativeHeap.trim();
   }
 
   /** Called once per engine loop with whether the engine has nothing to run. */
