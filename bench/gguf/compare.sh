@@ -23,11 +23,14 @@
 # tokens per second, and per CPU-second of the server, go to OUT/results.jsonl (kind "shared").
 #
 # The files: bench/gguf/make-1b.sh (Llama-3.2-1B's shape, converted and quantized by llama.cpp).
-# llama-server runs with --no-repack (its AMX/AVX-512 repacking SIGILLs on this VM's CPU) and one
+# llama-server runs with --no-repack (its AMX/AVX-512 repacking SIGILLed on the 2026-11-28/29 VMs'
+# CPUs; LLAMA_REPACK=1 leaves llama-server's default, repacking, where it runs) and one
 # slot of 4,096 tokens; radixserve with its defaults for the file (Q8_0/Q4_0 repacked, K-quants
 # requantized, an int8 LM head) and the same thread count.
 set -u
 rs_args=${RADIXSERVE_ARGS:-}
+repack=--no-repack
+[ -z "${LLAMA_REPACK:-}" ] || repack=
 [[ $rs_args == *--speculative* ]] || rs_args="--speculative off $rs_args"
 out=$1
 shift
@@ -56,7 +59,7 @@ serve() {
     local ctx=4096
     [ "$5" -gt 1 ] && ctx=$(($5 * 2048))
     "$lc/llama-server" -m "$2" --host 127.0.0.1 --port "$3" -t "$threads" \
-      -tb "$threads" -c "$ctx" -np "$5" --no-repack > "$4" 2>&1 &
+      -tb "$threads" -c "$ctx" -np "$5" $repack > "$4" 2>&1 &
   fi
   pid=$!
   for _ in $(seq 1 1200); do
