@@ -34,16 +34,9 @@ public final class JavaHeap {
   /** A full collection that leaves at most {@value #MAX_FREE_PERCENT}% of the heap free. */
   public static synchronized void compact() {
     HotSpotDiagnosticMXBean vm = bean();
-    if (vm == null) {
-      System.gc();
-      return;
-    }
-    String min;
-    String max;
-    try {
-      min = vm.getVMOption(MIN).getValue();
-      max = vm.getVMOption(MAX).getValue();
-    } catch (IllegalArgumentException e) {
+    String min = vm == null ? null : option(vm, MIN);
+    String max = vm == null ? null : option(vm, MAX);
+    if (min == null || max == null) {
       System.gc();
       return;
     }
@@ -67,6 +60,15 @@ public final class JavaHeap {
       if (minSet) {
         vm.setVMOption(MIN, min);
       }
+    }
+  }
+
+  /** The flag's value, or null where this JVM has no such flag. */
+  private static String option(HotSpotDiagnosticMXBean vm, String name) {
+    try {
+      return vm.getVMOption(name).getValue();
+    } catch (IllegalArgumentException e) {
+      return null;
     }
   }
 
