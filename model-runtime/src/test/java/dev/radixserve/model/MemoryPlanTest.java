@@ -136,8 +136,8 @@ class MemoryPlanTest {
    * side of the measurement. Without the wait, INT4's serving memory read from -22% to +22% of
    * the plan on a loaded 2-core machine (CI runs, 2026-11-29 and 30) and fell in two groups even
    * when quiet (+2..+6% and -15%); with it, -10..-15% quiet and -11..-20% beside two busy loops
-   * (the child run 4 + 17 times, 2026-11-30). The plan's ~12% above the measure is its allowance
-   * for what a MatMulNBits session holds ({@link MemoryPlan}), measured once on another model.
+   * (the child run 4 + 17 times, 2026-11-30), and -22% in the suite's own run: the plan's
+   * allowance for what a MatMulNBits session holds ({@link MemoryPlan}) was then 12 MiB too high.
    */
   private static void settle() throws IOException {
     var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
