@@ -274,8 +274,8 @@ class PrequantizedLlamaTest {
     CheckpointQuantization q = new CheckpointQuantization(Method.GPTQ, 4, 128, 1);
     QuantSpec none = QuantSpec.none();
     // groups of 128 served as blocks of 128 (QuantSpec.evenRows makes them bit-stable), the
-    // auto head in the layers' block
-    assertEquals("gptq-int4/b128/asym/acc4/head-int8", QuantSpec.forModel(none, q, 4,
+    // auto head as beside any int4 layers: int8 in blocks of 256
+    assertEquals("gptq-int4/b128/asym/acc4/head-int8-b256", QuantSpec.forModel(none, q, 4,
         QuantSpec.HeadSetting.AUTO).resolvedFor(768).key());
     assertEquals("gptq-int4/b128/asym/acc4", QuantSpec.forModel(none, q, 4,
         new QuantSpec.HeadSetting(false, null)).resolvedFor(768).key(), "kept as the checkpoint");

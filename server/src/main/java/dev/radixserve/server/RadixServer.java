@@ -397,7 +397,7 @@ public final class RadixServer {
   /**
    * The model as the block hashes name it: the served name, then the dtype when it is not fp32,
    * the KV cache dtype when it is not the graph's ({@code gpt2@kv-int8}), and the quantization
-   * when there is one ({@code gpt2@int4/bauto64/asym/acc4/head-int8-b64}, {@code gpt2@float16}),
+   * when there is one ({@code gpt2@int4/bauto128/asym/acc4/head-int8-b256}, {@code gpt2@float16}),
    * since an int4, fp16 or int8-KV model's KV blocks are not the fp32 model's. For fp32
    * unquantized with an fp32 pool it is the plain name, so llm-d's own hash of a prefix still
    * equals ours.

@@ -209,7 +209,7 @@ class QuantizedServingTest {
     // fp32 keeps the plain name: llm-d's own hash of an unsalted prefix still equals ours
     assertEquals("radixserve-embedded-gpt2",
         RadixServer.cacheModelKey(fp32, fp32.quantization().resolvedFor(hidden)));
-    assertEquals("radixserve-embedded-gpt2@int4/bauto64/asym/acc4/head-int8-b64",
+    assertEquals("radixserve-embedded-gpt2@int4/bauto128/asym/acc4/head-int8-b256",
         RadixServer.cacheModelKey(int4, int4.quantization().resolvedFor(hidden)));
     java.util.Set<Long> roots = new java.util.HashSet<>();
     for (ServerConfig c : List.of(fp32, int4, int8, int8b64, int8b64head32)) {

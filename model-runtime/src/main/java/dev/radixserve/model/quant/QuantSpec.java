@@ -10,7 +10,8 @@ import java.util.Set;
  * @param mode none, int8 or int4
  * @param blockSize weights per block along K: a power of two from 16 to 256 (MatMulNBits'
  *     constraint) that divides the K of every quantized weight, or {@value #AUTO_BLOCK_SIZE}
- *     for auto ({@link #blockFor}: int8's default, 64 where it divides the weight's K)
+ *     for auto ({@link #blockFor}: the default, int4's 128 and int8's 64 where they divide the
+ *     weight's K)
  * @param zeroPoints asymmetric blocks (scale and zero point from the block's min and max); false:
  *     symmetric (scale from the value of largest magnitude, the format's default zero point)
  * @param headMode how the LM head is stored: {@link QuantMode#NONE} (as the checkpoint has it),
@@ -58,16 +59,29 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    */
   public static final int DEFAULT_INT8_BLOCK_SIZE = 64;
   /**
-   * The largest block auto gives an int4 weight: 64 (with zero points: Q4_0's accuracy on the
-   * trained models, docs/quantization.md), 0.625 bytes a weight once packed against 0.75 for 32.
-   * Every 4-bit block of 32 or more needs an even row count for the same bits at any row count
-   * ({@link #evenRows}); padded, 64 decoded as fast as 32 on the Llama-3.2-1B shape, prefilled
-   * 12% faster and held 110 MiB less (docs/benchmarks/journal/2026-11-29e-even-rows.md). Until
-   * 2026-11-29 int4 took 32, unpadded, a little more accurate than Q4_0.
+   * The largest block auto gives an int4 weight: 128 (with zero points), 0.5625 bytes a weight
+   * once packed against 0.625 for 64 and 0.75 for 32: GPTQ's and AWQ's usual group, and ONNX
+   * Runtime's own quantizer's default. On three trained models it moved RMS Δp 5.5–11% above
+   * blocks of 64 (with the head's blocks of 256, 1.08× llama.cpp Q4_0's where both were
+   * measured), for ~58 MiB less on the Llama-3.2-1B shape and a faster decode and prefill: with
+   * the head's 256 it took that shape within 1.2× of Q4_0's memory
+   * (docs/benchmarks/journal/2026-11-30h-int4-blocks-128.md). Every
+   * 4-bit block of 32 or more needs an even row count for the same bits at any row count
+   * ({@link #evenRows}). Until 2026-11-29 int4 took 32, unpadded; until 2026-11-30, 64.
    */
-  public static final int DEFAULT_INT4_BLOCK_SIZE = 64;
-  /** An int8 head's block size under auto, where it divides the head's K (64: as the layers'). */
+  public static final int DEFAULT_INT4_BLOCK_SIZE = 128;
+  /**
+   * An int8 head's block size under auto beside int8 layers, where it divides the head's K (64:
+   * as the layers').
+   */
   public static final int DEFAULT_INT8_HEAD_BLOCK_SIZE = 64;
+  /**
+   * An int8 head's block size under auto beside int4 layers: 256 (1.03 bytes a weight packed,
+   * against 1.125 for 64: 24 MiB less on the Llama-3.2-1B shape's 128,256 × 2,048 head) for
+   * 1.6–2.4% more RMS Δp on the trained models (docs/benchmarks/journal/2026-11-30g-head-256.md).
+   * int8 layers keep 64: their users asked for Q8_0's accuracy, not the last MiB.
+   */
+  public static final int DEFAULT_INT4_HEAD_BLOCK_SIZE = 256;
   /** The CPU's level: int8 activations against int8/int4 weights (see docs/benchmarks/journal/2026-11-21-to-28.md). */
   public static final int CPU_ACCURACY_LEVEL = 4;
 
@@ -190,7 +204,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     return mode == QuantMode.NONE ? DEFAULT_BLOCK_SIZE : AUTO_BLOCK_SIZE;
   }
 
-  /** The largest block auto gives a weight of {@code mode}: 64, for int4 and for int8 alike. */
+  /** The largest block auto gives a weight of {@code mode}: 128 for int4, 64 for int8. */
   public static int largestAutoBlock(QuantMode mode) {
     return mode == QuantMode.INT4 ? DEFAULT_INT4_BLOCK_SIZE : DEFAULT_INT8_BLOCK_SIZE;
   }
@@ -297,7 +311,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
 
   /**
    * The LM head's block size for a head of {@code k} inputs: the one set, or under auto an int8
-   * head's {@value #DEFAULT_INT8_HEAD_BLOCK_SIZE} (or the layers' block if larger), halved until
+   * head's {@value #DEFAULT_INT8_HEAD_BLOCK_SIZE} beside int8 layers and {@value
+   * #DEFAULT_INT4_HEAD_BLOCK_SIZE} beside int4 ones (or the layers' block if larger), halved until
    * it divides {@code k} but never below the layers' block (which divides every layer's K, the
    * head's among them); an int4 head, whose accuracy suffers from larger blocks, the layers'.
    */
@@ -309,7 +324,8 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
     if (headMode != QuantMode.INT8) {
       return floor;
     }
-    int b = Math.max(DEFAULT_INT8_HEAD_BLOCK_SIZE, floor);
+    int b = Math.max(mode == QuantMode.INT4 ? DEFAULT_INT4_HEAD_BLOCK_SIZE
+        : DEFAULT_INT8_HEAD_BLOCK_SIZE, floor);
     while (b > floor && k % b != 0) {
       b /= 2;
     }
@@ -401,7 +417,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    * {@code /gguf-q8} before it when the embedding or LM head is a file's own Q8_0 blocks ({@link
    * #q8Tables}; the head's block size then speaks for a table that is not),
    * {@code -bauto} while auto is not {@link #resolvedFor resolved}; the layers' auto reads {@code
-   * bauto64}, its largest block). (From 2026-11-29 until the graph's even rows, a GPTQ/AWQ group
+   * bauto128} under int4 and {@code bauto64} under int8, its largest block). (From 2026-11-29 until the graph's even rows, a GPTQ/AWQ group
    * of 128 was served as blocks of 32, keyed {@code /b32/g128}.) KV blocks computed under one
    * key are not the blocks of another, so caches and block hashes that outlive a process or
    * leave it include this, resolved for the model.

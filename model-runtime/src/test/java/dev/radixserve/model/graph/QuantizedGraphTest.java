@@ -58,8 +58,8 @@ class QuantizedGraphTest {
     ExternalInitializer q = new PagedGpt2Graph(C).build(4, GraphDtype.FLOAT32, QuantSpec.of(QuantMode.INT4)
             .withZeroPoints(true)).initializers().stream()
         .filter(i -> i.name().equals("h.0.mlp.c_proj.weight.q")).findFirst().orElseThrow();
-    // K = n_inner = 256, N = 64, int4's auto block 64: [N, K / 64, 64 * 4 / 8]
-    assertEquals(List.of(64L, 4L, 32L), java.util.Arrays.stream(q.dims()).boxed().toList());
+    // K = n_inner = 256, N = 64, int4's auto block 128: [N, K / 128, 128 * 4 / 8]
+    assertEquals(List.of(64L, 2L, 64L), java.util.Arrays.stream(q.dims()).boxed().toList());
   }
 
   /**
@@ -117,16 +117,16 @@ class QuantizedGraphTest {
         .orElseThrow().dims();
     long[] layer = inits.stream().filter(i -> i.name().equals("h.0.attn.c_attn.weight.q"))
         .findFirst().orElseThrow().dims();
-    assertEquals(64L, head[2], "8 bits x 64 weights: auto's 64");
-    assertEquals(32L, layer[2], "4 bits x 64 weights a block: auto's 64");
+    assertEquals(64L, head[2], "8 bits x 64 weights: auto's 256 halved to K = 64");
+    assertEquals(32L, layer[2], "4 bits x 64 weights a block: auto's 128 halved to K = 64");
     QuantSpec int4 = QuantSpec.of(QuantMode.INT4);
-    assertEquals("int4/bauto64/asym/acc4/head-int8-bauto", int4.key());
-    assertEquals("int4/bauto64/asym/acc4/head-int8-b64", int4.resolvedFor(C.nEmbd()).key());
-    assertEquals("int4/bauto64/asym/acc4/head-int8-b64", int4.resolvedFor(768).key());
-    assertEquals("int4/bauto64/asym/acc4/head-int8-b32", int4.withHeadBlockSize(32).key());
+    assertEquals("int4/bauto128/asym/acc4/head-int8-bauto", int4.key());
+    assertEquals("int4/bauto128/asym/acc4/head-int8-b64", int4.resolvedFor(C.nEmbd()).key());
+    assertEquals("int4/bauto128/asym/acc4/head-int8-b256", int4.resolvedFor(768).key());
+    assertEquals("int4/bauto128/asym/acc4/head-int8-b32", int4.withHeadBlockSize(32).key());
     assertEquals("int4/b32/asym/acc4/head-int8",
         int4.withBlockSize(32).withHeadBlockSize(32).key());
-    assertEquals("int4/bauto64/asym/acc4/head-b64",
+    assertEquals("int4/bauto128/asym/acc4/head-b128",
         int4.withLmHead(true).resolvedFor(768).key());
     assertEquals("int8/bauto64/sym/acc4/head-b64",
         QuantSpec.of(QuantMode.INT8).resolvedFor(768).key());
@@ -137,9 +137,9 @@ class QuantizedGraphTest {
   }
 
   /**
-   * auto: an int8 head in blocks of 64, halved until they divide the head's K but never below
-   * the layers' block (larger layers' blocks are kept); an int4 head in the layers' blocks; a
-   * size set is kept.
+   * auto: an int8 head in blocks of 64 beside int8 layers and of 256 beside int4 ones, halved
+   * until they divide the head's K but never below the layers' block (larger layers' blocks are
+   * kept); an int4 head in the layers' blocks; a size set is kept.
    */
   @Test
   void theHeadsAutoBlockSizeFollowsItsWidth() {
@@ -148,17 +148,22 @@ class QuantizedGraphTest {
     assertEquals(64, int8.headBlockFor(1600));
     assertEquals(32, int8.headBlockFor(1616));
     assertEquals(256, int8.withBlockSize(256).headBlockFor(768));
-    assertEquals(64, QuantSpec.of(QuantMode.INT4).withLmHead(true).headBlockFor(768));
+    assertEquals(128, QuantSpec.of(QuantMode.INT4).withLmHead(true).headBlockFor(768));
     assertEquals(32, QuantSpec.of(QuantMode.INT4).withLmHead(true).headBlockFor(1616));
     assertEquals(64, int8.withHeadBlockSize(64).headBlockFor(768));
-    assertEquals(QuantMode.INT8, QuantSpec.of(QuantMode.INT4).forHead(768).mode());
-    assertEquals(64, QuantSpec.of(QuantMode.INT4).forHead(768).blockSize());
+    QuantSpec int4 = QuantSpec.of(QuantMode.INT4);
+    assertEquals(256, int4.headBlockFor(2048), "Llama-3.2-1B's head beside int4 layers");
+    assertEquals(64, int4.headBlockFor(1600), "256 and 128 do not divide 1,600");
+    assertEquals(128, int4.withBlockSize(128).headBlockFor(1664), "never below the layers'");
+    assertEquals(QuantMode.INT8, int4.forHead(768).mode());
+    assertEquals(256, int4.forHead(768).blockSize());
   }
 
   /**
-   * The default block size is auto, int8's and int4's: each layer in the largest of 64 and 32
-   * that divides its own K, written into its MatMulNBits node and its blocks alike (int8 not in
-   * 128: that would need an even row count, QuantSpec.evenRows, for 15% of a decode step).
+   * The default block size is auto, int8's and int4's: each layer in the largest block that
+   * divides its own K, from 64 for int8 and 128 for int4 down to 32, written into its MatMulNBits
+   * node and its blocks alike (int8 not in 128: that would need an even row count,
+   * QuantSpec.evenRows, for 15% of a decode step; int4 needs it at any block of 32 or more).
    */
   @Test
   void int8LayersTakeTheLargestBlockTheirKAllows() {
@@ -169,7 +174,9 @@ class QuantizedGraphTest {
     assertEquals(64, int8.blockFor(576));
     assertEquals(32, int8.blockFor(1616));
     assertEquals(32, int8.withBlockSize(32).blockFor(4096));
-    assertEquals(64, QuantSpec.of(QuantMode.INT4).blockFor(4096));
+    assertEquals(128, QuantSpec.of(QuantMode.INT4).blockFor(4096));
+    assertEquals(128, QuantSpec.of(QuantMode.INT4).blockFor(14336));
+    assertEquals(64, QuantSpec.of(QuantMode.INT4).blockFor(576));
     assertEquals(32, QuantSpec.of(QuantMode.INT4).blockFor(1616));
     assertEquals(QuantSpec.AUTO_BLOCK_SIZE, QuantSpec.of(QuantMode.INT4).blockSize());
     List<ExternalInitializer> inits =

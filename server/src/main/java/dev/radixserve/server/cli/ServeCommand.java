@@ -299,8 +299,8 @@ final class ServeCommand implements Callable<Integer> {
 
   @Option(names = "--quantization-block-size", paramLabel = "N|auto", order = 46,
       description = "Weights per quantization block along the input dimension (16..256, a power"
-          + " of two that divides every layer's input width). auto (the default): 64 (32 where "
-          + "64 does not divide a layer's input width). Env RADIXSERVE_QUANTIZATION_BLOCK_SIZE.")
+          + " of two that divides every layer's input width). auto (the default): 128 for int4, 64 "
+          + "for int8 (halved where it does not divide a layer's input width). Env RADIXSERVE_QUANTIZATION_BLOCK_SIZE.")
   String quantizationBlockSize;
 
   @Option(names = "--quantization-zero-points", paramLabel = "true|false|auto", order = 47,
@@ -318,9 +318,10 @@ final class ServeCommand implements Callable<Integer> {
 
   @Option(names = "--quantization-head-block-size", paramLabel = "N|auto", order = 49,
       description = "The LM head's own quantization block size (16..256, dividing the hidden "
-          + "width). auto (the default): 64 for an int8 head (32 where 64 does not divide the "
-          + "hidden width, not below --quantization-block-size), the layers' block for"
-          + " an int4 head. Env RADIXSERVE_QUANTIZATION_HEAD_BLOCK_SIZE.")
+          + "width). auto (the default): an int8 head in blocks of 256 "
+          + "beside int4 layers and of 64 beside int8 ones (halved where that does not divide "
+          + "the hidden width, not below --quantization-block-size), an int4 head in the "
+          + "layers' block. Env RADIXSERVE_QUANTIZATION_HEAD_BLOCK_SIZE.")
   String quantizationHeadBlockSize;
 
   @Option(names = "--tool-call-parser", paramLabel = "auto|hermes|llama3_json|mistral|generic",

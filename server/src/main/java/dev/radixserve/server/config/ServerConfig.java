@@ -319,7 +319,10 @@ public record ServerConfig(
      * layers' own mode; false: as the checkpoint has it.
      */
     public Boolean quantizationLmHead;
-    /** null: auto ({@link QuantSpec#headBlockFor}: 64 for an int8 head where it divides). */
+    /**
+     * null: auto ({@link QuantSpec#headBlockFor}: an int8 head in blocks of 256 beside int4
+     * layers, of 64 beside int8 ones, where they divide).
+     */
     public Integer quantizationHeadBlockSize;
     public ToolCallParserSetting toolCallParser = ToolCallParserSetting.AUTO;
     public ReasoningParserSetting reasoningParser = ReasoningParserSetting.AUTO;

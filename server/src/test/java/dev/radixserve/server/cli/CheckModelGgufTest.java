@@ -136,7 +136,7 @@ class CheckModelGgufTest {
     ServeCommandTest.Run int4 = run("check-model", file.toString(), "--quantization", "int4",
         "--threads", "1");
     assertEquals(0, int4.status(), int4.err() + int4.out());
-    assertTrue(int4.out().contains("quantization int4/bauto64/asym/acc4/gguf-q4k/head-int8-b64"),
+    assertTrue(int4.out().contains("quantization int4/bauto128/asym/acc4/gguf-q4k/head-int8-b256"),
         int4.out());
     assertTrue(int4.out().contains("(chosen)\nkv budget   auto: "), int4.out());
     assertTrue(int4.out().contains("\nplan        weights file"), int4.out());
