@@ -72,11 +72,17 @@ class MemoryPlanTest {
   @EnumSource(value = QuantMode.class, names = {"NONE", "INT4"})
   @EnabledOnOs(OS.LINUX)
   void aRunnerTakesWhatThePlanSays(QuantMode mode) throws Exception {
-    // in a JVM of its own: in the suite's, other tests' freed native memory moves the RSS
+    // in a JVM of its own: in the suite's, other tests' freed native memory moves the RSS. Its
+    // heap is fixed and touched at start, so that the heap subtracted is the heap resident (a
+    // collection could leave committed regions untouched: 10 or 20 MiB from run to run), and
+    // only C1 compiles: C2's compiler arenas, freed to a pool the JVM empties every 5 s, moved
+    // INT4's reading 56-83 MB against 78 planned in quiet runs; with both, 69-74 (NONE 330-332
+    // against 336), 2026-11-30, docs/benchmarks/journal/2026-11-30h-int4-blocks-128.md
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Process p = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xss16m",
-        "-Xmx1g", "-cp", System.getProperty("java.class.path"), MemoryPlanTest.class.getName(),
-        mode.name()).redirectErrorStream(true).start();
+        "-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch", "-XX:TieredStopAtLevel=1", "-cp",
+        System.getProperty("java.class.path"), MemoryPlanTest.class.getName(), mode.name())
+        .redirectErrorStream(true).start();
     CompletableFuture.delayedExecutor(5, TimeUnit.MINUTES).execute(p::destroyForcibly);
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertEquals(0, p.waitFor(), out);
