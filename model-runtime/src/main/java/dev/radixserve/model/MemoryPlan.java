@@ -50,7 +50,8 @@ import java.util.Set;
  * @param releasedBytes the part of {@code residentBytes} that only the load reads, paged out
  *     once the server has warmed up: MatMulNBits' original scales and zero points
  * @param packingBytes what pre-packing adds beside them (MatMulNBits' scales and block sums)
- * @param graphBytes the serialized graph, whose constants (rotary tables) ONNX Runtime keeps
+ * @param graphBytes the serialized graph, whose constants ONNX Runtime keeps (small: the rotary
+ *     tables are in the weights file, read by row)
  * @param kvPoolBytes the KV pool, allocated and touched at start
  * @param loadBytes the largest checkpoint tensor's work while loading: its data as stored
  *     (mapped, dropped once done) and twice what is made from it
@@ -70,8 +71,12 @@ public record MemoryPlan(long weightBytes, long residentBytes, long releasedByte
   /** What a session with MatMulNBits holds beyond its packed weights, measured (see above). */
   static final long NBITS_SESSION_MIB = 8;
 
-  /** Operators that read their data input by row: a table they read is resident where read. */
-  private static final Set<String> LOOKUP_OPS = Set.of("Gather", "GatherBlockQuantized");
+  /**
+   * Operators that read a table by row, and its inputs: a table only they read is resident where
+   * read (a lookup's data, scales and zero points; the rotary cos and sin tables).
+   */
+  private static final Map<String, Set<Integer>> ROW_INPUTS = Map.of("Gather", Set.of(0),
+      "GatherBlockQuantized", Set.of(0, 2, 3), "RotaryEmbedding", Set.of(2, 3));
 
   /** What the server settles at once loaded. */
   public long servingBytes() {
@@ -127,11 +132,11 @@ public record MemoryPlan(long weightBytes, long residentBytes, long releasedByte
     Set<String> lookup = new HashSet<>();
     Set<String> other = new HashSet<>();
     for (NodeProto node : nodes) {
-      boolean byRow = LOOKUP_OPS.contains(node.getOpType());
+      Set<Integer> rows = ROW_INPUTS.getOrDefault(node.getOpType(), Set.of());
       for (int k = 0; k < node.getInputCount(); k++) {
         String in = node.getInput(k);
         if (names.contains(in)) {
-          (byRow && k != 1 ? lookup : other).add(in);
+          (rows.contains(k) ? lookup : other).add(in);
         }
       }
     }

@@ -63,6 +63,8 @@ final class WeightTensors {
           tasks.add(() -> task(tensors, d.tensor(), arena -> sink.accept(at,
               dense(tensor(tensors, d.tensor()), floatType(init.elemType()), arena))));
         }
+        case WeightSource.Table t -> tasks.add(() -> task(tensors, t.tensor(),
+            arena -> sink.accept(at, floats(t.values(), floatType(init.elemType()), arena))));
         case WeightSource.Quantized q when q.part() == WeightSource.Part.INPUT_ORDER ->
             tasks.add(() -> task(tensors, q.tensor(),
                 arena -> sink.accept(at, inputOrder(tensors, q, arena))));

@@ -212,6 +212,16 @@ final class GraphBuilder {
         .setI(value).build();
   }
 
+  /**
+   * An fp32 table as an initializer in the weights file ({@link WeightSource.Table}): for large
+   * constants a step reads by row, which as inline constants the session would hold whole.
+   */
+  String table(long[] dims, float[] values) {
+    String name = "table" + (counter++);
+    externalInitializer(name, FLOAT, dims, WeightSource.Table.of(name, values));
+    return name;
+  }
+
   /** A float constant of the given shape (row-major values). */
   String floats(long[] dims, float... values) {
     String name = "c" + (counter++);

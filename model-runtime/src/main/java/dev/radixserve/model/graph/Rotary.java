@@ -16,7 +16,9 @@ import java.util.Map;
  * <p>Each distinct {@link LlamaConfig.Rope} gets its cos/sin tables, [max_positions, D/2] each,
  * with the angle rounded to fp32 first, times the rope's attention factor, as Hugging Face
  * computes them (128 k positions × 64 cost
- * 2 × 32 MB); a family with a rope per layer type (Gemma 3) gets one pair per type.
+ * 2 × 32 MB); a family with a rope per layer type (Gemma 3) gets one pair per type. The tables
+ * lie in the weights file ({@link GraphBuilder#table}), so a server holds the pages of the
+ * positions it has used, not the whole context's.
  */
 final class Rotary {
 
@@ -74,8 +76,8 @@ final class Rotary {
       fill(rope.inverseFrequencies(headDim, true), rope, cosTable, sinTable, positions);
     }
     return new String[] {
-        toGraphType(g.floats(new long[] {rows, half}, cosTable)),
-        toGraphType(g.floats(new long[] {rows, half}, sinTable)),
+        toGraphType(g.table(new long[] {rows, half}, cosTable)),
+        toGraphType(g.table(new long[] {rows, half}, sinTable)),
         longContext ? longRows(rope.originalMaxPositions()) : positionIds};
   }
 

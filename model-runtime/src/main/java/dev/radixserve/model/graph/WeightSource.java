@@ -2,18 +2,65 @@ package dev.radixserve.model.graph;
 
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.quant.WeightLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 
 /**
  * What the data of one external initializer is made from at session creation: a checkpoint
- * tensor as fp32, or one part of that tensor quantized for MatMulNBits.
+ * tensor as fp32, one part of that tensor quantized for MatMulNBits, or a table computed here.
  */
 public sealed interface WeightSource {
 
-  /** The checkpoint tensor this comes from. */
+  /** The checkpoint tensor this comes from (a {@link Table}: its own name). */
   String tensor();
 
   /** The tensor widened to fp32 (or wrapped as it is when it already is fp32). */
   record Dense(String tensor) implements WeightSource {}
+
+  /**
+   * An fp32 table this code computes rather than reads from the checkpoint (the rotary cos/sin
+   * tables), written into the weights file like the checkpoint's tensors: ONNX Runtime maps it,
+   * and only the pages of the rows a step reads become resident, where an inline graph constant
+   * was copied into the session whole (2 × 16 MiB for Llama-3.2-1B's 131,072 positions, 2 × 32
+   * MiB at a head of 128). {@code tensor} is the initializer's own name; {@code digest} names the
+   * values, for the weights cache's key and for sharing equal tables in the file (so neither
+   * {@link #toString} nor equality reads the array).
+   */
+  record Table(String tensor, String digest, float[] values) implements WeightSource {
+
+    /** A table of {@code values}, its digest computed here. */
+    public static Table of(String name, float[] values) {
+      MessageDigest sha;
+      try {
+        sha = MessageDigest.getInstance("SHA-256");
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException(e);
+      }
+      ByteBuffer bytes = ByteBuffer.allocate(values.length * Float.BYTES)
+          .order(ByteOrder.LITTLE_ENDIAN);
+      bytes.asFloatBuffer().put(values);
+      sha.update(bytes);
+      return new Table(name, HexFormat.of().formatHex(sha.digest(), 0, 16), values);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Table t && t.tensor.equals(tensor) && t.digest.equals(digest);
+    }
+
+    @Override
+    public int hashCode() {
+      return tensor.hashCode() * 31 + digest.hashCode();
+    }
+
+    @Override
+    public String toString() {
+      return "Table[" + digest + ", " + values.length + "]";
+    }
+  }
 
   /**
    * One of the MatMulNBits inputs of {@code tensor} quantized under {@code spec}.
