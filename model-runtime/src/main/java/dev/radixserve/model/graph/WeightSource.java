@@ -31,6 +31,9 @@ public sealed interface WeightSource {
    */
   record Table(String tensor, String digest, float[] values) implements WeightSource {
 
+    /** Floats digested at a time. */
+    private static final int DIGEST_CHUNK = 16_384;
+
     /** A table of {@code values}, its digest computed here. */
     public static Table of(String name, float[] values) {
       MessageDigest sha;
@@ -39,10 +42,17 @@ public sealed interface WeightSource {
       } catch (NoSuchAlgorithmException e) {
         throw new IllegalStateException(e);
       }
-      ByteBuffer bytes = ByteBuffer.allocate(values.length * Float.BYTES)
+      // a chunk at a time: a copy of the whole table (16 MiB on Llama-3.2-1B) would add to the
+      // load's heap what moving the tables out of the graph took off it
+      ByteBuffer chunk = ByteBuffer.allocate(DIGEST_CHUNK * Float.BYTES)
           .order(ByteOrder.LITTLE_ENDIAN);
-      bytes.asFloatBuffer().put(values);
-      sha.update(bytes);
+      for (int from = 0; from < values.length; from += DIGEST_CHUNK) {
+        int n = Math.min(DIGEST_CHUNK, values.length - from);
+        chunk.clear();
+        chunk.asFloatBuffer().put(values, from, n);
+        chunk.limit(n * Float.BYTES);
+        sha.update(chunk);
+      }
       return new Table(name, HexFormat.of().formatHex(sha.digest(), 0, 16), values);
     }
 

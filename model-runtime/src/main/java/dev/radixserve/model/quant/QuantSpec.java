@@ -417,8 +417,9 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    * {@code /gguf-q8} before it when the embedding or LM head is a file's own Q8_0 blocks ({@link
    * #q8Tables}; the head's block size then speaks for a table that is not),
    * {@code -bauto} while auto is not {@link #resolvedFor resolved}; the layers' auto reads {@code
-   * bauto128} under int4 and {@code bauto64} under int8, its largest block). (From 2026-11-29 until the graph's even rows, a GPTQ/AWQ group
-   * of 128 was served as blocks of 32, keyed {@code /b32/g128}.) KV blocks computed under one
+   * bauto128} under int4 and {@code bauto64} under int8, its largest block). (From 2026-11-29
+   * until the graph's even rows, a GPTQ/AWQ group of 128 was served as blocks of 32, keyed
+   * {@code /b32/g128}.) KV blocks computed under one
    * key are not the blocks of another, so caches and block hashes that outlive a process or
    * leave it include this, resolved for the model.
    */

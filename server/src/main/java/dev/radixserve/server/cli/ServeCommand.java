@@ -300,7 +300,8 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--quantization-block-size", paramLabel = "N|auto", order = 46,
       description = "Weights per quantization block along the input dimension (16..256, a power"
           + " of two that divides every layer's input width). auto (the default): 128 for int4, 64 "
-          + "for int8 (halved where it does not divide a layer's input width). Env RADIXSERVE_QUANTIZATION_BLOCK_SIZE.")
+          + "for int8 (halved where it does not divide a layer's input width). Env "
+          + "RADIXSERVE_QUANTIZATION_BLOCK_SIZE.")
   String quantizationBlockSize;
 
   @Option(names = "--quantization-zero-points", paramLabel = "true|false|auto", order = 47,
