@@ -16,7 +16,9 @@
 #     LLAMA_ARGS, MODEL_ARGS (radixserve's model flags: --quantization none), COPY_WORKLOADS
 #     (summarise-with-quotes code-edit control), WARM (0: each server fresh; N: each server first
 #     answers N requests of other documents, unmeasured, as a server in use has: workloads.py),
-#     RS_VARIANTS (rs-off rs-ngram; with JAR2 set, e.g. rs-off rs-ngram rs2-ngram: run.sh)
+#     RS_VARIANTS (rs-off rs-ngram; with JAR2 set, e.g. rs-off rs-ngram rs2-ngram: run.sh),
+#     ENDS (1: the greedy answers stop at the model's end of text, workloads.py), WARMUP
+#     (workloads.py's unmeasured first request, tokens)
 # The 1B-shaped run (issue 43's goal shape): embed_copy_1b.py writes the small model into the
 # Llama-3.2-1B shape, then
 #   MODEL=DIR MODEL_ARGS="--quantization int8" GGUF_TYPE=q8_0 LLAMA=1 \

@@ -12,7 +12,10 @@ order. A replay on the fp32 small model's outputs had predicted 2.19x for first-
 where the server measured 1.41x: the served model's own outputs are what drafting sees
 (journal 2026-11-29b-speculative-short-key.md).
 
-usage: TOKENIZER_DIR=MODEL CONTEXT=150 replay.py URL [--rounds 6] [--decode 96]
+usage: TOKENIZER_DIR=MODEL CONTEXT=150 replay.py URL [--rounds 6] [--decode 96] [--ends]
+  --ends: the greedy answers stop at the model's end of text (workloads.py's ENDS=1)
+  --cost C1,C2,...: the step costs for T = 1, 2, ... (decode steps) measured on the machine at
+    hand, instead of COST (e.g. the engine's own StepTimes, journal 2026-11-30i)
 """
 import argparse
 import json
@@ -108,7 +111,11 @@ def main():
     p.add_argument("url")
     p.add_argument("--rounds", type=int, default=6)
     p.add_argument("--decode", type=int, default=96)
+    p.add_argument("--ends", action="store_true")
+    p.add_argument("--cost", help="comma-separated step costs for T = 1, 2, ...")
     args = p.parse_args()
+    if args.cost:
+        COST[:] = [float(c) for c in args.cost.split(",")]
     url = args.url.rstrip("/")
     tok = workloads.tokenizer()
     with urllib.request.urlopen(url + "/v1/models") as r:
@@ -120,12 +127,13 @@ def main():
         for rnd in range(1, args.rounds + 1):
             prompt = workloads.prompts(tok, rnd)[name][0]
             body = {"model": model, "prompt": prompt, "max_tokens": args.decode,
-                    "temperature": 0, "ignore_eos": True}
+                    "temperature": 0, "ignore_eos": not args.ends}
             req = urllib.request.Request(url + "/v1/completions", data=json.dumps(body).encode(),
                                          headers={"Content-Type": "application/json"})
             with urllib.request.urlopen(req) as r:
                 text = json.load(r)["choices"][0]["text"]
             runs.append((rnd, prompt, tok.encode(text)))
+            print(f"{name} round {rnd}: {len(runs[-1][2])} tokens: {text!r}", flush=True)
         for label, order in orders.items():
             for warm in (False, True):
                 got = [speedup(p_, o, [p2 + o2 for r2, p2, o2 in runs if r2 != r] if warm else [],

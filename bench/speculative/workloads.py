@@ -35,6 +35,18 @@ only at the request's own tokens.
   control's context and differ in their last line; more than 4 run, so radixserve drafts
   nothing (Speculation.DEFAULT_MAX_BATCH) and the figure is the cost of having it on.
 
+With ENDS=1 the greedy workloads (summarise-with-quotes, code-edit) stop where the model ends its
+answer (its end-of-text token, as a user's request does) instead of being forced on to DECODE
+tokens with ignore_eos: what a small model writes after its summary has ended is a new,
+unprompted text that quotes nothing, so forcing it on measures that text, not the answer. Both
+variants of a server give the same greedy tokens, so their ratio is over the same answer. The
+control and shared-prompt stay forced to DECODE tokens (the cost of drafting at ~0 % acceptance
+needs a fixed length).
+
+Before the measured requests each server answers one unrelated greedy request of WARMUP tokens
+(default 64; 8 until 2026-11-30), unmeasured, so that a young server's first steps (the JIT
+compiling the attention kernel) fall outside the measurement.
+
 decode tok/s: completion tokens after the first / time from the first streamed chunk to the last
 (shared-prompt: all requests' completion tokens / wall time from the first request sent to the
 last one done). With SERVER_PID set, cpu_ms_per_token is the server process's CPU time (user +
@@ -93,12 +105,14 @@ def cpu_seconds():
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def with_cpu(measure, tokens):
-    """measure() with the server's CPU milliseconds per completion token beside it."""
+def with_cpu(measure, tokens=None):
+    """measure() with the server's CPU milliseconds per completion token beside it (tokens, or
+    the measurement's own completion_tokens)."""
     before = cpu_seconds()
     m = measure()
     if before is not None:
-        m["cpu_ms_per_token"] = round(1000 * (cpu_seconds() - before) / tokens, 2)
+        m["cpu_ms_per_token"] = round(1000 * (cpu_seconds() - before)
+                                      / (tokens or m["completion_tokens"]), 2)
     return m
 
 
@@ -125,9 +139,9 @@ def shared(url, model, prompt, tok, max_tokens, n):
             "ttft_s": max(r["ttft_s"] for r in results), "prompt_tokens": len(prompt)}
 
 
-def decode(url, model, prompt, max_tokens, extra):
+def decode(url, model, prompt, max_tokens, extra, ends=False):
     body = {"model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0,
-            "ignore_eos": True, "stream": True, "stream_options": {"include_usage": True}}
+            "ignore_eos": not ends, "stream": True, "stream_options": {"include_usage": True}}
     body.update(extra)
     req = urllib.request.Request(url + "/v1/completions", data=json.dumps(body).encode(),
                                  headers={"Content-Type": "application/json"})
@@ -147,10 +161,11 @@ def decode(url, model, prompt, max_tokens, extra):
                 first = first or now
                 last = now
     tokens = usage["completion_tokens"]
-    if tokens != max_tokens:
+    if tokens != max_tokens and not (ends and 1 < tokens < max_tokens):
         raise RuntimeError(f"asked for {max_tokens} tokens, got {tokens}")
     return {"decode_tok_s": round((tokens - 1) / (last - first), 3),
-            "ttft_s": round(first - start, 2), "prompt_tokens": usage["prompt_tokens"]}
+            "ttft_s": round(first - start, 2), "prompt_tokens": usage["prompt_tokens"],
+            "completion_tokens": tokens}
 
 
 def main():
@@ -158,8 +173,11 @@ def main():
     with urllib.request.urlopen(url + "/v1/models", timeout=30) as r:
         model = json.load(r)["data"][0]["id"]
     tok = tokenizer()
-    decode(url, model, tok.encode("Warm-up: one short request first."), 8, {})
+    # unmeasured: a young server's first steps run while the JIT is still compiling
+    decode(url, model, tok.encode("Warm-up: one short request first."),
+           int(os.environ.get("WARMUP", 64)), {})
     reask = os.environ.get("REASK") == "1"
+    ends = os.environ.get("ENDS") == "1"
     warm = int(os.environ.get("WARM", 0))
     wanted = os.environ.get("WORKLOADS")
     concurrency = int(os.environ.get("CONCURRENCY", 8))
@@ -175,15 +193,17 @@ def main():
             m["load"] = os.getloadavg()[0]
             print(json.dumps(m), flush=True)
             continue
+        greedy_ends = ends and not extra
         if reask and not extra:
-            decode(url, model, prompt, max_tokens, extra)  # the first asking, unmeasured
+            decode(url, model, prompt, max_tokens, extra, greedy_ends)  # the first asking, unmeasured
             name += " (re-ask)"
         if warm and not extra:
             for i in range(warm):  # other documents' requests, unmeasured
-                decode(url, model, prompts(tok, 50 + warm * rnd + i)[name][0], max_tokens, extra)
+                decode(url, model, prompts(tok, 50 + warm * rnd + i)[name][0], max_tokens, extra,
+                       greedy_ends)
             name += f" (warm {warm})"
-        m = with_cpu(lambda: decode(url, model, prompt, max_tokens, extra), max_tokens)
-        m["workload"] = name
+        m = with_cpu(lambda: decode(url, model, prompt, max_tokens, extra, greedy_ends))
+        m["workload"] = name + (" (to its end)" if greedy_ends else "")
         m["load"] = os.getloadavg()[0]
         print(json.dumps(m), flush=True)
 
