@@ -11,6 +11,7 @@ import dev.radixserve.model.ort.OrtEnv;
 import dev.radixserve.model.ort.OrtSession;
 import dev.radixserve.model.ort.SessionOptions;
 import dev.radixserve.model.weights.Tensor;
+import dev.radixserve.model.weights.WeightsDigest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -22,7 +23,6 @@ import java.nio.file.StandardOpenOption;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -183,12 +183,7 @@ final class WeightsFile {
    * this code's format ({@link #FORMAT}; bump it when the bytes made for a source change).
    */
   static String entryName(OnnxGraph graph, String checkpointKey) {
-    MessageDigest sha;
-    try {
-      sha = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+    MessageDigest sha = WeightsDigest.sha256();
     sha.update((FORMAT + "|" + checkpointKey + "|").getBytes(StandardCharsets.UTF_8));
     for (ExternalInitializer init : graph.initializers()) {
       sha.update((init.name() + "|" + init.elemType() + "|" + Arrays.toString(init.dims()) + "|"

@@ -9,11 +9,13 @@ import ai.onnx.proto.OnnxMl.TensorProto;
 import dev.radixserve.model.graph.ExternalInitializer;
 import dev.radixserve.model.graph.GraphDtype;
 import dev.radixserve.model.graph.OnnxGraph;
+import dev.radixserve.model.graph.PagedLlamaGraph;
 import dev.radixserve.model.graph.WeightSource;
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.weights.LlamaWeights;
 import dev.radixserve.model.weights.RandomLlama;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +34,7 @@ class RotaryTablesTest {
 
   @Test
   void theTablesAreWeightsFileInitializersHoldingHuggingFacesValues() throws Exception {
-    OnnxGraph graph = new dev.radixserve.model.graph.PagedLlamaGraph(C).build(16,
+    OnnxGraph graph = new PagedLlamaGraph(C).build(16,
         GraphDtype.FLOAT32, QuantSpec.none());
     ModelProto model = ModelProto.parseFrom(graph.model());
     for (TensorProto t : model.getGraph().getInitializerList()) {
@@ -70,7 +72,7 @@ class RotaryTablesTest {
   private static float[] table(ExternalInitializer init) {
     assertTrue(init.source() instanceof WeightSource.Table, init.name() + ": " + init.source());
     assertEquals(List.of((long) C.nPositions(), (long) C.headDim() / 2),
-        java.util.Arrays.stream(init.dims()).boxed().toList());
+        Arrays.stream(init.dims()).boxed().toList());
     float[][] out = new float[1][];
     WeightTensors.forEach(Map.of(), List.of(init), (i, data) ->
         out[0] = data.toArray(ValueLayout.JAVA_FLOAT));

@@ -2,10 +2,10 @@ package dev.radixserve.model.graph;
 
 import dev.radixserve.model.quant.QuantSpec;
 import dev.radixserve.model.quant.WeightLayout;
+import dev.radixserve.model.weights.WeightsDigest;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
@@ -36,12 +36,7 @@ public sealed interface WeightSource {
 
     /** A table of {@code values}, its digest computed here. */
     public static Table of(String name, float[] values) {
-      MessageDigest sha;
-      try {
-        sha = MessageDigest.getInstance("SHA-256");
-      } catch (NoSuchAlgorithmException e) {
-        throw new IllegalStateException(e);
-      }
+      MessageDigest sha = WeightsDigest.sha256();
       // a chunk at a time: a copy of the whole table (16 MiB on Llama-3.2-1B) would add to the
       // load's heap what moving the tables out of the graph took off it
       ByteBuffer chunk = ByteBuffer.allocate(DIGEST_CHUNK * Float.BYTES)

@@ -109,7 +109,8 @@ public final class WeightsDigest {
     return b.flip();
   }
 
-  private static MessageDigest sha256() {
+  /** A SHA-256 digest (every JDK has one). */
+  public static MessageDigest sha256() {
     try {
       return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
