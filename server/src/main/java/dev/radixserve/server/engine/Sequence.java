@@ -63,6 +63,11 @@ final class Sequence {
   /** Speculative decoding: drafts from its own tokens, and how many to verify (set lazily). */
   dev.radixserve.server.spec.PromptLookup promptLookup;
   dev.radixserve.server.spec.DraftLength draftLength;
+  /** One-token guesses by a shorter key, into a row that costs nothing, and their own length. */
+  dev.radixserve.server.spec.ShortKeyLookup shortKeyLookup;
+  dev.radixserve.server.spec.DraftLength oneTokenLength;
+  /** The latest draft came from {@link #shortKeyLookup}: its verification goes to its length. */
+  boolean draftByShortKey;
 
   Sequence(EngineRequest request, RequestState state, int choice, Sampler sampler) {
     this.request = request;

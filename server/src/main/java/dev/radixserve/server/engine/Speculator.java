@@ -4,6 +4,7 @@ import dev.radixserve.server.spec.DraftLength;
 import dev.radixserve.server.spec.DraftSource;
 import dev.radixserve.server.spec.PromptLookup;
 import dev.radixserve.server.spec.RadixDraftIndex;
+import dev.radixserve.server.spec.ShortKeyLookup;
 import dev.radixserve.server.spec.Speculation;
 import dev.radixserve.server.spec.StepTimes;
 import java.util.Arrays;
@@ -15,8 +16,9 @@ import java.util.function.IntSupplier;
  * verified (speculative decoding; the verification itself is {@link OutputProcessor}'s). Drafts
  * come from the sequence's own tokens first, then from the prefix cache's token runs in its
  * namespace; how many follows the sequence's recent acceptance and what the engine's steps took
- * by their tokens ({@link DraftLength}, {@link StepTimes}). While more sequences run than {@link
- * Speculation#maxBatch()}, nothing is drafted.
+ * by their tokens ({@link DraftLength}, {@link StepTimes}). Where neither has a draft, a
+ * one-token guess by a shorter key ({@link ShortKeyLookup}) goes into a row its price says is
+ * free. While more sequences run than {@link Speculation#maxBatch()}, nothing is drafted.
  */
 final class Speculator {
 
@@ -63,25 +65,28 @@ final class Speculator {
     if (s.draftLength == null) {
       s.draftLength = new DraftLength(settings.maxTokens());
       s.promptLookup = new PromptLookup();
+      s.oneTokenLength = new DraftLength(1);
+      s.shortKeyLookup = new ShortKeyLookup();
     }
     // the step's yield without this draft: a token for each running sequence (those still
     // prefilling yield none, so this errs towards shorter drafts) and what the drafts chosen
     // before it are expected to add
-    int wanted = settings.priced() ? s.draftLength.next(times, baseRows, running + stepExtra)
+    double baseTokens = running + stepExtra;
+    int wanted = settings.priced() ? s.draftLength.next(times, baseRows, baseTokens)
         : s.draftLength.next();
     // the step yields one token more than it accepts: nothing is drafted past max_tokens (and
     // so past the model's length, which validation keeps max_tokens within)
-    int k = Math.min(wanted, s.request.maxTokens() - s.outputTokens - 1);
-    if (k <= 0) {
-      return DraftSource.NONE;
-    }
-    int[] draft = first.isPresent() ? first.get().propose(s.tokensArray(), s.length(), k)
-        : DraftSource.NONE;
-    if (draft.length == 0) {
-      draft = s.promptLookup.propose(s.tokensArray(), s.length(), k);
-    }
-    if (draft.length == 0 && index.isPresent()) {
-      draft = index.get().propose(s.request.namespace(), s.tokensArray(), s.length(), k);
+    int left = s.request.maxTokens() - s.outputTokens - 1;
+    int k = Math.min(wanted, left);
+    int[] draft = k > 0 ? strongDraft(s, k) : DraftSource.NONE;
+    s.draftByShortKey = false;
+    // where the sequence's own sources found nothing, a one-token guess by a shorter key, but
+    // only into a row its own price says is as good as free (ShortKeyLookup): it keeps its own
+    // acceptance, so its misses never shorten the drafts of a copy, and it never probes
+    if (draft.length == 0 && left > 0 && settings.priced()
+        && s.oneTokenLength.pricedOnly(times, baseRows, baseTokens) > 0) {
+      draft = s.shortKeyLookup.propose(s.tokensArray(), s.length(), 1);
+      s.draftByShortKey = draft.length > 0;
     }
     // the room (a pass over the running sequences) is only asked for a draft that exists: most
     // steps of a sequence whose text does not repeat find none
@@ -91,8 +96,26 @@ final class Speculator {
         draft = fits <= 0 ? DraftSource.NONE : Arrays.copyOf(draft, fits);
       }
     }
-    stepExtra += s.draftLength.expectedHeld(draft.length);
+    stepExtra += lengthOf(s).expectedHeld(draft.length);
     return draft;
+  }
+
+  /** The first source's draft, else the sequence's own tokens', else the prefix cache's. */
+  private int[] strongDraft(Sequence s, int k) {
+    int[] draft = first.isPresent() ? first.get().propose(s.tokensArray(), s.length(), k)
+        : DraftSource.NONE;
+    if (draft.length == 0) {
+      draft = s.promptLookup.propose(s.tokensArray(), s.length(), k);
+    }
+    if (draft.length == 0 && index.isPresent()) {
+      draft = index.get().propose(s.request.namespace(), s.tokensArray(), s.length(), k);
+    }
+    return draft;
+  }
+
+  /** The length whose rules chose {@code s}'s latest draft. */
+  private static DraftLength lengthOf(Sequence s) {
+    return s.draftByShortKey ? s.oneTokenLength : s.draftLength;
   }
 
   /** A new step is being scheduled: no drafts chosen for it yet. */
@@ -107,7 +130,7 @@ final class Speculator {
 
   /** The model agreed with the first {@code accepted} of {@code drafted} draft tokens. */
   void verified(Sequence s, int drafted, int accepted) {
-    s.draftLength.verified(drafted, accepted);
+    lengthOf(s).verified(drafted, accepted);
     observer.speculated(drafted, accepted);
   }
 }

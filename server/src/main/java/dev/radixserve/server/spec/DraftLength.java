@@ -91,6 +91,18 @@ public final class DraftLength {
     return k;
   }
 
+  /**
+   * The rules' length priced as {@link #next(StepTimes, int, double)} prices it, but without
+   * pauses or probes: for drafts worth verifying only where their price alone says they pay (a
+   * short key's one-token guesses into a row that costs nothing, {@link ShortKeyLookup}), so a
+   * guess that does not pay is never verified to find out. The acceptance then never falls below
+   * what the prior leaves after many misses (1/6), so where an extra row costs nothing such
+   * guesses go on; where it costs a third of a step they stop after their first misses.
+   */
+  public int pricedOnly(StepTimes times, int baseRows, double baseTokens) {
+    return pricedLength(times, baseRows, baseTokens);
+  }
+
   /** This step's length while paused (0) or probing after a pause (1); -1 otherwise. */
   private int pauseOrProbe() {
     if (pausing > 0) {

@@ -31,9 +31,16 @@ public final class PromptLookup implements DraftSource {
     if (end == null) {
       return NONE;
     }
-    // what followed the earlier occurrence, copied as LZ77 copies a match: where the copy runs
-    // into the sequence's end it goes on with the tokens it copied, so a loop of period p
-    // (p = length - end) is proposed for the whole draft, not for p tokens
+    return copyAfter(tokens, length, end, max);
+  }
+
+  /**
+   * The {@code max} tokens that followed an earlier match ending at {@code end}, copied as LZ77
+   * copies a match: where the copy runs into the sequence's end it goes on with the tokens it
+   * copied, so a loop of period p (p = length - end) is proposed for the whole draft, not for p
+   * tokens.
+   */
+  static int[] copyAfter(int[] tokens, int length, int end, int max) {
     int[] draft = new int[max];
     for (int i = 0; i < max; i++) {
       draft[i] = end + i < length ? tokens[end + i] : draft[end + i - length];

@@ -10,18 +10,20 @@ import java.util.Arrays;
  * 9 rows with their logits cost 4.2 decode steps of a 1B int8 model) a long draft costs several
  * steps, and only a likely one pays.
  *
- * <p>Each count up to {@value #ROWS} keeps its last {@value #SAMPLES} times and is taken at their
- * median (the lower one of an even number), so it follows a change of context or load within a
- * few steps and one slow step does not move it. And a step of more tokens never costs less than
- * one of fewer, so a count is taken at no more than any larger count measured. Both matter
- * because a count priced too dear is not drafted at again, so not measured again: the first step
- * of each new token count (presumably ONNX Runtime planning memory for the new shape) took twice
- * what the later ones took (1B int8, AVX-512: a 2-token step 66 ms, then 22 and 35 ms, decode
- * 26 ms).
+ * <p>The first step of each token count is not taken at all: it took about twice what the later
+ * ones took (presumably ONNX Runtime planning memory for the new shape; 1B int8, AVX-512: a
+ * 2-token step 66 ms, then 22 and 35 ms, decode 26 ms; 1B int4: a 2-token step 49 ms, then
+ * 31-34 ms, decode 31 ms), and a count priced too dear is not drafted at again, so not measured
+ * again. Where a one-token draft was tried early (the short-key guesses into a free row), that
+ * one slow 2-token step, extrapolated, priced every longer draft out of a copy for the rest of a
+ * request. Each count up to {@value #ROWS} then keeps its last {@value #SAMPLES} times and is
+ * taken at their median (the lower one of an even number), so it follows a change of context or
+ * load within a few steps and one slow step does not move it. And a step of more tokens never
+ * costs less than one of fewer, so a count is taken at no more than any larger count measured.
  *
  * <p>Counts never measured are estimated from their neighbours: linearly between two measured
  * counts, beyond the largest along the slope of the last two (never falling), flat where only one
- * is known (the first draft then measures its own count), and proportionally to the tokens beyond
+ * is known (the first drafts then measure their own count), and proportionally to the tokens beyond
  * {@value #ROWS}. With nothing measured every count costs the same, which leaves draft lengths to
  * the acceptance alone. Engine thread only.
  */
@@ -40,10 +42,16 @@ public final class StepTimes {
   /** Per count, its median capped by every larger count's; 0 where never measured. */
   private final double[] nanos = new double[ROWS + 1];
   private final long[] sorted = new long[SAMPLES];
+  /** Per count, whether its first step (not taken) has run. */
+  private final boolean[] shaped = new boolean[ROWS + 1];
 
   /** A step of {@code tokens} tokens took {@code elapsedNanos}. */
   public void record(int tokens, long elapsedNanos) {
     if (tokens < 1 || tokens > ROWS || elapsedNanos <= 0) {
+      return;
+    }
+    if (!shaped[tokens]) {
+      shaped[tokens] = true; // a new shape's first step: not what the count costs
       return;
     }
     samples[tokens][slot[tokens]] = elapsedNanos;

@@ -63,6 +63,57 @@ class SpeculativeDecodingTest {
   }
 
   /**
+   * A fake model no three-token key predicts: at every third position 100, after it 101 (102 at
+   * every fourth time), anywhere else a token of that position's own. Only a shorter key does
+   * (what followed the latest 100: right one time in two), so with priced drafting, where a
+   * step of one more row is no dearer (no step times here), the one-token guesses of {@code
+   * ShortKeyLookup} are verified, some held and some not, and the tokens stay those of decoding
+   * without speculation; unpriced (lengths by acceptance alone) nothing is drafted.
+   */
+  @ParameterizedTest
+  @CsvSource({"true", "false"})
+  void oneTokenGuessesByAShortKeyKeepTheTokensWhereNoLongerKeyMatches(boolean caching) {
+    EngineHarness.Forward pairs = (step, batch) -> {
+      float[][] out = new float[batch.logitRows()][VOCAB];
+      for (int k = 0; k < batch.seqs().size(); k++) {
+        ForwardBatch.Seq s = batch.seqs().get(k);
+        int first = s.newTokens().length - s.logitRows();
+        for (int i = first; i < s.newTokens().length; i++) {
+          int next = s.pastLen() + i + 1;
+          int t = s.newTokens()[i];
+          int row = batch.firstRow(k) + i - first;
+          out[row][t == 100 ? (next % 12 == 1 ? 102 : 101) : next % 3 == 0 ? 100 : 200 + next]
+              = 10;
+        }
+      }
+      return out;
+    };
+    int[] prompt = {300, 301, 302, 303};
+    EngineHarness plain = new EngineHarness(64, 4, caching,
+        dev.radixserve.server.config.SchedulePolicy.FCFS, 64, VOCAB, pairs);
+    plain.submit("r", prompt, 1, 60, SamplingParams.greedy());
+    EngineHarness spec = EngineHarness.speculative(64, 4, caching, 64, VOCAB, pairs,
+        Speculation.ngram(5));
+    spec.submit("r", prompt, 1, 60, SamplingParams.greedy());
+    EngineHarness unpriced = EngineHarness.speculative(64, 4, caching, 64, VOCAB, pairs,
+        Speculation.ngram(5).unpriced());
+    unpriced.submit("r", prompt, 1, 60, SamplingParams.greedy());
+    for (EngineHarness h : List.of(plain, spec, unpriced)) {
+      for (int i = 0; i < 1_000 && h.scheduler.hasWork(); i++) {
+        h.step();
+        h.assertAccounting();
+      }
+      assertEquals(List.of(), h.liveRequests());
+    }
+    assertEquals(List.of(60), plain.tokens.values().stream().map(List::size).toList());
+    assertEquals(plain.tokens, spec.tokens);
+    assertEquals(plain.tokens, unpriced.tokens);
+    assertTrue(spec.accepted >= 3 && spec.drafted > spec.accepted,
+        "drafted " + spec.drafted + ", accepted " + spec.accepted);
+    assertEquals(0, unpriced.drafted);
+  }
+
+  /**
    * The fake model, sampled: the cycle's next token is the likeliest (logit 3) but two others
    * (logit 1.5, every other token ruled out) are drawn now and then; drafts of the cycle are then accepted or rejected by
    * the draw. With the same seed, the tokens are those of decoding without speculation: the

@@ -77,7 +77,7 @@ class DraftLengthTest {
 
   /** Steps growing by 0.4 of a one-token step per token: compute-bound, as int8 on 2 AVX2 cores. */
   private static StepTimes steep() {
-    StepTimes t = new StepTimes();
+    StepTimes t = StepTimesTest.shaped(1, 2, 3, 4, 5, 6, 7, 8, 9);
     for (int rows = 1; rows <= 9; rows++) {
       t.record(rows, Math.round(1_000_000 * (1 + 0.4 * (rows - 1))));
     }
@@ -93,8 +93,31 @@ class DraftLengthTest {
   }
 
   @Test
+  void guessesPricedOnlyGoOnWhereARowIsFreeAndStopWhereItCostsAThird() {
+    StepTimes free = StepTimesTest.shaped(1, 2);
+    free.record(1, 1_000_000);
+    free.record(2, 1_000_000); // a padded one-token step: two rows either way
+    StepTimes third = StepTimesTest.shaped(1, 2);
+    third.record(1, 1_000_000);
+    third.record(2, 1_300_000);
+    DraftLength guesses = new DraftLength(1);
+    assertEquals(1, guesses.pricedOnly(third, 1, 1)); // the prior's p = 0.5 pays: 1.5 / 1.3
+    for (int i = 0; i < 20; i++) {
+      guesses.verified(1, 0);
+      // never paused by misses, never probing: the price alone decides, step after step
+      assertEquals(1, guesses.pricedOnly(free, 1, 1));
+      assertEquals(1, guesses.pricedOnly(free, 1, 1));
+    }
+    assertEquals(1.0 / 6, guesses.acceptance(), 1e-4); // the floor after many misses
+    assertEquals(0, guesses.pricedOnly(third, 1, 1));
+    guesses.verified(1, 1);
+    guesses.verified(1, 1); // p = 0.6: pays again where a row costs a third
+    assertEquals(1, guesses.pricedOnly(third, 1, 1));
+  }
+
+  @Test
   void wherePricesAreFlatTheRulesSetTheLength() {
-    StepTimes flat = new StepTimes();
+    StepTimes flat = StepTimesTest.shaped(1, 2, 3, 4, 5, 6, 7, 8, 9);
     for (int rows = 1; rows <= 9; rows++) {
       flat.record(rows, 1_000_000);
     }

@@ -1,0 +1,43 @@
+package dev.radixserve.server.spec;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+import org.junit.jupiter.api.Test;
+
+class ShortKeyLookupTest {
+
+  @Test
+  void proposesWhatFollowedTheLatestEarlierPairElseTheLatestEarlierToken() {
+    //            0  1  2  3  4  5  6  7  8
+    int[] seq = {1, 2, 3, 9, 2, 4, 7, 1, 2};
+    // the pair (1, 2) last occurred before position 2: 3 followed, then 9
+    assertArrayEquals(new int[] {3, 9}, new ShortKeyLookup().propose(seq, 9, 2));
+    // (7, 1) never occurred before length 8; token 1 did, before position 1: 2 followed
+    assertArrayEquals(new int[] {2}, new ShortKeyLookup().propose(seq, 8, 1));
+    // (2, 4) never occurred before; token 4 neither: nothing
+    assertArrayEquals(new int[0], new ShortKeyLookup().propose(seq, 6, 1));
+    // (9, 2): no; token 2 last occurred before position 2 (its latest earlier occurrence): 3
+    assertArrayEquals(new int[] {3}, new ShortKeyLookup().propose(seq, 5, 1));
+  }
+
+  @Test
+  void neverFindsItsOwnSuffixAndNeedsTwoTokens() {
+    assertArrayEquals(new int[0], new ShortKeyLookup().propose(new int[] {5}, 1, 1));
+    assertArrayEquals(new int[0], new ShortKeyLookup().propose(new int[] {5, 6}, 2, 1));
+    // a run: the latest earlier 5 is followed by 5
+    assertArrayEquals(new int[] {5, 5}, new ShortKeyLookup().propose(new int[] {5, 5}, 2, 2));
+  }
+
+  @Test
+  void incrementalIndexProposesWhatAFreshOneDoes() {
+    int[] seq = new int[300];
+    for (int i = 0; i < seq.length; i++) {
+      seq[i] = (i * 7 + i / 13 + i * i / 29) % 23;
+    }
+    ShortKeyLookup grown = new ShortKeyLookup();
+    for (int len = 1; len <= seq.length; len++) {
+      assertArrayEquals(new ShortKeyLookup().propose(seq, len, 3), grown.propose(seq, len, 3),
+          "length " + len);
+    }
+  }
+}
