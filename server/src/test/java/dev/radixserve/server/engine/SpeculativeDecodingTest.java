@@ -68,7 +68,7 @@ class SpeculativeDecodingTest {
    * (what followed the latest 100: right one time in two), so with priced drafting, where a
    * step of one more row is no dearer (no step times here), the one-token guesses of {@code
    * ShortKeyLookup} are verified, some held and some not, and the tokens stay those of decoding
-   * without speculation; unpriced (lengths by acceptance alone) nothing is drafted.
+   * without speculation; unpriced (lengths by acceptance alone) or sampled, nothing is drafted.
    */
   @ParameterizedTest
   @CsvSource({"true", "false"})
@@ -83,7 +83,7 @@ class SpeculativeDecodingTest {
           int t = s.newTokens()[i];
           int row = batch.firstRow(k) + i - first;
           out[row][t == 100 ? (next % 12 == 1 ? 102 : 101) : next % 3 == 0 ? 100 : 200 + next]
-              = 10;
+              = 100; // so peaked that sampling at temperature 1 draws it too
         }
       }
       return out;
@@ -111,6 +111,16 @@ class SpeculativeDecodingTest {
     assertTrue(spec.accepted >= 3 && spec.drafted > spec.accepted,
         "drafted " + spec.drafted + ", accepted " + spec.accepted);
     assertEquals(0, unpriced.drafted);
+    // sampled requests are not guessed for (measured no gain there): nothing drafted
+    SamplingParams sampled = new SamplingParams(1.0, 0, 1, 0, 42L, 1, 0, 0, Set.of(), false, 0);
+    EngineHarness sampledSpec = EngineHarness.speculative(64, 4, caching, 64, VOCAB, pairs,
+        Speculation.ngram(5));
+    sampledSpec.submit("r", prompt, 1, 60, sampled);
+    for (int i = 0; i < 1_000 && sampledSpec.scheduler.hasWork(); i++) {
+      sampledSpec.step();
+    }
+    assertEquals(plain.tokens, sampledSpec.tokens);
+    assertEquals(0, sampledSpec.drafted);
   }
 
   /**
