@@ -97,7 +97,7 @@ public final class DraftLength {
    * short key's one-token guesses into a row that costs nothing, {@link ShortKeyLookup}), so a
    * guess that does not pay is never verified to find out. The acceptance then never falls below
    * what the prior leaves after many misses (1/6), so where an extra row costs nothing such
-   * guesses go on; where it costs a third of a step they stop after their first misses.
+   * guesses go on; where it costs a third of a step one must be expected to hold above ~43%.
    */
   public int pricedOnly(StepTimes times, int baseRows, double baseTokens) {
     return pricedLength(times, baseRows, baseTokens);
