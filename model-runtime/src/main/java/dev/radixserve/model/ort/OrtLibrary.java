@@ -32,10 +32,11 @@ import java.util.List;
  * </ol>
  * The library stays loaded until the process ends (ONNX Runtime does not support unloading).
  */
-final class OrtLibrary {
+public final class OrtLibrary {
 
   static final String PATH_PROPERTY = "radixserve.ort.library";
-  static final String PATH_ENV = "RADIXSERVE_ORT_LIBRARY";
+  /** Read here, not by the server's settings: their check of RADIXSERVE_* names must know it. */
+  public static final String PATH_ENV = "RADIXSERVE_ORT_LIBRARY";
   /** Shipped beside the main library in the GPU jar; loaded by ONNX Runtime itself by name. */
   private static final List<String> PROVIDER_LIBRARIES = List.of(
       "libonnxruntime_providers_shared.so",

@@ -1,8 +1,10 @@
 package dev.radixserve.server.cli;
 
+import dev.radixserve.model.ort.OrtLibrary;
 import dev.radixserve.server.config.ServerConfig;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -15,6 +17,12 @@ final class ConfigResolver {
 
   /** The environment variable naming the config file when {@code --config} is absent. */
   static final String CONFIG_ENV = ConfigKey.envVarOf("config");
+
+  /**
+   * RADIXSERVE_* variables that are not settings but are read: the config file's, and the ONNX
+   * Runtime library's path (read where the library is loaded; docker/run-gpu.sh sets it).
+   */
+  private static final Set<String> NOT_SETTINGS = Set.of(CONFIG_ENV, OrtLibrary.PATH_ENV);
 
   private ConfigResolver() {}
 
@@ -48,7 +56,7 @@ final class ConfigResolver {
   static TreeSet<String> unknownEnvVars(Map<String, String> env) {
     TreeSet<String> unknown = new TreeSet<>();
     for (String name : env.keySet()) {
-      if (name.startsWith(ConfigKey.ENV_PREFIX) && !name.equals(CONFIG_ENV)
+      if (name.startsWith(ConfigKey.ENV_PREFIX) && !NOT_SETTINGS.contains(name)
           && java.util.Arrays.stream(ConfigKey.values()).noneMatch(k -> k.envVar().equals(name))) {
         unknown.add(name);
       }

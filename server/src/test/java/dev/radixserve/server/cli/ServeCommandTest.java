@@ -1,6 +1,7 @@
 package dev.radixserve.server.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.radixserve.model.ModelConfig;
@@ -220,6 +221,16 @@ class ServeCommandTest {
     assertEquals(0, r.status());
     assertTrue(r.err().startsWith("radixserve: warning: ignoring environment variable "
         + "RADIXSERVE_THREAD (no such setting;"), r.err());
+  }
+
+  @Test
+  void theVariablesReadOutsideTheSettingsAreNotWarnedAbout() {
+    // docker/run-gpu.sh sets the library's path; the warning said it was ignored while it was used
+    Run r = run(Map.of("RADIXSERVE_ORT_LIBRARY", "/opt/ort/libonnxruntime.so",
+        "RADIXSERVE_THREAD", "2"), "serve", "--print-config");
+    assertEquals(0, r.status());
+    assertFalse(r.err().contains("RADIXSERVE_ORT_LIBRARY"), r.err());
+    assertTrue(r.err().contains("RADIXSERVE_THREAD (no such setting;"), r.err());
   }
 
   @Test
