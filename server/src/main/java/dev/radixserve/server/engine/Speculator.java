@@ -83,8 +83,9 @@ final class Speculator {
     // where the sequence's own sources found nothing, a one-token guess by a shorter key, but
     // only into a row its own price says is as good as free (ShortKeyLookup): it keeps its own
     // acceptance, so its misses never shorten the drafts of a copy, and it never probes. Greedy
-    // requests only: on sampled answers the guesses measured level to 4-15% slower (a Q4_0
-    // file, journal 2026-11-30j), for a reason not found
+    // requests only: on sampled answers they measured no gain (a Q4_0 file, 10 rounds: 1.028x
+    // against 1.056x without them; the earlier 4-15% losses in 3-4 rounds were within the
+    // rounds' spread, journal 2026-11-30j section 7)
     if (draft.length == 0 && left > 0 && settings.priced() && s.request.params().isGreedy()
         && s.oneTokenLength.pricedOnly(times, baseRows, baseTokens) > 0) {
       draft = s.shortKeyLookup.propose(s.tokensArray(), s.length(), 1);
