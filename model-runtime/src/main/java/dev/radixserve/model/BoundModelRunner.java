@@ -47,6 +47,8 @@ public final class BoundModelRunner implements ModelRunner {
   private final OrtEnv env;
   private final MemoryInfo host;
   private final OrtSession session;
+  /** Reads ahead the embedding rows of the tokens a step reads, on the CPU (RowPrefetch). */
+  private final RowPrefetch rows;
   private final Allocator allocator;
   private final DeviceKvPool pool;
   private final IoBinding binding;
@@ -70,8 +72,12 @@ public final class BoundModelRunner implements ModelRunner {
       GraphDtype dtype = device.dtype();
       OnnxGraph decoder = weights.graph().build(blockSize, dtype, quant);
       try (SessionOptions options = options(intraOpThreads)) {
-        session = Resources.track(opened, WeightsFile.session(env, decoder, weights.tensors(),
-            options, WeightStore.temporary()));
+        WeightsFile.Opened file = WeightsFile.open(env, decoder, weights.tensors(), options,
+            WeightStore.temporary());
+        session = Resources.track(opened, file.session());
+        // on CUDA the tables are in the device's memory: nothing is read from the file by row
+        rows = Resources.track(opened, device.kind() == Device.Kind.CUDA
+            ? closeToNone(file.rows()) : file.rows());
       }
       NativeHeap.trim(); // the weights made for the session and its transient copies are freed
       MemoryInfo poolMemory = Resources.track(opened, device.kind() == Device.Kind.CUDA
@@ -174,6 +180,19 @@ public final class BoundModelRunner implements ModelRunner {
     return Optional.of(pool);
   }
 
+  /** Closes {@code rows}; {@link RowPrefetch#NONE} in its place. */
+  private static RowPrefetch closeToNone(RowPrefetch rows) {
+    rows.close();
+    return RowPrefetch.NONE;
+  }
+
+  @Override
+  public void prefetchRows(int[] ids, int from, int to) {
+    if (!closed) {
+      rows.rows(ids, from, to);
+    }
+  }
+
   /** The model's binding (tests count what it bound). */
   IoBinding binding() {
     return binding;
@@ -199,6 +218,13 @@ public final class BoundModelRunner implements ModelRunner {
       throw new IllegalStateException("the model runner is closed");
     }
     BatchValidator.check(batch, config, pool.blockSize(), pool.numBlocks());
+    for (ForwardBatch.Seq s : batch.seqs()) {
+      // a prefill's (or a draft's) rows, read in parallel rather than a fault at a time; a
+      // decode token's were asked for when it was sampled (prefetchRows)
+      if (s.newTokens().length > 1) {
+        rows.rows(s.newTokens(), 0, s.newTokens().length);
+      }
+    }
     long indexBefore = pool.indexBytes();
     for (ForwardBatch.BlockCopy c : batch.copies()) {
       pool.copyBlock(c.srcBlock(), c.dstBlock(), c.slots());

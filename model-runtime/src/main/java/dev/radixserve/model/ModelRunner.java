@@ -40,6 +40,14 @@ public interface ModelRunner extends AutoCloseable {
   }
 
   /**
+   * Asks that the rows the steps read by token id for {@code ids[from, to)} (the token
+   * embedding's) be read ahead where this runner reads them from a file ({@link RowPrefetch}): a
+   * hint, for a token as soon as it is known, so that its step does not wait on the disk. Does
+   * nothing by default.
+   */
+  default void prefetchRows(int[] ids, int from, int to) {}
+
+  /**
    * Block export and import for the cache tiers below the pool; empty when this runner's pool
    * cannot move blocks (the tiers are then off).
    */

@@ -38,6 +38,8 @@ public final class OnnxModelRunner implements ModelRunner {
   private final OrtEnv env;
   private final MemoryInfo cpu;
   private final OrtSession session;
+  /** Reads ahead the embedding rows of the tokens a step will read (its table stays on disk). */
+  private final RowPrefetch rows;
   private final OrtSession.Call call;
   private final OrtValue[] cacheValues;
   private final StepInputs step = new StepInputs();
@@ -63,8 +65,9 @@ public final class OnnxModelRunner implements ModelRunner {
             .optimization(SessionOptions.Optimization.ALL)
             .addCustomOpDomain(PagedAttentionOp.domain());
         sessionConfig.forEach(options::config);
-        this.session = Resources.track(opened, WeightsFile.session(env, graph, weights.tensors(),
-            options, store));
+        WeightsFile.Opened file = WeightsFile.open(env, graph, weights.tensors(), options, store);
+        this.session = Resources.track(opened, file.session());
+        this.rows = Resources.track(opened, file.rows());
       }
       NativeHeap.trim(); // the weights made for the session and its transient copies are freed
       this.call = Resources.track(opened, session.call(PagedGraph.inputNames(config),
@@ -208,6 +211,13 @@ public final class OnnxModelRunner implements ModelRunner {
   }
 
   @Override
+  public void prefetchRows(int[] ids, int from, int to) {
+    if (!closed) {
+      rows.rows(ids, from, to);
+    }
+  }
+
+  @Override
   public Optional<KvBlockIo> blockIo() {
     return Optional.of(pool);
   }
@@ -233,6 +243,13 @@ public final class OnnxModelRunner implements ModelRunner {
     }
     long t0 = System.nanoTime();
     BatchValidator.check(batch, config, pool.blockSize(), pool.numBlocks());
+    for (ForwardBatch.Seq s : batch.seqs()) {
+      // a prefill's (or a draft's) rows, read in parallel rather than a fault at a time; a
+      // decode token's were asked for when it was sampled (prefetchRows)
+      if (s.newTokens().length > 1) {
+        rows.rows(s.newTokens(), 0, s.newTokens().length);
+      }
+    }
     for (ForwardBatch.BlockCopy c : batch.copies()) {
       pool.copyBlock(c.srcBlock(), c.dstBlock(), c.slots());
     }
@@ -265,7 +282,7 @@ public final class OnnxModelRunner implements ModelRunner {
       return;
     }
     closed = true;
-    List<AutoCloseable> owned = new ArrayList<>(List.of(call, session));
+    List<AutoCloseable> owned = new ArrayList<>(List.of(call, session, rows));
     owned.addAll(List.of(cacheValues));
     owned.addAll(List.of(env, cpu, step, pool));
     Resources.closeAll(owned, null);

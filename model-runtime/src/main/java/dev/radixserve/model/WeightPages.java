@@ -48,6 +48,8 @@ public final class WeightPages {
   private static final int MADV_RANDOM = 1;
   /** Linux's {@code MADV_PAGEOUT}. */
   private static final int MADV_PAGEOUT = 21;
+  /** Linux's {@code POSIX_FADV_WILLNEED}: start reading the range into the page cache. */
+  private static final int POSIX_FADV_WILLNEED = 3;
   /** Linux's {@code POSIX_FADV_DONTNEED}: drop the range's clean, unmapped page-cache pages. */
   private static final int POSIX_FADV_DONTNEED = 4;
   /** {@code SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER}: the range is clean on return. */
@@ -108,6 +110,45 @@ public final class WeightPages {
       }
     } catch (Throwable t) {
       throw new IllegalStateException("cannot advise the weights file " + path, t);
+    }
+  }
+
+  /**
+   * A read-only descriptor of {@code file} for {@link #willNeed}, or -1 where there is none
+   * (another OS, no C library entry, or the open failed).
+   */
+  static int openForReads(Path file) {
+    if (OPEN.isEmpty() || FADVISE.isEmpty() || CLOSE.isEmpty()) {
+      return -1;
+    }
+    try (Arena arena = Arena.ofConfined()) {
+      return (int) OPEN.get().invokeExact(arena.allocateFrom(file.toAbsolutePath().toString()),
+          O_RDONLY_CLOEXEC);
+    } catch (Throwable t) {
+      throw new IllegalStateException("cannot open " + file, t);
+    }
+  }
+
+  /**
+   * Asks the kernel to start reading {@code length} bytes at {@code offset} of {@code fd}'s file
+   * into the page cache ({@code POSIX_FADV_WILLNEED}); returns at once. A hint: its result is not
+   * checked, since a page it did not read is read by the fault that needs it.
+   */
+  static void willNeed(int fd, long offset, long length) {
+    try {
+      int ignored = (int) FADVISE.orElseThrow().invokeExact(fd, offset, length,
+          POSIX_FADV_WILLNEED);
+    } catch (Throwable t) {
+      throw new IllegalStateException("posix_fadvise failed", t);
+    }
+  }
+
+  /** Closes a descriptor from {@link #openForReads}. */
+  static void closeForReads(int fd) {
+    try {
+      int ignored = (int) CLOSE.orElseThrow().invokeExact(fd);
+    } catch (Throwable t) {
+      throw new IllegalStateException("close failed", t);
     }
   }
 

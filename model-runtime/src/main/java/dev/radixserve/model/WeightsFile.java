@@ -113,6 +113,17 @@ final class WeightsFile {
    */
   static OrtSession session(OrtEnv env, OnnxGraph graph, Map<String, Tensor> tensors,
       SessionOptions options, WeightStore store) {
+    Opened opened = open(env, graph, tensors, options, store);
+    opened.rows().close();
+    return opened.session();
+  }
+
+  /** A session, and the read-ahead of the rows its steps read by token id from the file. */
+  record Opened(OrtSession session, RowPrefetch rows) {}
+
+  /** As {@link #session}, with the {@link RowPrefetch} of the file it maps (close both). */
+  static Opened open(OrtEnv env, OnnxGraph graph, Map<String, Tensor> tensors,
+      SessionOptions options, WeightStore store) {
     Layout layout = layout(graph.initializers());
     Path folder;
     Path file;
@@ -163,7 +174,12 @@ final class WeightsFile {
             relocate(graph, layout, file.getFileName().toString()), options);
       }
       WeightPages.readByRow(file); // what stays mapped costs the pages serving reads
-      return session;
+      try {
+        return new Opened(session, RowPrefetch.open(file, graph, layout.offsets()));
+      } catch (RuntimeException e) {
+        session.close();
+        throw e;
+      }
     } finally {
       if (!store.cached()) {
         try {
@@ -226,19 +242,29 @@ final class WeightsFile {
     }
   }
 
-  /** The model with each initializer's external data at its place in {@code fileName}. */
-  static byte[] relocate(OnnxGraph graph, Layout layout, String fileName) {
-    ModelProto model;
+  /** {@code graph}'s model, parsed. */
+  static ModelProto parse(OnnxGraph graph) {
     try {
-      model = ModelProto.parseFrom(graph.model());
+      return ModelProto.parseFrom(graph.model());
     } catch (InvalidProtocolBufferException e) {
       throw new IllegalStateException("the graph built here does not parse", e);
     }
+  }
+
+  /** Each initializer's name → its position in {@code initializers} (and in a {@link Layout}). */
+  static Map<String, Integer> positions(List<ExternalInitializer> initializers) {
     Map<String, Integer> index = new HashMap<>();
-    List<ExternalInitializer> initializers = graph.initializers();
     for (int i = 0; i < initializers.size(); i++) {
       index.put(initializers.get(i).name(), i);
     }
+    return index;
+  }
+
+  /** The model with each initializer's external data at its place in {@code fileName}. */
+  static byte[] relocate(OnnxGraph graph, Layout layout, String fileName) {
+    ModelProto model = parse(graph);
+    List<ExternalInitializer> initializers = graph.initializers();
+    Map<String, Integer> index = positions(initializers);
     ModelProto.Builder b = model.toBuilder();
     for (TensorProto.Builder t : b.getGraphBuilder().getInitializerBuilderList()) {
       Integer i = index.get(t.getName());

@@ -383,6 +383,14 @@ public final class Engine {
       return;
     }
     outputs.process(step, logits);
+    // a token just sampled is the next step's input: its embedding row is read ahead now, while
+    // the step's output goes out, rather than from the disk inside that step (RowPrefetch)
+    for (ScheduledStep.Chunk c : step.chunks()) {
+      Sequence s = c.seq();
+      if (s.length() == s.numComputed + 1 && s.state.live.contains(s)) {
+        runner.prefetchRows(s.tokensArray(), s.numComputed, s.length());
+      }
+    }
   }
 
   private void fail(RequestState state, int status, String message) {

@@ -27,6 +27,16 @@ class EngineTest {
 
   /** Fake model: the next token is always (last new token + 1) mod 1000. */
   private static final class FakeRunner implements ModelRunner {
+    /** The ids {@link #prefetchRows} was asked for, in order. */
+    final List<Integer> prefetched = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @Override
+    public void prefetchRows(int[] ids, int from, int to) {
+      for (int i = from; i < to; i++) {
+        prefetched.add(ids[i]);
+      }
+    }
+
     @Override
     public ModelConfig config() {
       return ModelConfig.embeddedDefault();
@@ -78,8 +88,12 @@ class EngineTest {
   }
 
   private static Engine engine() {
+    return engine(new FakeRunner());
+  }
+
+  private static Engine engine(FakeRunner runner) {
     BlockPool pool = new BlockPool(16);
-    Engine e = new Engine(new FakeRunner(), pool, Optional.empty(),
+    Engine e = new Engine(runner, pool, Optional.empty(),
         TokenizerLoader.standard(), Set.of(TokenizerLoader.standard().eosTokenId()),
         p -> new LogitsSampler(p, VOCAB),
         new Engine.Settings(SchedulePolicy.FCFS, 4, 256, 64, 16), EngineObserver.NONE);
@@ -106,6 +120,22 @@ class EngineTest {
     assertEquals("error 400", tooManyChoices.end.get(30, TimeUnit.SECONDS));
     assertEquals("error 400", tooLong.end.get(30, TimeUnit.SECONDS));
     assertTrue(e.inspect().get(30, TimeUnit.SECONDS).quiescent());
+    e.shutdown(Duration.ofSeconds(5));
+  }
+
+  /**
+   * Each sampled token that a later step reads is handed to the runner's read-ahead as soon as it
+   * is sampled; the last one, which no step reads, is not.
+   */
+  @Test
+  void theRunnerIsAskedAheadForEachTokenTheNextStepReads() throws Exception {
+    FakeRunner runner = new FakeRunner();
+    Engine e = engine(runner);
+    Result r = new Result();
+    e.submit(request("r", 4, 1, 4, r)); // prompt 100..103; the model answers 104..107
+    assertEquals("complete 4", r.end.get(30, TimeUnit.SECONDS));
+    assertTrue(e.inspect().get(30, TimeUnit.SECONDS).quiescent());
+    assertEquals(List.of(104, 105, 106), runner.prefetched);
     e.shutdown(Duration.ofSeconds(5));
   }
 
