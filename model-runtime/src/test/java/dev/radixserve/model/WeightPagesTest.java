@@ -40,12 +40,12 @@ class WeightPagesTest {
       new ForwardBatch.Seq(new int[] {5, 17, 250, 3, 900, 41}, 0, new int[] {0})));
 
   @Test
-  void aTemporaryFilesPagesGoAndTheLogitsStay(@TempDir Path dir) {
+  void aTemporaryFilesPagesGoAndTheLogitsStay(@TempDir Path dir) throws InterruptedException {
     pagedOutAndSame(new WeightStore(dir, null));
   }
 
   @Test
-  void aCacheEntrysPagesGoAndTheLogitsStay(@TempDir Path dir) {
+  void aCacheEntrysPagesGoAndTheLogitsStay(@TempDir Path dir) throws InterruptedException {
     pagedOutAndSame(WeightStore.cache(dir, "checkpoint"));
   }
 
@@ -115,7 +115,7 @@ class WeightPagesTest {
     return sum;
   }
 
-  private static void pagedOutAndSame(WeightStore store) {
+  private static void pagedOutAndSame(WeightStore store) throws InterruptedException {
     try (LlamaWeights w = RandomLlama.create(TIED, 3);
         OnnxModelRunner r = OnnxModelRunner.create(w, 16, 8, 1, Map.of(),
             QuantSpec.of(QuantMode.INT4).resolvedFor(TIED.hiddenSize()), KvDtype.FLOAT32,
@@ -126,6 +126,14 @@ class WeightPagesTest {
       assertTrue(resident > 0, "nothing of the weights file is resident after a forward step");
       assertTrue(WeightPages.pageOut() > 0, "no mapping was paged out");
       long after = WeightPages.residentBytes();
+      // pages can outlive one page-out (seen once in CI: 8 of 14), most likely ones the kernel still
+      // held in another CPU's batch of pages to add to its LRU lists, which a page-out does not
+      // drain (only its own CPU's): a later page-out, from that CPU, takes them. At most 5 s.
+      for (int i = 0; i < 250 && after >= resident / 2; i++) {
+        Thread.sleep(20);
+        WeightPages.pageOut();
+        after = WeightPages.residentBytes();
+      }
       assertTrue(after < resident / 2, "resident " + resident + " bytes, after " + after);
       assertArrayEquals(before, r.forward(PROMPT)[0], "the logits changed after the page-out");
     }
