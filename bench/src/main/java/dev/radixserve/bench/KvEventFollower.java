@@ -30,8 +30,10 @@ public final class KvEventFollower implements AutoCloseable {
   private final List<String> anomalies = new ArrayList<>();
   private final Thread thread;
   private volatile boolean running = true;
+  private volatile long catchUpTo = -1; // a sequence the replica is known to have published
   private long next; // the sequence expected next
   private long applied = -1;
+  private long askedUpTo = -1; // the last catchUpTo served, so that a failed replay is not retried
 
   /**
    * @param replayEndpoint the replica's ROUTER address, or null to live with gaps
@@ -75,6 +77,17 @@ public final class KvEventFollower implements AutoCloseable {
     return applied;
   }
 
+  /**
+   * Fetches every batch up to {@code seq} from the replay socket if the live stream has not
+   * brought it (on the follower's thread, within one receive timeout). A gap shows only when a
+   * later batch arrives, so batches a subscriber joined too late for (ZeroMQ's slow joiner) stay
+   * unseen while the replica is idle; a router that learns the replica's last sequence another way
+   * (its metrics, a health check) asks for them here.
+   */
+  public void catchUpTo(long seq) {
+    catchUpTo = seq;
+  }
+
   /** The first anomalies seen (at most 20, then "... and more"); empty when all was consistent. */
   public synchronized List<String> anomalies() {
     return List.copyOf(anomalies);
@@ -84,8 +97,16 @@ public final class KvEventFollower implements AutoCloseable {
     try {
       while (running) {
         byte[] topic = sub.recv(0);
-        if (topic == null) {
-          continue; // receive timeout: look at running again
+        if (topic == null) { // receive timeout: look at running and catchUpTo again
+          long known = catchUpTo;
+          if (replay != null && known >= next && known > askedUpTo) {
+            askedUpTo = known;
+            replayFrom(known + 1);
+            if (next <= known) {
+              anomaly("replay did not reach batch " + known);
+            }
+          }
+          continue;
         }
         byte[] seqFrame = sub.recv(0);
         byte[] payload = sub.recv(0);

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.radixserve.bench.KvEventDecoder;
+import dev.radixserve.bench.KvEventFollower;
 import dev.radixserve.bench.ZmqConnect;
 import dev.radixserve.cache.BlockPool;
 import dev.radixserve.cache.EvictionPolicy;
@@ -137,6 +138,39 @@ class KvEventPublisherTest {
         assertEquals(expected++, s, "replay sends every buffered batch in order");
       }
       assertEquals(last + 1, expected, "every batch up to the last one sent was replayed");
+    }
+  }
+
+  /**
+   * ZeroMQ's slow joiner: a batch published before a subscriber connected never reaches it, and
+   * while the replica stays idle no later batch shows the gap. A follower told the last sequence
+   * fetches it by replay (as the render end-to-end test once missed its only batch in CI).
+   */
+  @Test
+  void aFollowerThatJoinedAfterTheOnlyBatchCatchesUpByReplay() throws Exception {
+    BlockPool pool = new BlockPool(8);
+    RadixCache cache = new RadixCache(pool, B, EvictionPolicy.lru());
+    try (KvEventPublisher p = new KvEventPublisher(
+        config("tcp://127.0.0.1:*", "tcp://127.0.0.1:*"), cache, "m")) {
+      cache.insert(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, pool.allocate(2), "");
+      while (!p.drained()) {
+        Thread.onSpinWait();
+      }
+      assertEquals(0, p.lastSequence());
+      List<String> types = new java.util.concurrent.CopyOnWriteArrayList<>();
+      try (KvEventFollower f = new KvEventFollower(p.endpoint(), p.replayEndpoint(), "kv@",
+          e -> types.add(e.type()))) {
+        Thread.sleep(200);
+        assertEquals(-1, f.lastApplied(), "sent before the follower existed: not live");
+        f.catchUpTo(p.lastSequence());
+        for (int i = 0; i < 3_000 && f.lastApplied() < 0; i++) {
+          Thread.sleep(10);
+        }
+        assertEquals(0, f.lastApplied());
+        assertEquals(List.of("BlockStored"), types);
+        assertEquals(2, f.blocks().size());
+        assertEquals(List.of(), f.anomalies());
+      }
     }
   }
 

@@ -171,6 +171,8 @@ class KvEventsEndToEndTest {
       Thread.sleep(10);
     }
     assertTrue(p.drained(), "publisher still has changes queued");
+    // batches sent before the subscription reached the publisher come by replay
+    r.follower().catchUpTo(p.lastSequence());
     for (int i = 0; i < 1000 && r.follower().lastApplied() < p.lastSequence(); i++) {
       Thread.sleep(10);
     }
