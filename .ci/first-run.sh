@@ -56,7 +56,9 @@ fi
 
 echo "first-run: /health 200 on port $port"
 # the README's curl and SDK examples against that server
-bash .ci/quick-start.sh "$port" README.md
+# (on a failure, the server's log says what it saw: an error event names the request)
+bash .ci/quick-start.sh "$port" README.md \
+  || { echo "first-run: the server's log:" >&2; tail -60 "$work/serve.log" >&2; exit 1; }
 # JAVA_HOME pointing at the older JDK: the launcher still runs the jar on a JDK 25
 JAVA_HOME="$old_jdk" ./radixserve --version | grep -q '^JVM 2[5-9]' \
   || { echo "first-run: ./radixserve with JAVA_HOME=$old_jdk did not run on Java 25+" >&2; exit 1; }

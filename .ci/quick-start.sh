@@ -48,7 +48,7 @@ while IFS= read -r command; do
       printf '%s\n' "$out" | tail -1 | grep -qx 'data: \[DONE\]' \
         || { echo "quick-start: curl example $i did not end its stream with [DONE]: $out" >&2; exit 1; }
       printf '%s\n' "$out" | grep -q '"prompt_tokens"' \
-        || { echo "quick-start: curl example $i has no usage chunk" >&2; exit 1; } ;;
+        || { echo "quick-start: curl example $i has no usage chunk: $out" >&2; exit 1; } ;;
     *)
       printf '%s' "$out" | python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["choices"][0]["text"] is not None' \
         || { echo "quick-start: curl example $i gave no completion: $out" >&2; exit 1; } ;;
