@@ -60,7 +60,10 @@ echo "first-run: /health 200 on port $port"
 bash .ci/quick-start.sh "$port" README.md \
   || { echo "first-run: the server's log:" >&2; tail -60 "$work/serve.log" >&2; exit 1; }
 # JAVA_HOME pointing at the older JDK: the launcher still runs the jar on a JDK 25
-JAVA_HOME="$old_jdk" ./radixserve --version | grep -q '^JVM 2[5-9]' \
+# (the output is kept before grep reads it: `cmd | grep -q` under pipefail fails when grep exits
+# at its match while cmd is still writing)
+version=$(JAVA_HOME="$old_jdk" ./radixserve --version) || true
+grep -q '^JVM 2[5-9]' <<<"$version" \
   || { echo "first-run: ./radixserve with JAVA_HOME=$old_jdk did not run on Java 25+" >&2; exit 1; }
 # no JDK 25 to be found (the launcher alone, without .ci/java-home.sh to search with): one line
 # that says what to install, and a non-zero status
@@ -68,7 +71,7 @@ mkdir "$work/alone" && cp radixserve "$work/alone/"
 if message=$(JAVA_HOME="$old_jdk" "$work/alone/radixserve" serve 2>&1); then
   echo "first-run: the launcher ran without a JDK 25" >&2; exit 1
 fi
-if [ "$(printf '%s\n' "$message" | wc -l)" != 1 ] || ! printf '%s' "$message" | grep -q 'install a JDK 25'; then
+if [ "$(printf '%s\n' "$message" | wc -l)" != 1 ] || ! grep -q 'install a JDK 25' <<<"$message"; then
   echo "first-run: without a JDK 25 the launcher should say what to install in one line, said: $message" >&2
   exit 1
 fi

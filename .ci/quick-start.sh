@@ -45,9 +45,11 @@ while IFS= read -r command; do
   out=$(bash -c "set -o pipefail; $command")
   case "$command" in
     *'"stream": true'*)
-      printf '%s\n' "$out" | tail -1 | grep -qx 'data: \[DONE\]' \
+      # here-strings, not `printf | grep -q`: under pipefail a grep that matches and exits before
+      # printf has written the rest fails the pipeline with printf's SIGPIPE (CI failed so once)
+      tail -1 <<<"$out" | grep -qx 'data: \[DONE\]' \
         || { echo "quick-start: curl example $i did not end its stream with [DONE]: $out" >&2; exit 1; }
-      printf '%s\n' "$out" | grep -q '"prompt_tokens"' \
+      grep -q '"prompt_tokens"' <<<"$out" \
         || { echo "quick-start: curl example $i has no usage chunk: $out" >&2; exit 1; } ;;
     *)
       printf '%s' "$out" | python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["choices"][0]["text"] is not None' \

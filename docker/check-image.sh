@@ -266,7 +266,7 @@ show docker stop -t 40 "$CONTAINER" >/dev/null
 wait "$CURL_PID" || fail "drained stream failed"
 docker logs "$CONTAINER" > "$WORK/container.log" 2>&1
 grep -q '"finish_reason":"length"' "$WORK/drain.out" && grep -q '"completion_tokens":300,' "$WORK/drain.out" \
-  && tail -n 2 "$WORK/drain.out" | grep -q '^data: \[DONE\]' \
+  && grep -q '^data: \[DONE\]' <<<"$(tail -n 2 "$WORK/drain.out")" \
   || fail "the stream was cut by docker stop: $(tail -c 300 "$WORK/drain.out")"
 code=$(docker inspect -f '{{.State.ExitCode}}' "$CONTAINER")
 [ "$code" = 0 ] || fail "exit status $code after docker stop"

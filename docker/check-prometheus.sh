@@ -124,7 +124,8 @@ while IFS= read -r q; do
 done < "$WORK/queries.txt"
 echo "check-prometheus: the dashboard's $(wc -l < "$WORK/queries.txt") queries name exported metrics and return series"
 # The alerting rules are loaded (none fires: nothing is corrupt).
-curl -fsS "$API/rules" | grep -q '"name":"RadixserveKvTierCorruptBlocks"' \
+rules=$(curl -fsS "$API/rules")  # kept first: `curl | grep -q` fails under pipefail if grep exits early
+grep -q '"name":"RadixserveKvTierCorruptBlocks"' <<<"$rules" \
   || fail "alert RadixserveKvTierCorruptBlocks not loaded: $(curl -sS "$API/rules")"
 echo "check-prometheus: alert rule RadixserveKvTierCorruptBlocks loaded"
 

@@ -258,8 +258,10 @@ PY
       || { say "$jar has no libonnxruntime_providers_cuda.so: it is not the -Pcuda build"; exit 1; }
     cp "$tmp/$ort/libonnxruntime_providers_shared.so" "$stage/ort/"
     docker/fetch-cuda12-libs.sh "$tmp/cuda12"
-    if readelf --dyn-syms -W "$tmp/$ort/libonnxruntime_providers_cuda.so" | awk '$7 == "UND" {print $8}' \
-        | grep -qiE 'curand|@libcurand'; then
+    # awk matches and reads to the end itself (a `| grep -q` that exits early fails the pipeline
+    # under pipefail, and this `if` would then miss the import it looks for)
+    if readelf --dyn-syms -W "$tmp/$ort/libonnxruntime_providers_cuda.so" \
+        | awk '$7 == "UND" && tolower($8) ~ /curand/ {found = 1} END {exit !found}'; then
       say "the CUDA provider imports from libcurand.so.10: ship the real one"; exit 1
     fi
     stub_library libcurand.so.10 "$stage/cuda12/libcurand.so.10"
