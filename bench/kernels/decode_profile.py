@@ -18,6 +18,7 @@ seconds, its CPU milliseconds a token.
 """
 import bisect
 import collections
+import functools
 import glob
 import os
 import re
@@ -31,17 +32,15 @@ def fdes(elf):
     return ranges, [a for a, _ in ranges]
 
 
-def kind_of(elf, lo, hi, cache={}):
-    if (lo, hi) not in cache:
-        text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--start-address={lo:#x}",
-                               f"--stop-address={hi:#x}", elf], capture_output=True, text=True).stdout
-        if "vpdpbusd" in text:
-            cache[(lo, hi)] = "ORT: MLAS int8-compute MatMulNBits kernels"
-        elif re.search(r"\bt?pause\b", text) and hi - lo < 1024:
-            cache[(lo, hi)] = "ORT: thread pool spin-wait"
-        else:
-            cache[(lo, hi)] = "ORT: other code"
-    return cache[(lo, hi)]
+@functools.cache
+def kind_of(elf, lo, hi):
+    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--start-address={lo:#x}",
+                           f"--stop-address={hi:#x}", elf], capture_output=True, text=True).stdout
+    if "vpdpbusd" in text:
+        return "ORT: MLAS int8-compute MatMulNBits kernels"
+    if re.search(r"\bt?pause\b", text) and hi - lo < 1024:
+        return "ORT: thread pool spin-wait"
+    return "ORT: other code"
 
 
 def bucket_of(dso, sym):
@@ -67,17 +66,16 @@ def main():
     report = subprocess.run(["perf", "report", "-i", data, "--sort", "dso,sym", "--stdio"],
                             capture_output=True, text=True).stdout
     counts = collections.Counter()
-    elf_ranges = {}
+    elf = ranges = starts = None
     for line in report.splitlines():
         m = re.match(r"\s*([\d.]+)%\s+(\S.*?)\s+\[(.)\]\s+(.*)", line)  # pct, dso, [.], symbol
         if not m:
             continue
         pct, dso, sym = float(m.group(1)), m.group(2).strip(), m.group(4).strip()
         if dso == "libonnxruntime.so":
-            elf = buildid_elf(data)
-            if elf not in elf_ranges:
-                elf_ranges[elf] = fdes(elf)
-            ranges, starts = elf_ranges[elf]
+            if elf is None:  # the first ONNX Runtime sample: find the library and its functions once
+                elf = buildid_elf(data)
+                ranges, starts = fdes(elf)
             addr = int(sym.split()[0], 16) if sym.startswith("0x") else None
             if addr is None:
                 counts["ORT: other code"] += pct
