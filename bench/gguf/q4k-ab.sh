@@ -1,14 +1,15 @@
 #!/bin/bash
 # A Q4_K(_M) file served two ways by the same jar, one server at a time on the same cores:
 # `--quantization int4` (its Q4_K layers on their own int4 codes with a float offset per block,
-# the others re-rounded to int4; docs/gguf.md) against `--quantization auto` (every layer
-# requantized to int8). Per start: ready time, VmRSS after the measurement, VmHWM, and
+# the others re-rounded to int4; docs/gguf.md) against `--quantization int8` (every layer
+# requantized to int8: `auto` until 2026-12-02, which now serves the Q4_K layers on their codes
+# too; B=auto measures that). Per start: ready time, VmRSS after the measurement, VmHWM, and
 # bench/llamacpp/measure.py's batch-1 decode and 512-token prefill (medians of REPS, and the same
 # rates per CPU-second of the server, which a loaded machine's neighbours disturb less). ROUNDS
 # rounds, the two modes alternating (A first in odd rounds, B first in even ones). Prints one
 # JSON line per start into OUT/results.jsonl, then the medians per mode and A / B.
 #
-#   bench/gguf/q4k-ab.sh OUT FILE.gguf   (A=int4 B=auto ROUNDS=2 REPS=3 DECODE=64 THREADS=2
+#   bench/gguf/q4k-ab.sh OUT FILE.gguf   (A=int4 B=int8 ROUNDS=2 REPS=3 DECODE=64 THREADS=2
 #                                         RADIXSERVE_JAR=server/target/radixserve.jar)
 set -euo pipefail
 out=$1
@@ -21,7 +22,7 @@ reps=${REPS:-3}
 decode=${DECODE:-64}
 threads=${THREADS:-2}
 a=${A:-int4}
-b=${B:-auto}
+b=${B:-int8}
 . "$repo/.ci/java-home.sh"
 mkdir -p "$out"
 pid=

@@ -29,6 +29,8 @@ import java.util.Map;
  *          Q4_K projections on their codes with offsets, other blocks requantized to the
  *          nearest mode, accuracy_level 4, the LM head and
  *          embedding as QuantSpec's auto),
+ *          served-int8 (the same with the Q4_K projections requantized too: --quantization int8,
+ *          serve's default for K-quant files until 2026-12-02),
  *          int8 | int4 (--quantization of a float-served file: requantized from its weights)
  * </pre>
  */
@@ -67,9 +69,11 @@ public final class GgufAgreementBench {
       case "exact" -> c == null ? QuantSpec.none()
           : QuantSpec.forModel(QuantSpec.none(), c, 0, QuantSpec.HeadSetting.AUTO)
               .withHeadMode(QuantMode.NONE);
-      case "served" -> QuantSpec.forModel(QuantSpec.none(), c, m.weights().requantizeAs(),
-          m.weights().offsetWeights(), m.weights().q8Tables(), QuantSpec.CPU_ACCURACY_LEVEL,
-          QuantSpec.HeadSetting.AUTO).resolvedFor(hidden);
+      case "served", "served-int8" -> QuantSpec.forModel(QuantSpec.none(), c,
+          m.weights().requantizeAs(),
+          route.equals("served") ? m.weights().offsetWeights() : java.util.Set.of(),
+          m.weights().q8Tables(), QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO)
+          .resolvedFor(hidden);
       case "int8", "int4" -> QuantSpec.forModel(QuantSpec.of(QuantMode.parse(route))
           .withHeadMode(QuantMode.NONE), c, QuantSpec.CPU_ACCURACY_LEVEL,
           QuantSpec.HeadSetting.AUTO);

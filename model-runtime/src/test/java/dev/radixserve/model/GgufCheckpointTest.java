@@ -144,17 +144,17 @@ class GgufCheckpointTest {
 
   /**
    * K-quant and IQ4_NL/IQ4_XS files as serve runs them by default: requantized into MatMulNBits
-   * at int8 (GgufTensors#nearestMode), int8 LM head and embedding, int8 activations
-   * (accuracy_level 4);
-   * the Q4_K_M file under an explicit {@code --quantization int8} (the same as auto); and under
-   * {@code --quantization int4}: its Q4_K projections on their own codes with a float offset per
-   * block, its Q6_K ones re-rounded to int4.
+   * at int8 (GgufTensors#nearestMode) but for Q4_K projections, served on their own codes with a
+   * float offset per block, int8 LM head and embedding, int8 activations (accuracy_level 4);
+   * the Q4_K_M file under an explicit {@code --quantization int8} (every layer requantized);
+   * and under {@code --quantization int4}: its Q4_K projections on their own codes with a float
+   * offset per block, its Q6_K ones re-rounded to int4.
    * Greedy decoding from each prompt gives transformers' tokens on the file's own dequantized
    * weights (journal 2026-11-28-gguf has the logprob differences), and llama-server's greedy
    * tokens on the file ({@code llama_server_reference.py}).
    */
   @ParameterizedTest(name = "{0} {1}")
-  @CsvSource({"q4_k_m, auto, INT8, 0", "q6_k, auto, INT8, 0", "iq4_nl, auto, INT8, 0",
+  @CsvSource({"q4_k_m, auto, INT8, 5", "q6_k, auto, INT8, 0", "iq4_nl, auto, INT8, 0",
       "iq4_xs, auto, INT8, 0", "q4_k_m, int8, INT8, 0", "q4_k_m, int4, INT4, 5"})
   void kQuantFilesServedRequantizedGiveTheFilesGreedyTokens(String type, String flag,
       QuantMode mode, int offsets) throws IOException {

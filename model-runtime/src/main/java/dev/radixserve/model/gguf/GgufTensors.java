@@ -45,8 +45,9 @@ import java.util.TreeSet;
  * @param requantize the MatMulNBits mode the file is served in unless another is configured
  *     ({@link #nearestMode}); NONE for float files and files served in their own blocks
  * @param offsetWeights the projections in Q4_K blocks of a file that is requantized: served on
- *     their own codes with a float offset per block when the layers are int4 ({@link
- *     QuantSpec#OFFSETS_MODE}, {@link dev.radixserve.model.quant.Q4KRepacker}), else requantized
+ *     their own codes with a float offset per block under auto and int4 ({@link
+ *     QuantSpec#OFFSETS_MODE}, {@link dev.radixserve.model.quant.Q4KRepacker}), requantized under
+ *     a configured int8
  * @param projectionTypes how many projections hold each ggml type (for check-model)
  * @param q8Tables the token embedding and LM head tables the file holds in Q8_0 (canonical
  *     names): an int8 head serves them on their own blocks ({@link QuantSpec#q8Tables})
@@ -176,12 +177,11 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
    * MatMulNBits' integer zero points cannot carry: re-rounded onto its 4-bit grid, each block's
    * 32 weights shift together by up to half a step, and on the Llama-3.2-1B shape a Q4_K_M file
    * so served gave mean |Δ logprob| 0.60 and 5/32 top-1 against the file's own weights (int8:
-   * 0.047, 30/32; docs/benchmarks/journal/2026-11-28b-gguf.md). Under int4 a Q4_K projection is
-   * therefore served on its own codes with the offset per block added back ({@link
-   * #offsetWeights}); that form is not int8's replacement by default because it prefills at
-   * about 0.6× int8's rate for ~5% less memory and the same accuracy
-   * (docs/benchmarks/journal/2026-11-28e-gguf-q4k.md). A mixed file (llama-quantize's Q4_K_M
-   * keeps some layers in Q6_K) takes one mode for its other layers.
+   * 0.047, 30/32; docs/benchmarks/journal/2026-11-28b-gguf.md). A Q4_K projection is therefore
+   * served on its own codes with the offset per block added back ({@link #offsetWeights}) beside
+   * this mode (since 2026-12-02 under auto too: docs/benchmarks/journal/2026-12-02c-q4k-auto.md).
+   * A mixed file (llama-quantize's Q4_K_M keeps some layers in Q6_K) takes this one mode for its
+   * other layers.
    */
   static QuantMode nearestMode(Map<String, GgufFile.TensorInfo> names) {
     long four = 0;
@@ -230,8 +230,8 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
 
   /**
    * What each ggml type of the projections is served as unless another mode is configured, e.g.
-   * {@code Q4_K ×5 requantized to int8 (--quantization int4: as MatMulNBits int4 on the file's
-   * own codes + ...), Q6_K ×2 requantized to int8}.
+   * {@code Q4_K ×5 as MatMulNBits int4 on the file's own codes + ... (--quantization int8:
+   * requantized), Q6_K ×2 requantized to int8}.
    */
   String describeProjections() {
     StringBuilder b = new StringBuilder();
@@ -241,9 +241,7 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
                 + "-bit, block 32)"
             : requantize == QuantMode.NONE ? "as floats"
             : type != GgmlType.Q4_K ? "requantized to " + requantize.label()
-            : requantize == QuantSpec.OFFSETS_MODE ? OFFSETS
-            : "requantized to " + requantize.label() + " (--quantization "
-                + QuantSpec.OFFSETS_MODE.label() + ": " + OFFSETS + ")"));
+            : OFFSETS + " (--quantization int8: requantized to int8)"));
     return b.toString();
   }
 

@@ -143,13 +143,12 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   }
 
   /**
-   * The layers' mode under which a GGUF file's Q4_K projections are served on their own codes
-   * ({@link #offsetWeights}): int4, which otherwise re-rounds them onto integer zero points (8%
-   * relative RMS off the file's weights, bench/gguf/requant_error.py) at the same bytes. Under
-   * int8, {@code auto}'s mode for K-quant files, they are requantized like the rest: on the
-   * Llama-3.2-1B shape the offsets form prefilled at 0.6× int8's rate (MatMulNBits' int4 kernel
-   * in blocks of 32 against int8's in blocks of 128), decoded at about its rate and held ~5% less
-   * memory, at the same accuracy (docs/benchmarks/journal/2026-11-28e-gguf-q4k.md).
+   * The configured mode under which a GGUF file's Q4_K projections are still served on their own
+   * codes ({@link #offsetWeights}): int4, which otherwise re-rounds them onto integer zero points
+   * (8% relative RMS off the file's weights, bench/gguf/requant_error.py) at the same bytes. An
+   * explicit {@code --quantization int8} requantizes them like the rest. Under {@code auto} they
+   * are on their codes whatever mode auto gives the file's other blocks ({@link
+   * #forModel(QuantSpec, CheckpointQuantization, QuantMode, Set, int, HeadSetting)}).
    */
   public static final QuantMode OFFSETS_MODE = QuantMode.INT4;
 
@@ -473,7 +472,13 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
   /**
    * As {@link #forModel(QuantSpec, CheckpointQuantization, QuantMode, int, HeadSetting)}, with
    * {@code offsetWeights} ({@code ModelWeights.offsetWeights}, a GGUF file's Q4_K projections)
-   * served on their own codes when the layers are {@link #OFFSETS_MODE}, requantized otherwise.
+   * served on their own codes under auto (the others in {@code requantize}) and under a
+   * configured {@link #OFFSETS_MODE}, requantized under a configured int8. Auto serves them so
+   * because a decode step reads every weight once: on their codes they read 0.875 bytes a weight
+   * (codes, scale, MatMulNBits' block sum, the offset) against int8's 1.125: decode ran 1.09x
+   * int8's rate on a Zen 5 VM and prefill 0.80x, and the logits came nearer the file's own, which
+   * requantizing rounds a second time (GgufQ4KServingTest; 1B: mean |Δ logprob| 0.044 against
+   * 0.058; docs/benchmarks/journal/2026-12-02c-q4k-auto.md).
    */
   public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
       QuantMode requantize, Set<String> offsetWeights, int accuracyLevel, HeadSetting head) {
@@ -483,7 +488,7 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
         spec = spec.withLmHead(head.lmHead());
       }
       spec = head.blockSize() == null ? spec : spec.withHeadBlockSize(head.blockSize());
-      return withOffsets(spec, offsetWeights);
+      return spec.withOffsetWeights(offsetWeights);
     }
     if (checkpoint == null) {
       return withOffsets(configured, offsetWeights);

@@ -223,7 +223,9 @@ final class CheckModelCommand implements Callable<Integer> {
         out.printf("memory      %-4s weights as served %s (%.2f bytes/parameter), serving ~%s,"
             + " peak while loading ~%s%s%n", mode.label(), MemoryPlan.mib(p.weightBytes()),
             (double) p.weightBytes() / parameters(m), MemoryPlan.mib(p.servingBytes()),
-            MemoryPlan.mib(p.peakBytes()), chosen ? "  (chosen)" : "");
+            MemoryPlan.mib(p.peakBytes()), !chosen ? ""
+                : spec.offsetWeights().isEmpty() ? "  (chosen)"
+                : "  (chosen; its Q4_K layers on their own codes)");
       } catch (IllegalArgumentException e) {
         out.printf("memory      %-4s not possible for this checkpoint (%s)%n", mode.label(),
             e.getMessage());

@@ -293,8 +293,9 @@ final class ServeCommand implements Callable<Integer> {
       description = "Store the linear layers' weights block-quantized (ONNX Runtime's "
           + "MatMulNBits), quantized at load from the checkpoint; embeddings stay as they are. "
           + "auto (the default): none, except a GGUF file in blocks MatMulNBits cannot take bit "
-          + "for bit (K-quants, mixes), which takes the nearest of int8/int4; none serves such a "
-          + "file's dequantized weights at fp32. Env RADIXSERVE_QUANTIZATION.")
+          + "for bit (K-quants, mixes), which takes the nearest of int8/int4 (Q4_K layers on "
+          + "their own 4-bit codes); none serves such a file's dequantized weights at fp32. Env "
+          + "RADIXSERVE_QUANTIZATION.")
   String quantization;
 
   @Option(names = "--quantization-block-size", paramLabel = "N|auto", order = 46,

@@ -71,14 +71,16 @@ class CheckModelGgufTest {
     assertFalse(q.out().replaceFirst("model       [^\n]*\n", "").contains("gptq"), q.out());
     assertTrue(q.out().endsWith("ok\n"), q.out());
 
-    // a K-quant mix is requantized by default, from the file's blocks
+    // a K-quant mix: its Q4_K layers on their own codes by default, the rest requantized
     ServeCommandTest.Run k = run("check-model",
         FIXTURES.resolve("llama3-wide-q4_k_m.gguf").toString(), "--threads", "1");
     assertEquals(0, k.status(), k.err() + k.out());
-    assertTrue(k.out().contains("projections Q4_K ×5 requantized to int8 (--quantization int4:"
-        + " as MatMulNBits int4 on the file's own codes + a float offset per block (block 32,"
-        + " not requantized)), Q6_K ×2 requantized to int8"), k.out());
-    assertTrue(k.out().contains("quantization int8/bauto64/sym/acc4/head-b64"), k.out());
+    assertTrue(k.out().contains("projections Q4_K ×5 as MatMulNBits int4 on the file's own"
+        + " codes + a float offset per block (block 32, not requantized) (--quantization int8:"
+        + " requantized to int8), Q6_K ×2 requantized to int8"), k.out());
+    assertTrue(k.out().contains("quantization int8/bauto64/sym/acc4/gguf-q4k/head-b64"),
+        k.out());
+    assertTrue(k.out().contains("(chosen; its Q4_K layers on their own codes)"), k.out());
     assertTrue(k.out().contains("decoded from blocks"), k.out());
     assertTrue(k.out().endsWith("ok\n"), k.out());
   }
@@ -108,7 +110,8 @@ class CheckModelGgufTest {
   /**
    * An explicit {@code --quantization none} serves a K-quant mix's dequantized weights at fp32:
    * the next token's logprob is transformers' on the file's own dequantized weights; {@code auto}
-   * is the default's int8; {@code int4} serves the Q4_K layers on their own codes.
+   * is the default's Q4_K layers on their own codes beside int8 ones; {@code int8} requantizes
+   * every layer; {@code int4} serves the Q4_K layers on their own codes, the rest in int4.
    */
   @Test
   void anExplicitNoneServesAKQuantFileAtFp32AndAutoRequantizes() throws IOException {
@@ -131,14 +134,21 @@ class CheckModelGgufTest {
     ServeCommandTest.Run auto = run("check-model", file.toString(), "--quantization", "auto",
         "--threads", "1");
     assertEquals(0, auto.status(), auto.err() + auto.out());
-    assertTrue(auto.out().contains("quantization int8/bauto64/sym/acc4/head-b64"), auto.out());
+    assertTrue(auto.out().contains("quantization int8/bauto64/sym/acc4/gguf-q4k/head-b64"),
+        auto.out());
+    ServeCommandTest.Run int8 = run("check-model", file.toString(), "--quantization", "int8",
+        "--threads", "1");
+    assertEquals(0, int8.status(), int8.err() + int8.out());
+    assertTrue(int8.out().contains("quantization int8/bauto64/sym/acc4/head-b64"), int8.out());
+    assertTrue(int8.out().contains("(chosen)\nmemory      int4"), int8.out());
     // int4: the Q4_K layers on their own codes with offsets, the Q6_K ones re-rounded
     ServeCommandTest.Run int4 = run("check-model", file.toString(), "--quantization", "int4",
         "--threads", "1");
     assertEquals(0, int4.status(), int4.err() + int4.out());
     assertTrue(int4.out().contains("quantization int4/bauto128/asym/acc4/gguf-q4k/head-int8-b256"),
         int4.out());
-    assertTrue(int4.out().contains("(chosen)\nkv budget   auto: "), int4.out());
+    assertTrue(int4.out().contains("(chosen; its Q4_K layers on their own codes)\nkv budget"
+        + "   auto: "), int4.out());
     assertTrue(int4.out().contains("\nplan        weights file"), int4.out());
   }
 
