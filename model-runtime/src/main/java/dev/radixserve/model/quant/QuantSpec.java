@@ -474,11 +474,11 @@ public record QuantSpec(QuantMode mode, int blockSize, boolean zeroPoints, Quant
    * {@code offsetWeights} ({@code ModelWeights.offsetWeights}, a GGUF file's Q4_K projections)
    * served on their own codes under auto (the others in {@code requantize}) and under a
    * configured {@link #OFFSETS_MODE}, requantized under a configured int8. Auto serves them so
-   * because a decode step reads every weight once: on their codes they read 0.875 bytes a weight
-   * (codes, scale, MatMulNBits' block sum, the offset) against int8's 1.125: decode ran 1.09x
-   * int8's rate on a Zen 5 VM and prefill 0.80x, and the logits came nearer the file's own, which
-   * requantizing rounds a second time (GgufQ4KServingTest; 1B: mean |Δ logprob| 0.044 against
-   * 0.058; docs/benchmarks/journal/2026-12-02c-q4k-auto.md).
+   * for the file's sake: they are its own weights, which requantizing rounds a second time
+   * (GgufQ4KServingTest; 1B: mean |Δ logprob| 0.044 against 0.058), and they hold 0.875 bytes a
+   * weight packed (codes, scale, MatMulNBits' block sum, the offset) against int8's 1.125. On a
+   * Zen 5 VM decode ran 1.05x int8's rate and prefill 0.75x, still above llama-server's
+   * (docs/benchmarks/journal/2026-12-02c-q4k-auto.md).
    */
   public static QuantSpec forModel(QuantSpec configured, CheckpointQuantization checkpoint,
       QuantMode requantize, Set<String> offsetWeights, int accuracyLevel, HeadSetting head) {
