@@ -162,7 +162,6 @@ class GgufQ4KServingTest {
    */
   @Test
   void fp16GraphsCarryTheOffsetsInTheirOwnType() {
-    Device half = Device.cpu().withDtype(GraphDtype.FLOAT16);
     try (LoadedModel m = GgufModelLoader.load(GgufCheckpointTest.fixtures().resolve(FILE))) {
       long hidden = m.weights().config().hiddenSize();
       // the head left in floats: the claim is about the layers, and a quantized head's error,
@@ -172,15 +171,9 @@ class GgufQ4KServingTest {
           QuantMode.NONE,
           m.weights().offsetWeights(), QuantSpec.accuracyLevelFor(true),
           QuantSpec.HeadSetting.AUTO).resolvedFor(hidden);
-      int[] prompt = m.tokenizer().encode("The quick brown fox jumps over the lazy dog.");
-      float[] plain = lastLogits(m, half, QuantSpec.none(), prompt);
-      double[] ref = new double[plain.length];
-      for (int i = 0; i < ref.length; i++) {
-        ref[i] = plain[i];
-      }
-      double offsets = OnnxModelRunnerTest.relativeError(lastLogits(m, half, served, prompt), ref);
-      double rerounded = OnnxModelRunnerTest.relativeError(lastLogits(m, half,
-          served.withOffsetWeights(java.util.Set.of()), prompt), ref);
+      double[] errors = fp16Errors(m, served, served.withOffsetWeights(java.util.Set.of()));
+      double offsets = errors[0];
+      double rerounded = errors[1];
       assertTrue(offsets > 0 && offsets < rerounded / 2, "offsets in fp16: " + offsets
           + " against int4 re-rounded " + rerounded);
     }
@@ -196,7 +189,6 @@ class GgufQ4KServingTest {
    */
   @Test
   void autosFormRunsOnTheFp16Graph() {
-    Device half = Device.cpu().withDtype(GraphDtype.FLOAT16);
     try (LoadedModel m = GgufModelLoader.load(GgufCheckpointTest.fixtures().resolve(FILE))) {
       long hidden = m.weights().config().hiddenSize();
       int level = QuantSpec.accuracyLevelFor(true);
@@ -205,18 +197,31 @@ class GgufQ4KServingTest {
           .resolvedFor(hidden);
       assertEquals(QuantMode.INT8, auto.mode());
       assertEquals(m.weights().offsetWeights(), auto.offsetWeights());
-      int[] prompt = m.tokenizer().encode("The quick brown fox jumps over the lazy dog.");
-      float[] plain = lastLogits(m, half, QuantSpec.none(), prompt);
-      double[] ref = new double[plain.length];
-      for (int i = 0; i < ref.length; i++) {
-        ref[i] = plain[i];
-      }
-      double mixed = OnnxModelRunnerTest.relativeError(lastLogits(m, half, auto, prompt), ref);
-      double allInt8 = OnnxModelRunnerTest.relativeError(lastLogits(m, half,
-          auto.withOffsetWeights(java.util.Set.of()), prompt), ref);
+      double[] errors = fp16Errors(m, auto, auto.withOffsetWeights(java.util.Set.of()));
+      double mixed = errors[0];
+      double allInt8 = errors[1];
       assertTrue(mixed > 0 && mixed <= 1.1 * allInt8, "auto in fp16: " + mixed
           + " against every layer int8 " + allInt8);
     }
+  }
+
+  /**
+   * Each spec's last logits on the graph CUDA runs, in fp16 (here on the CPU), as a relative
+   * error against the same graph on the file's dequantized weights (max |Δ| / max |logit|).
+   */
+  private static double[] fp16Errors(LoadedModel m, QuantSpec... specs) {
+    Device half = Device.cpu().withDtype(GraphDtype.FLOAT16);
+    int[] prompt = m.tokenizer().encode("The quick brown fox jumps over the lazy dog.");
+    float[] plain = lastLogits(m, half, QuantSpec.none(), prompt);
+    double[] ref = new double[plain.length];
+    for (int i = 0; i < ref.length; i++) {
+      ref[i] = plain[i];
+    }
+    double[] errors = new double[specs.length];
+    for (int i = 0; i < specs.length; i++) {
+      errors[i] = OnnxModelRunnerTest.relativeError(lastLogits(m, half, specs[i], prompt), ref);
+    }
+    return errors;
   }
 
   private static float[] lastLogits(LoadedModel m, Device device, QuantSpec spec, int[] prompt) {
