@@ -10,6 +10,7 @@ starts `llama-server -m FILE --jinja` on one thread and writes FILE.llama-server
           then /tokenize without add_special: the chat prompt's ids
 
 Run from this directory: python llama_server_reference.py [FILE.gguf ...]
+(LLAMA_CTX=N: llama-server's -c, 64 unless given)
 
   python llama_server_reference.py --dated-chats "24 Nov 2026" llama3-f32.gguf
 
@@ -32,6 +33,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "transformers-checkpoints"))
 import make_fixtures as hf  # noqa: E402  the texts, prompts and conversations
 
 PORT = 18431
+# llama-server's context (-c); LLAMA_CTX overrides it. It decides which of a Phi-3 file's longrope
+# factor lists llama.cpp applies (the long one when it exceeds the file's original context)
+CONTEXT = os.environ.get("LLAMA_CTX", "64")
 
 
 def wait_healthy(proc):
@@ -57,7 +61,7 @@ def call(path, body):
 def start(path):
     global PORT
     PORT += 1  # a fresh port per server: the last one's may linger
-    return subprocess.Popen([SERVER, "-m", path, "--port", str(PORT), "-t", "1", "-c", "64",
+    return subprocess.Popen([SERVER, "-m", path, "--port", str(PORT), "-t", "1", "-c", CONTEXT,
                              "--jinja", "-np", "1", "--no-warmup",
                              # the CPU advertises AMX, whose repacked Q8_0/Q4_0 kernels die with
                              # SIGILL in this VM: the plain kernels

@@ -6,6 +6,7 @@ tree node-llama-cpp 3.22.1 ships, or LLAMACPP_SRC):
 
     python make_fixtures.py               # everything
     python make_fixtures.py rope-window   # only the yarn / sliding-window files (rope_window)
+    python make_fixtures.py phi3          # only the Phi-3 files (phi3)
     python make_fixtures.py wide          # only blocks.gguf and the llama3-wide K-quant/IQ4 files
     python make_fixtures.py gpt2-q4_0     # only gpt2-q4_0.gguf and its references, from the
                                           # gpt2-f32.gguf here (the checkpoint made again must
@@ -188,6 +189,9 @@ LAYER = {"attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "
          "attn_k_norm": "self_attn.k_norm"}
 
 
+# Phi-3's fused tensors (the rest as LAYER)
+PHI3_LAYER = {**LAYER, "attn_qkv": "self_attn.qkv_proj", "ffn_up": "mlp.gate_up_proj"}
+
 GPT2 = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "attn.c_proj",
         "ffn_norm": "ln_2", "ffn_up": "mlp.c_fc", "ffn_down": "mlp.c_proj"}
 
@@ -209,7 +213,7 @@ def hf_name(name, model_type="llama"):
     if name == "output_norm.weight":
         return "model.norm.weight"
     _, layer, part, kind = name.split(".")
-    return f"model.layers.{layer}.{LAYER[part]}.{kind}"
+    return f"model.layers.{layer}.{(PHI3_LAYER if model_type == 'phi3' else LAYER)[part]}.{kind}"
 
 
 def dequantized(path, model_type, config):
@@ -342,6 +346,22 @@ SPM_TEXTS = hf.TEXTS + ["  leading spaces", "trailing  ", "a\n\n b", "ünïcöd�
                         "12345 + 67 = 12412", ""]
 
 
+def train_spm(vocab_size=520):
+    """A SentencePiece BPE model trained as Llama 2's was (identity normalization, dummy prefix,
+    whitespace kept, digits split, byte fallback): the serialized model."""
+    import io
+    import sentencepiece as spm
+    corpus = [line for t in (hf.TEXTS + hf.PROMPTS) * 20 for line in t.split("\n") if line]
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(corpus), model_writer=model, model_type="bpe",
+        vocab_size=vocab_size, byte_fallback=True, normalization_rule_name="identity",
+        remove_extra_whitespaces=False, add_dummy_prefix=True, split_digits=True,
+        character_coverage=0.995, allow_whitespace_only_pieces=True, unk_id=0, bos_id=1, eos_id=2,
+        pad_id=-1, num_threads=1, minloglevel=2)
+    return model.getvalue()
+
+
 def spm_vocab(path):
     """A SentencePiece BPE model trained here as Llama 2's was (identity normalization, dummy
     prefix, whitespace kept, digits split, byte fallback), written into a Llama checkpoint folder
@@ -349,22 +369,14 @@ def spm_vocab(path):
     _set_vocab_sentencepiece: pieces, scores, types). spm-expected.json: sentencepiece's own ids
     of SPM_TEXTS (the converter's source of the vocabulary; llama.cpp's SPM tokenizer is written
     to match it), BOS first as llama.cpp's add_bos_token default puts it."""
-    import io
     import sentencepiece as spm
     from transformers import LlamaConfig
-    corpus = [line for t in (hf.TEXTS + hf.PROMPTS) * 20 for line in t.split("\n") if line]
-    model = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(corpus), model_writer=model, model_type="bpe", vocab_size=520,
-        byte_fallback=True, normalization_rule_name="identity", remove_extra_whitespaces=False,
-        add_dummy_prefix=True, split_digits=True, character_coverage=0.995,
-        allow_whitespace_only_pieces=True, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
-        num_threads=1, minloglevel=2)
-    sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    model = train_spm()
+    sp = spm.SentencePieceProcessor(model_proto=model)
     work = tempfile.mkdtemp()
     try:
         with open(os.path.join(work, "tokenizer.model"), "wb") as f:
-            f.write(model.getvalue())
+            f.write(model)
         config = LlamaConfig(vocab_size=sp.get_piece_size(), bos_token_id=1, eos_token_id=2,
                              **SHAPE)
         torch.manual_seed(0)
@@ -385,7 +397,7 @@ def tables():
         cls = getattr(gguf.Keys, group)
         keys += [v for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, str)]
     archs = {}
-    for arch in ("llama", "qwen2", "qwen3", "gpt2"):
+    for arch in ("llama", "qwen2", "qwen3", "phi3", "gpt2"):
         a = next(m for m, n in gguf.MODEL_ARCH_NAMES.items() if n == arch)
         archs[arch] = sorted(gguf.TENSOR_NAMES[t] for t in gguf.MODEL_TENSORS[a])
     # llama.cpp's own LLM_KV_NAMES (llama-arch.cpp), which still names keys gguf-py dropped
@@ -436,9 +448,114 @@ def rope_window():
         print("wrote", name)
 
 
+# Phi-3 as its hub checkpoints are, which is what the converter's phi3 vocabulary reads: Llama 2's
+# kind of SentencePiece vocabulary in tokenizer.model, the chat markers added after it, fused
+# qkv_proj and gate_up_proj, longrope. name -> (config keys (transformers 5 form), tie, seed,
+# llama-server's -c). llama.cpp applies the long factors whenever its context per sequence, -c
+# rounded up to a multiple of 256, exceeds the original context; transformers (and radixserve)
+# when the sequence does: "phi3" keeps every prompt and its steps within 256 (short factors;
+# llama-server at -c 256), "phi3-long" has every prompt past 8 (long factors from the first
+# token; -c 64, which is 256), over 3/4 of each head and tied, as Phi-4-mini.
+# "phi3-window": Phi-3-mini-4k's window on every layer, which the converter writes and llama.cpp
+# ignores ("Phi SWA is currently disabled"); its reference is transformers only.
+PHI3 = {
+    "phi3": (dict(max_position_embeddings=512, original_max_position_embeddings=256,
+                  rope_parameters=dict(rope_type="longrope", rope_theta=10000.0,
+                                       short_factor=[1.0 + 0.05 * i for i in range(8)],
+                                       long_factor=[1.0 + 0.9 * i for i in range(8)])),
+             False, 405, "256"),
+    "phi3-long": (dict(original_max_position_embeddings=8, rope_parameters=dict(
+        rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.75,
+        short_factor=[1.0 + 0.1 * i for i in range(6)],
+        long_factor=[1.5 + 2.5 * i for i in range(6)])), True, 406, "64"),
+    "phi3-window": (dict(sliding_window=6, rope_parameters=dict(
+        rope_type="default", rope_theta=10000.0)), False, 407, None),
+}
+PHI3_TYPES = {"phi3": ("f32", "q8_0", "q4_0"), "phi3-long": ("f32",), "phi3-window": ("f32",)}
+
+
+def write_phi3(out, extra, tie, seed):
+    """A Phi3ForCausalLM checkpoint written by transformers, with tokenizer.model (train_spm) and
+    the tokenizer transformers builds from it plus Phi-3's five chat markers, its chat template
+    (Phi-3.5-mini's), <s> / <|end|>."""
+    from transformers import AutoTokenizer, GenerationConfig, Phi3Config
+    os.makedirs(out)
+    spm_path = os.path.join(out, "tokenizer.model")
+    with open(spm_path, "wb") as f:
+        f.write(train_spm())
+    with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "LlamaTokenizer", "legacy": False, "add_bos_token": True,
+                   "add_eos_token": False, "bos_token": "<s>", "eos_token": "<|end|>",
+                   "unk_token": "<unk>"}, f)
+    tok = AutoTokenizer.from_pretrained(out)  # transformers' own conversion of tokenizer.model
+    tok.add_special_tokens({"additional_special_tokens": hf.PHI_SPECIALS})
+    with open(os.path.join(hf.HERE, "templates", "phi3_5.jinja")) as f:
+        tok.chat_template = f.read()
+    eos = [tok.convert_tokens_to_ids("<|end|>")]
+    config = Phi3Config(vocab_size=len(tok), tie_word_embeddings=tie, bos_token_id=tok.bos_token_id,
+                        eos_token_id=eos, pad_token_id=eos[0], **{**SHAPE, **extra})
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config)
+    hf.randomize(model, seed)
+    model = model.to(torch.bfloat16)
+    model.generation_config = GenerationConfig(bos_token_id=tok.bos_token_id, eos_token_id=eos)
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    if not os.path.exists(spm_path):  # the converter reads the vocabulary from it
+        with open(spm_path, "wb") as f:
+            f.write(train_spm())
+    return out
+
+
+def phi3():
+    """NAME-TYPE.gguf for each PHI3 case (the converter's F32 and Q8_0, gguf-py's Q4_0), the
+    checkpoint's transformers outputs (NAME-expected.json; the quantized files' with their
+    dequantized weights, NAME-TYPE-expected.json), llama-server's on the F32 file at the case's
+    context (NAME-f32.llama-server.json)."""
+    for name, (extra, tie, seed, context) in PHI3.items():
+        tmp = tempfile.mkdtemp()
+        try:
+            hf_dir = write_phi3(os.path.join(tmp, name), extra, tie, seed)
+            hf.expected(hf_dir)
+            with open(os.path.join(hf_dir, "expected.json")) as f:
+                runs = json.load(f)["runs"]
+            original = extra["original_max_position_embeddings"] if "rope_parameters" in extra \
+                and extra["rope_parameters"]["rope_type"] == "longrope" else None
+            for r in runs:  # each run stays on one side of the original context, as described
+                first, last = len(r["prompt_ids"]), len(r["prompt_ids"]) + hf.STEPS
+                assert original is None or (last <= original if int(context) <= original
+                                            else first > original), (name, first, last)
+            shutil.copy(os.path.join(hf_dir, "expected.json"),
+                        os.path.join(HERE, name + "-expected.json"))
+            with open(os.path.join(hf_dir, "config.json")) as f:
+                config = json.load(f)
+            for outtype in ("f32", "q8_0"):
+                if outtype in PHI3_TYPES[name]:
+                    convert(hf_dir, os.path.join(HERE, f"{name}-{outtype}.gguf"), outtype,
+                            "default")
+            if "q4_0" in PHI3_TYPES[name]:
+                requantize(os.path.join(HERE, f"{name}-f32.gguf"),
+                           os.path.join(HERE, f"{name}-q4_0.gguf"),
+                           gguf.GGMLQuantizationType.Q4_0, gguf.LlamaFileType.MOSTLY_Q4_0)
+            for qtype in (t for t in PHI3_TYPES[name] if t.startswith("q")):
+                values = dequantized(os.path.join(HERE, f"{name}-{qtype}.gguf"), "phi3", config)
+                expected_with(hf_dir, values, "phi3", config,
+                              os.path.join(HERE, f"{name}-{qtype}-expected.json"))
+            if context:
+                env = dict(os.environ, LLAMA_CTX=context)
+                subprocess.run([sys.executable, os.path.join(HERE, "llama_server_reference.py"),
+                                os.path.join(HERE, f"{name}-f32.gguf")], check=True, env=env)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        print("wrote", name)
+
+
 def main():
     if sys.argv[1:] == ["rope-window"]:
         rope_window()
+        return
+    if sys.argv[1:] == ["phi3"]:
+        phi3()
         return
     if sys.argv[1:] == ["gpt2-q4_0"]:
         write_case("gpt2", only=("q4_0",))

@@ -59,7 +59,8 @@ class GgufCheckpointTest {
   @ParameterizedTest(name = "{0}-{1}")
   @CsvSource({"llama3, f32", "llama3, f16", "llama3, q8_0", "llama3, q4_0",
       "qwen2, f32", "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0", "qwen3, f32", "qwen3, q8_0",
-      "gpt2, f32", "gpt2, q8_0"})
+      "gpt2, f32", "gpt2, q8_0", "phi3, f32", "phi3, q8_0", "phi3, q4_0", "phi3-long, f32",
+      "phi3-window, f32"})
   void tokenizesAsTheConvertersSource(String model, String type) throws IOException {
     JsonNode expected = expected(model + "-expected.json");
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"))) {
@@ -79,7 +80,10 @@ class GgufCheckpointTest {
       "gpt2, f32, gpt2-expected.json", "gpt2, q8_0, gpt2-q8_0-expected.json",
       "gpt2, q4_0, gpt2-q4_0-expected.json",
       "llama3-wide, q4_k_m, llama3-wide-q4_k_m-expected.json",
-      "llama3-wide, q6_k, llama3-wide-q6_k-expected.json"})
+      "llama3-wide, q6_k, llama3-wide-q6_k-expected.json",
+      "phi3, f32, phi3-expected.json", "phi3, q8_0, phi3-q8_0-expected.json",
+      "phi3, q4_0, phi3-q4_0-expected.json", "phi3-long, f32, phi3-long-expected.json",
+      "phi3-window, f32, phi3-window-expected.json"})
   void greedyStepsMatchTheReference(String model, String type, String reference)
       throws IOException {
     JsonNode expected = expected(reference);
@@ -129,14 +133,15 @@ class GgufCheckpointTest {
       for (JsonNode run : expected.get("runs")) {
         int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
         assertArrayEquals(ints(run.get("prompt_ids")), prompt, where + " prompt");
+        boolean longContext = longContext(m, prompt);
         float[] logits = runner.forward(new ForwardBatch(List.of(
-            new ForwardBatch.Seq(prompt, 0, table))))[0];
+            new ForwardBatch.Seq(prompt, 0, table, false, longContext))))[0];
         int position = prompt.length;
         int step = 0;
         for (JsonNode s : run.get("steps")) {
           assertTopLogprobs(s, logits, where + " step " + step++);
           logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-              new int[] {s.get("token").asInt()}, position++, table))))[0];
+              new int[] {s.get("token").asInt()}, position++, table, false, longContext))))[0];
         }
       }
     }
@@ -202,7 +207,7 @@ class GgufCheckpointTest {
   @CsvSource({"llama3, f32", "llama3, f16", "llama3, q8_0", "llama3, q4_0", "qwen2, f32",
       "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0", "qwen3, f32", "qwen3, q8_0", "gpt2, f32",
       "gpt2, q8_0", "llama3-wide, q4_k_m", "llama3-wide, q6_k", "llama3-wide, iq4_nl",
-      "llama3-wide, iq4_xs"})
+      "llama3-wide, iq4_xs", "phi3, f32", "phi3-long, f32"})
   void matchesLlamaServer(String model, String type) throws IOException {
     JsonNode server = expected(model + "-" + type + ".llama-server.json");
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"),
@@ -258,6 +263,11 @@ class GgufCheckpointTest {
     }
   }
 
+  /** As the engine decides it: a prompt past the model's long-context length runs there. */
+  private static boolean longContext(LoadedModel m, int[] prompt) {
+    return prompt.length > m.weights().config().longContextFrom();
+  }
+
   /** Greedy decoding from each of llama-server's prompts gives its tokens. */
   static void assertLlamaServersGreedy(LoadedModel m, OnnxModelRunner runner, int[] table,
       JsonNode server, String where) {
@@ -265,12 +275,13 @@ class GgufCheckpointTest {
       int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
       int[] want = ints(run.get("tokens"));
       int[] got = new int[want.length];
+      boolean longContext = longContext(m, prompt);
       float[] logits = runner.forward(new ForwardBatch(List.of(
-          new ForwardBatch.Seq(prompt, 0, table))))[0];
+          new ForwardBatch.Seq(prompt, 0, table, false, longContext))))[0];
       for (int i = 0; i < want.length; i++) {
         got[i] = OnnxModelRunnerTest.argmax(logits);
         logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-            new int[] {got[i]}, prompt.length + i, table))))[0];
+            new int[] {got[i]}, prompt.length + i, table, false, longContext))))[0];
       }
       assertArrayEquals(want, got, where + " greedy from \"" + run.get("prompt").asText()
           + "\" as llama-server");

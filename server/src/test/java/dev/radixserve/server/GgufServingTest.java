@@ -23,6 +23,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * {@code serve --model FILE.gguf} on a file llama.cpp's converter wrote (model-runtime's {@code
@@ -38,11 +40,18 @@ class GgufServingTest {
 
   @TempDir Path tmp;
 
-  @Test
-  void servesTheFileUnderItsNameAsTransformersComputesIt() throws Exception {
-    Path file = FIXTURES.resolve("llama3-f32.gguf");
+  /**
+   * Llama 3, and Phi-3 with its fused projections split, longrope's long factors (every prompt is
+   * past the file's original context) over 3/4 of each head.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"llama3-f32.gguf, llama3-expected.json",
+      "phi3-long-f32.gguf, phi3-long-expected.json"})
+  void servesTheFileUnderItsNameAsTransformersComputesIt(String name, String reference)
+      throws Exception {
+    Path file = FIXTURES.resolve(name);
     assertTrue(Files.isRegularFile(file), file.toAbsolutePath().toString());
-    JsonNode expected = JSON.readTree(FIXTURES.resolve("llama3-expected.json").toFile());
+    JsonNode expected = JSON.readTree(FIXTURES.resolve(reference).toFile());
     String off = null;
     for (boolean caching : new boolean[] {false, true}) {
       ServerConfig.Builder b = LocalServers.builder(64);
@@ -52,12 +61,13 @@ class GgufServingTest {
       RadixServer s = RadixServer.start(b.build());
       try {
         JsonNode models = JSON.readTree(get(s, "/v1/models"));
-        assertEquals("llama3-f32.gguf", models.at("/data/0/id").asText(), models.toString());
+        assertEquals(name, models.at("/data/0/id").asText(), models.toString());
         assertEquals(file.toString(), models.at("/data/0/root").asText(), models.toString());
         StringBuilder texts = new StringBuilder();
         for (int round = 0; round < (caching ? 2 : 1); round++) {
           for (JsonNode run : expected.get("runs")) {
-            JsonNode r = complete(s, run.get("prompt").asText(), run.get("steps").size());
+            JsonNode r = complete(s, name, run.get("prompt").asText(), run.get("steps").size(),
+                1);
             JsonNode lp = r.at("/choices/0/logprobs/token_logprobs");
             JsonNode steps = run.get("steps");
             for (int i = 0; i < steps.size(); i++) {
@@ -148,10 +158,6 @@ class GgufServingTest {
         HttpResponse.BodyHandlers.ofString());
     assertEquals(200, r.statusCode(), r.body());
     return r.body();
-  }
-
-  private static JsonNode complete(RadixServer s, String prompt, int tokens) throws Exception {
-    return complete(s, "llama3-f32.gguf", prompt, tokens, 1);
   }
 
   private static JsonNode complete(RadixServer s, String model, String prompt, int tokens,

@@ -39,6 +39,18 @@ final class GgufConfig {
    */
   static LlamaConfig read(GgufFile f, String arch, Map<String, GgufFile.TensorInfo> names,
       float[] ropeFactors) {
+    return read(f, arch, names, ropeFactors, null);
+  }
+
+  /**
+   * Phi-3's longrope divisors as its converter writes them ({@code rope_factors_short.weight},
+   * {@code rope_factors_long.weight}); both null when the file has neither.
+   */
+  record LongRope(float[] shortFactors, float[] longFactors) {}
+
+  /** @param longRope Phi-3's longrope factors (architecture phi3 only), or null */
+  static LlamaConfig read(GgufFile f, String arch, Map<String, GgufFile.TensorInfo> names,
+      float[] ropeFactors, LongRope longRope) {
     String type = GgufKeys.ARCHITECTURES.get(arch);
     int hidden = uint(f, arch, GgufKeys.EMBEDDING_LENGTH);
     int layers = uint(f, arch, GgufKeys.BLOCK_COUNT);
@@ -55,9 +67,13 @@ final class GgufConfig {
     }
     int ropeDim = f.get(key(GgufKeys.ROPE_DIMENSION_COUNT, arch)) == null ? headDim
         : uint(f, arch, GgufKeys.ROPE_DIMENSION_COUNT);
-    if (ropeDim != headDim) {
+    boolean phi3 = arch.equals("phi3");
+    double partial = (double) ropeDim / headDim;
+    if (ropeDim != headDim && (!phi3 || ropeDim > headDim || ropeDim % 2 != 0
+        || (int) (headDim * partial) != ropeDim)) {
       throw refuse(f, key(GgufKeys.ROPE_DIMENSION_COUNT, arch) + " " + ropeDim
-          + " rotates part of a head of " + headDim + ", which " + arch + " is not served with");
+          + " rotates part of a head of " + headDim + ", which " + arch + " is not served with"
+          + " (phi3 only: an even share of the head)");
     }
     int vocab = vocab(f, arch, names.get("embed_tokens.weight"));
     double eps = required(f, key(GgufKeys.RMS_EPS, arch));
@@ -71,7 +87,8 @@ final class GgufConfig {
     try {
       return new LlamaConfig(type, layers, hidden, heads, kvHeads, headDim,
           uint(f, arch, GgufKeys.FEED_FORWARD_LENGTH), context, vocab, eps,
-          rope(f, arch, headDim, context, ropeFactors), qkvBias, oBias, mlpBias, qkNorm, tied,
+          phi3 ? phi3Rope(f, arch, headDim, context, ropeFactors, longRope, partial)
+              : rope(f, arch, headDim, context, ropeFactors), qkvBias, oBias, mlpBias, qkNorm, tied,
           slidingWindows(f, arch, layers));
     } catch (IllegalArgumentException e) {
       throw new ModelLoadException(f.primary(), e.getMessage(), e);
@@ -148,6 +165,70 @@ final class GgufConfig {
         ? new LlamaConfig.Rope("linear", base, scale, 0, 0, 0) : LlamaConfig.Rope.plain(base);
   }
 
+  /**
+   * Phi-3's rope as llama.cpp's {@code phi3} graph computes it: NEOX rotation of the first {@code
+   * rope.dimension_count} dimensions of each head ({@code partial}), each frequency divided by its
+   * factor from {@code rope_factors_short/long.weight} when the file has them, cos and sin times
+   * {@code rope.scaling.attn_factor} (the converter writes transformers' longrope attention factor
+   * there). That is transformers' longrope with the same lists. Which list applies differs: llama.cpp
+   * takes the long one whenever its context (-c) exceeds {@code rope.scaling.original_context_length},
+   * transformers (and radixserve, for this file as for the checkpoint it came from) when the
+   * sequence does ({@link LlamaConfig#longContextFrom}). A file with neither list rotates plainly;
+   * other rope scaling keys are refused for phi3, whose loader does not combine them.
+   */
+  private static LlamaConfig.Rope phi3Rope(GgufFile f, String arch, int headDim, int context,
+      float[] ropeFreqs, LongRope longRope, double partial) {
+    if (ropeFreqs != null) {
+      throw refuse(f, "rope_freqs.weight in a phi3 file: llama.cpp's phi3 loader reads"
+          + " rope_factors_short/long.weight");
+    }
+    String scaling = (String) f.get(key(GgufKeys.ROPE_SCALING_TYPE, arch));
+    double scale = number(f, key(GgufKeys.ROPE_SCALING_FACTOR, arch),
+        number(f, key(GgufKeys.ROPE_SCALE_LINEAR, arch), 1));
+    if (scaling != null && !scaling.equals("none") || scale != 1 && scale != 0) {
+      throw refuse(f, key(GgufKeys.ROPE_SCALING_TYPE, arch) + " " + scaling + " / factor "
+          + scale + ": phi3 is served with its longrope factors or none");
+    }
+    double base = number(f, key(GgufKeys.ROPE_FREQ_BASE, arch), 10000);
+    double attention = number(f, key(GgufKeys.ROPE_SCALING_ATTN_FACTOR, arch), 1);
+    if (!(attention > 0)) {
+      throw refuse(f, key(GgufKeys.ROPE_SCALING_ATTN_FACTOR, arch) + " " + attention
+          + " is not positive");
+    }
+    int original = (int) number(f, key(GgufKeys.ROPE_SCALING_ORIG_CTX, arch), context);
+    int rotated = (int) (headDim * partial);
+    if (longRope == null) {
+      return new LlamaConfig.Rope("default", base, 1, 0, 0, 0, attention, 32, 1, true,
+          List.of(), List.of(), partial);
+    }
+    List<Double> shortFactors = divisors(f, GgufTensorNames.ROPE_FACTORS_SHORT,
+        longRope.shortFactors(), rotated);
+    List<Double> longFactors = divisors(f, GgufTensorNames.ROPE_FACTORS_LONG,
+        longRope.longFactors(), rotated);
+    return new LlamaConfig.Rope("longrope", base, (double) context / original, 0, 0, original,
+        attention, 32, 1, true, shortFactors, longFactors, partial);
+  }
+
+  private static List<Double> divisors(GgufFile f, String tensor, float[] values, int rotated) {
+    if (values == null) {
+      throw refuse(f, "has " + (tensor.equals(GgufTensorNames.ROPE_FACTORS_LONG)
+          ? GgufTensorNames.ROPE_FACTORS_SHORT : GgufTensorNames.ROPE_FACTORS_LONG)
+          + " without " + tensor);
+    }
+    if (values.length != rotated / 2) {
+      throw refuse(f, tensor + " has " + values.length + " factors, the " + rotated
+          + " rotated dimensions of a head " + rotated / 2 + " frequencies");
+    }
+    List<Double> out = new ArrayList<>();
+    for (float v : values) {
+      if (!(v > 0)) {
+        throw refuse(f, tensor + " holds " + v + ", not a positive divisor");
+      }
+      out.add((double) v);
+    }
+    return out;
+  }
+
   private static LlamaConfig.Rope yarn(GgufFile f, String arch, double base, double factor,
       int context) {
     for (Map.Entry<String, Double> e : YARN_FIXED.entrySet()) {
@@ -178,8 +259,9 @@ final class GgufConfig {
    * without a pattern. A query sees {@code sliding_window} positions, its own included (llama.cpp's
    * standard SWA mask, transformers' {@code sliding_window}). Empty when the file has no window.
    * llama.cpp's llama, qwen2 and qwen3 loaders read neither key (and the converter writes
-   * neither for them), so llama-server attends to the whole sequence on such a file; a window
-   * the file states is what the model was trained with, and served.
+   * neither for them), so llama-server attends to the whole sequence on such a file; its phi3
+   * loader reads the window and switches it off. A window the file states is what the model was
+   * trained with (transformers applies it), and served; a window of 0 is none.
    */
   static List<Integer> slidingWindows(GgufFile f, String arch, int layers) {
     String windowKey = key(GgufKeys.SLIDING_WINDOW, arch);
@@ -190,6 +272,9 @@ final class GgufConfig {
         throw refuse(f, patternKey + " without " + windowKey);
       }
       return List.of();
+    }
+    if (f.get(windowKey) instanceof Long zero && zero == 0 && pattern == null) {
+      return List.of(); // llama.cpp's n_swa 0: no window (Phi-3's converter writes it for none)
     }
     int window = uint(f, arch, GgufKeys.SLIDING_WINDOW);
     List<Integer> windows = new ArrayList<>();

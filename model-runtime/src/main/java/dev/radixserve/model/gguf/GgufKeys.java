@@ -45,6 +45,7 @@ public final class GgufKeys {
   public static final String YARN_BETA_SLOW = "%s.rope.scaling.yarn_beta_slow";
   public static final String YARN_EXT_FACTOR = "%s.rope.scaling.yarn_ext_factor";
   public static final String YARN_ATTN_FACTOR = "%s.rope.scaling.yarn_attn_factor";
+  public static final String ROPE_SCALING_ATTN_FACTOR = "%s.rope.scaling.attn_factor";
   // tokenizer
   public static final String TOKENIZER_MODEL = "tokenizer.ggml.model";
   public static final String TOKENIZER_PRE = "tokenizer.ggml.pre";
@@ -63,12 +64,13 @@ public final class GgufKeys {
 
   /**
    * The architectures served, with the model_type radixserve names them by: the Llama family's
-   * three, and GPT-2.
+   * four (Phi-3's graph is Llama's once its fused projections are split), and GPT-2.
    */
   static final Map<String, String> ARCHITECTURES = Map.of(
       "llama", "llama",
       "qwen2", "qwen2",
       "qwen3", "qwen3",
+      "phi3", "phi3",
       "gpt2", "gpt2");
 
   /** Keys a Llama-family architecture's graph reads ({@link GgufConfig}). */
@@ -82,9 +84,25 @@ public final class GgufKeys {
   static final Set<String> READ_GPT2 = Set.of(CONTEXT_LENGTH, EMBEDDING_LENGTH, BLOCK_COUNT,
       FEED_FORWARD_LENGTH, VOCAB_SIZE, HEAD_COUNT, NORM_EPS);
 
+  /**
+   * Phi-3's: the Llama family's and the factor on cos/sin its converter writes beside the longrope
+   * factors ({@code rope_factors_long/short.weight}), which llama.cpp applies to both factor sets.
+   */
+  static final Set<String> READ_PHI3 = plus(READ, ROPE_SCALING_ATTN_FACTOR);
+
   /** The keys architecture {@code arch}'s graph reads. */
   static Set<String> read(String arch) {
-    return arch.equals("gpt2") ? READ_GPT2 : READ;
+    return switch (arch) {
+      case "gpt2" -> READ_GPT2;
+      case "phi3" -> READ_PHI3;
+      default -> READ;
+    };
+  }
+
+  private static Set<String> plus(Set<String> keys, String key) {
+    Set<String> out = new TreeSet<>(keys);
+    out.add(key);
+    return Set.copyOf(out);
   }
 
   /** Keys under the architecture's prefix that cannot change what is computed, and why. */

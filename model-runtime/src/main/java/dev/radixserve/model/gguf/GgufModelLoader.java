@@ -22,7 +22,8 @@ import java.util.Locale;
  * hyper-parameters ({@link GgufConfig}), its tensors under radixserve's names ({@link
  * GgufTensors}), its tokenizer ({@link GgufTokenizer}), end-of-generation ids and chat template.
  * Architectures {@code llama} (Llama 2/3, Mistral, SmolLM as llama.cpp converts them), {@code
- * qwen2} and {@code qwen3}. Every problem is a {@link ModelLoadException} naming the file.
+ * qwen2}, {@code qwen3}, {@code phi3} (its fused projections split, {@link GgufFusedTensors})
+ * and {@code gpt2}. Every problem is a {@link ModelLoadException} naming the file.
  */
 public final class GgufModelLoader {
 

@@ -19,7 +19,8 @@ import java.util.PriorityQueue;
  *
  * <ul>
  *   <li>the text is split on control, user-defined and unknown tokens ({@code
- *       tokenizer_st_partition}, longest first); those become their ids;
+ *       tokenizer_st_partition}, longest first); those become their ids, and the whitespace
+ *       after those llama.cpp marks {@code rstrip} ({@link GgufTokenizer#rstrip}) is dropped;
  *   <li>each other fragment gets a leading space when it is first or follows a special token
  *       ({@code add_space_prefix}), spaces become {@code ▁}, and it is split into UTF-8
  *       characters;
@@ -49,6 +50,8 @@ final class GgufSpmTokenizer implements Tokenizer {
   private final Map<String, Integer> ids = new HashMap<>();
   private final List<Integer> specials = new ArrayList<>();
   private final BitSet special = new BitSet();
+  /** Special tokens whose following whitespace is dropped ({@link GgufTokenizer#rstrip}). */
+  private final BitSet rstrip = new BitSet();
   private final byte[][] bytes;
   private final int bos;
   private final int eos;
@@ -78,6 +81,7 @@ final class GgufSpmTokenizer implements Tokenizer {
       ids.put(pieces[id], id);
       if (types[id] == CONTROL || types[id] == USER_DEFINED || types[id] == UNKNOWN) {
         specials.add(id);
+        rstrip.set(id, GgufTokenizer.rstrip(f, text));
       }
       if (types[id] == CONTROL || types[id] == UNKNOWN) {
         special.set(id);
@@ -158,6 +162,9 @@ final class GgufSpmTokenizer implements Tokenizer {
           }
           next.add(id);
           from = at + piece.length();
+          while (rstrip.get(id) && from < raw.length() && isSpace(raw.charAt(from))) {
+            from++;
+          }
         }
         if (from < raw.length()) {
           next.add(raw.substring(from));
@@ -166,6 +173,11 @@ final class GgufSpmTokenizer implements Tokenizer {
       fragments = next;
     }
     return fragments;
+  }
+
+  /** C's {@code isspace} in the "C" locale, which llama.cpp's partition strips with. */
+  private static boolean isSpace(char c) {
+    return c == ' ' || c >= '\t' && c <= '\r';
   }
 
   /** One symbol: a byte range of the text, linked to its neighbours. */

@@ -4,6 +4,7 @@ import dev.radixserve.model.weights.ModelLoadException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -36,6 +37,20 @@ final class GgufTensorNames {
   /** The rope scaling factors Llama 3's converter writes (not a weight of the graph). */
   static final String ROPE_FREQS = "rope_freqs.weight";
 
+  /** Phi-3's longrope divisors past and within the original context (not weights either). */
+  static final String ROPE_FACTORS_LONG = "rope_factors_long.weight";
+  static final String ROPE_FACTORS_SHORT = "rope_factors_short.weight";
+
+  /**
+   * Phi-3's per-layer tensors: the Llama family's, with its converter's fused ones under the
+   * names of transformers' Phi3 ({@code attn_qkv} = {@code qkv_proj}; {@code ffn_up} holds
+   * {@code gate_up_proj}, gate's rows then up's), split by {@link GgufFusedTensors}.
+   */
+  static final Map<String, String> PHI3_LAYER = phi3Layers();
+
+  private static final Set<String> PHI3_KEPT =
+      Set.of(ROPE_FREQS, ROPE_FACTORS_LONG, ROPE_FACTORS_SHORT);
+
   /** Canonical projections whose rows llama.cpp's converter permutes for Llama (LlamaModel.permute). */
   static final List<String> PERMUTED = List.of("self_attn.q_proj.weight", "self_attn.k_proj.weight");
 
@@ -62,6 +77,16 @@ final class GgufTensorNames {
     return m;
   }
 
+  private static Map<String, String> phi3Layers() {
+    Map<String, String> m = new LinkedHashMap<>(layers());
+    // tensors llama.cpp's phi3 loader does not take
+    m.keySet().removeAll(Set.of("ffn_up.bias", "ffn_gate.weight", "ffn_gate.bias",
+        "attn_q_norm.weight", "attn_k_norm.weight"));
+    m.put("attn_qkv.weight", GgufFusedTensors.QKV);
+    m.put("ffn_up.weight", GgufFusedTensors.GATE_UP);
+    return m;
+  }
+
   private static Map<String, String> layers() {
     Map<String, String> m = new LinkedHashMap<>();
     m.put("attn_norm.weight", "input_layernorm.weight");
@@ -85,7 +110,11 @@ final class GgufTensorNames {
   static Map<String, GgufFile.TensorInfo> canonical(GgufFile f, String arch) {
     Map<String, GgufFile.TensorInfo> out = new LinkedHashMap<>();
     for (GgufFile.TensorInfo t : f.tensors()) {
-      String name = arch.equals("gpt2") ? gpt2(t.name()) : canonical(t.name());
+      String name = switch (arch) {
+        case "gpt2" -> gpt2(t.name());
+        case "phi3" -> canonical(t.name(), PHI3_LAYER, PHI3_KEPT);
+        default -> canonical(t.name(), LAYER, Set.of(ROPE_FREQS));
+      };
       if (name == null) {
         throw new ModelLoadException(t.file(), "tensor " + t.name() + " is not one of the "
             + f.get(GgufKeys.ARCHITECTURE) + " tensors radixserve serves");
@@ -111,8 +140,13 @@ final class GgufTensorNames {
 
   /** radixserve's name of llama.cpp's (Llama-family) tensor {@code name}, or null. */
   static String canonical(String name) {
-    if (name.equals(ROPE_FREQS)) {
-      return ROPE_FREQS;
+    return canonical(name, LAYER, Set.of(ROPE_FREQS));
+  }
+
+  /** @param kept tensors that are not weights of the graph, kept under their own names */
+  private static String canonical(String name, Map<String, String> layer, Set<String> kept) {
+    if (kept.contains(name)) {
+      return name;
     }
     String global = GLOBAL.get(name);
     if (global != null) {
@@ -120,7 +154,7 @@ final class GgufTensorNames {
     }
     Matcher m = BLOCK.matcher(name);
     if (m.matches()) {
-      String part = LAYER.get(m.group(2));
+      String part = layer.get(m.group(2));
       return part == null ? null : "layers." + m.group(1) + "." + part;
     }
     return null;

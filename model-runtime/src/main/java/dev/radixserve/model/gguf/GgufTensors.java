@@ -79,17 +79,19 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
             + " llama-quantize it to Q8_0, Q4_0 or a K-quant");
       }
     }
-    GgufFile.TensorInfo freqs = names.remove(GgufTensorNames.ROPE_FREQS);
-    float[] ropeFactors = null;
-    if (freqs != null) {
-      ropeFactors = new float[(int) freqs.ne()[0]];
-      GgufBlocks.dequantizeRow(freqs, 0, ropeFactors);
-    }
+    float[] ropeFactors = vector(names.remove(GgufTensorNames.ROPE_FREQS));
     if (gpt2 && ropeFactors != null) {
       throw new ModelLoadException(f.primary(), "rope_freqs.weight in a GPT-2 file");
     }
+    float[] longFactors = vector(names.remove(GgufTensorNames.ROPE_FACTORS_LONG));
+    float[] shortFactors = vector(names.remove(GgufTensorNames.ROPE_FACTORS_SHORT));
+    GgufConfig.LongRope longRope = longFactors == null && shortFactors == null ? null
+        : new GgufConfig.LongRope(shortFactors, longFactors);
     ModelShape config = gpt2 ? GgufConfig.gpt2(f, names)
-        : GgufConfig.read(f, arch, names, ropeFactors);
+        : GgufConfig.read(f, arch, names, ropeFactors, longRope);
+    if (config instanceof LlamaConfig c && arch.equals("phi3")) {
+      GgufFusedTensors.split(c, names);
+    }
     GgmlType projectionType = projectionType(names);
     CheckpointQuantization q = GgufBlocks.repackable(projectionType)
         ? GgufBlocks.quantization(projectionType) : null;
@@ -144,6 +146,16 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     });
     return new GgufTensors(config, out, q, projectionType, types, ropeFactors, requantize,
         Set.copyOf(offsetWeights), projectionTypes, Set.copyOf(q8Tables));
+  }
+
+  /** A 1-D tensor's values (rope factors), or null without the tensor. */
+  private static float[] vector(GgufFile.TensorInfo t) {
+    if (t == null) {
+      return null;
+    }
+    float[] v = new float[(int) t.ne()[0]];
+    GgufBlocks.dequantizeRow(t, 0, v);
+    return v;
   }
 
   /** A linear layer's weight: Llama's {@code layers.N.*_proj.weight}, GPT-2's {@code h.N.*}. */

@@ -108,7 +108,7 @@ final class GgufTokenizer {
         a.put("content", text);
         a.put("single_word", false);
         a.put("lstrip", false);
-        a.put("rstrip", false);
+        a.put("rstrip", rstrip(f, text));
         a.put("normalized", false);
         a.put("special", type == CONTROL);
       }
@@ -231,6 +231,23 @@ final class GgufTokenizer {
   }
 
   record Loaded(dev.radixserve.model.Tokenizer tokenizer, String source) {}
+
+  /** Special tokens llama.cpp never strips after, even in a Phi-3 file ({@link #rstrip}). */
+  private static final java.util.Set<String> NOT_RSTRIPPED =
+      java.util.Set.of("<unk>", "<s>", "<|endoftext|>");
+
+  /**
+   * Whether llama.cpp strips the whitespace after special token {@code text} ({@code
+   * LLAMA_TOKEN_ATTR_RSTRIP}), which it sets by the file's {@code general.name}: in a file whose
+   * name, lowercased, contains {@code phi-3} or {@code phi3}, every special token but {@code
+   * <unk>}, {@code <s>} and {@code <|endoftext|>} (as Phi-3's own tokenizer.json marks its chat
+   * markers {@code rstrip}); in any other file none.
+   */
+  static boolean rstrip(GgufFile f, String text) {
+    String name = f.get(GgufKeys.NAME) instanceof String n ? n.toLowerCase(java.util.Locale.ROOT)
+        : "";
+    return (name.contains("phi-3") || name.contains("phi3")) && !NOT_RSTRIPPED.contains(text);
+  }
 
   /**
    * The ids that end generation, as llama.cpp's {@code special_eog_ids}: eos, eot and eom, and

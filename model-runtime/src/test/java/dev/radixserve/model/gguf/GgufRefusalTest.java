@@ -103,8 +103,8 @@ class GgufRefusalTest {
 
   @Test
   void anotherArchitectureTokenizerOrRopeScalingIsRefused() throws IOException {
-    assertRefused("qwen2-f32.gguf", kv -> kv.put(GgufKeys.ARCHITECTURE, "phi3"), t -> { },
-        "general.architecture phi3 is not served");
+    assertRefused("qwen2-f32.gguf", kv -> kv.put(GgufKeys.ARCHITECTURE, "phi2"), t -> { },
+        "general.architecture phi2 is not served");
     assertRefused("qwen2-f32.gguf", kv -> kv.put(GgufKeys.TOKENIZER_MODEL, "bert"), t -> { },
         "tokenizer.ggml.model bert is not served");
     assertRefused("qwen2-f32.gguf", kv -> kv.put(GgufKeys.TOKENIZER_PRE, "falcon"), t -> { },

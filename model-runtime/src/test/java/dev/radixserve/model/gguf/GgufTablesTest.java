@@ -74,7 +74,8 @@ class GgufTablesTest {
       boolean gpt2 = arch.equals("gpt2");
       (gpt2 ? GgufTensorNames.GPT2_GLOBAL : GgufTensorNames.GLOBAL).keySet()
           .forEach(n -> check(theirs, n, unknown));
-      (gpt2 ? GgufTensorNames.GPT2_LAYER : GgufTensorNames.LAYER).keySet()
+      (gpt2 ? GgufTensorNames.GPT2_LAYER : arch.equals("phi3") ? GgufTensorNames.PHI3_LAYER
+          : GgufTensorNames.LAYER).keySet()
           .forEach(n -> check(theirs, "blk.{bid}." + n, unknown));
       // q/k norms are Qwen3's; llama and qwen2 files never hold them, and biases llama.cpp takes
       // where present (its loader marks them optional)
@@ -84,6 +85,8 @@ class GgufTablesTest {
       assertEquals(Set.of(), unknown, arch + ": tensor names gguf-py does not give " + arch);
     }
     assertTrue(names.get("llama").toString().contains("rope_freqs"));
+    assertTrue(names.get("phi3").toString().contains("rope_factors_long"));
+    assertTrue(names.get("phi3").toString().contains("rope_factors_short"));
   }
 
   /** Each pre-tokenizer served is one llama.cpp's vocabulary loader names. */
