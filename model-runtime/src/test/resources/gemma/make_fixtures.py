@@ -167,40 +167,6 @@ def common():
                 pad_token_id=0, tie_word_embeddings=True)
 
 
-gemma2 = Gemma2Config(num_hidden_layers=2, query_pre_attn_scalar=24,
-                      attn_logit_softcapping=3.0, final_logit_softcapping=10.0,
-                      rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, **common())
-assert gemma2.layer_types == ["sliding_attention", "full_attention"]
-write_model("gemma2", gemma2, Gemma2ForCausalLM, 7, GEMMA2_TEMPLATE)
-
-gemma3 = Gemma3TextConfig(
-    num_hidden_layers=3, query_pre_attn_scalar=32,
-    layer_types=["sliding_attention", "sliding_attention", "full_attention"],
-    rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
-                     "full_attention": {"rope_type": "linear", "factor": 2.0,
-                                        "rope_theta": 1000000.0}},
-    **common())
-out = write_model("gemma3", gemma3, Gemma3ForCausalLM, 11, GEMMA3_TEMPLATE)
-
-# transformers 4's form of the same config
-with open(os.path.join(out, "config.json"), encoding="utf-8") as f:
-    tf4 = json.load(f)
-rope = tf4.pop("rope_parameters")
-tf4.pop("layer_types")
-tf4["torch_dtype"] = tf4.pop("dtype")
-tf4["rope_theta"] = rope["full_attention"]["rope_theta"]
-tf4["rope_local_base_freq"] = rope["sliding_attention"]["rope_theta"]
-tf4["rope_scaling"] = {"rope_type": "linear", "factor": rope["full_attention"]["factor"]}
-tf4["sliding_window_pattern"] = 3
-tf4["transformers_version"] = "4.50.0"
-tf4.pop("_sliding_window_pattern")  # transformers 5 leaks its private copy of the pattern
-with open(os.path.join(out, "config.transformers4.json"), "w", encoding="utf-8") as f:
-    json.dump(tf4, f, indent=2)
-again = Gemma3TextConfig.from_dict(tf4)
-assert again.layer_types == gemma3.layer_types, again.layer_types
-assert again.rope_parameters == AutoConfig.from_pretrained(out).rope_parameters, \
-    (again.rope_parameters, AutoConfig.from_pretrained(out).rope_parameters)
-
 def matters(name, **overrides):
     """How far the last prompt position's log-probabilities move when the config says otherwise:
     each feature the fixtures exist to test must move them well past the tests' 1e-4."""
@@ -219,14 +185,53 @@ def matters(name, **overrides):
     assert delta > 1e-2, (name, overrides, delta)
 
 
-matters("gemma2", attn_logit_softcapping=None)
-matters("gemma2", final_logit_softcapping=None)
-matters("gemma2", sliding_window=128)
-matters("gemma2", query_pre_attn_scalar=16)
-matters("gemma3", sliding_window=128)
-matters("gemma3", rope_parameters={
-    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
-    "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}})
-matters("gemma3", rope_parameters={
-    "sliding_attention": {"rope_type": "default", "rope_theta": 1000000.0},
-    "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0}})
+def main():
+    gemma2 = Gemma2Config(num_hidden_layers=2, query_pre_attn_scalar=24,
+                          attn_logit_softcapping=3.0, final_logit_softcapping=10.0,
+                          rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, **common())
+    assert gemma2.layer_types == ["sliding_attention", "full_attention"]
+    write_model("gemma2", gemma2, Gemma2ForCausalLM, 7, GEMMA2_TEMPLATE)
+
+    gemma3 = Gemma3TextConfig(
+        num_hidden_layers=3, query_pre_attn_scalar=32,
+        layer_types=["sliding_attention", "sliding_attention", "full_attention"],
+        rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                         "full_attention": {"rope_type": "linear", "factor": 2.0,
+                                            "rope_theta": 1000000.0}},
+        **common())
+    out = write_model("gemma3", gemma3, Gemma3ForCausalLM, 11, GEMMA3_TEMPLATE)
+
+    # transformers 4's form of the same config
+    with open(os.path.join(out, "config.json"), encoding="utf-8") as f:
+        tf4 = json.load(f)
+    rope = tf4.pop("rope_parameters")
+    tf4.pop("layer_types")
+    tf4["torch_dtype"] = tf4.pop("dtype")
+    tf4["rope_theta"] = rope["full_attention"]["rope_theta"]
+    tf4["rope_local_base_freq"] = rope["sliding_attention"]["rope_theta"]
+    tf4["rope_scaling"] = {"rope_type": "linear", "factor": rope["full_attention"]["factor"]}
+    tf4["sliding_window_pattern"] = 3
+    tf4["transformers_version"] = "4.50.0"
+    tf4.pop("_sliding_window_pattern")  # transformers 5 leaks its private copy of the pattern
+    with open(os.path.join(out, "config.transformers4.json"), "w", encoding="utf-8") as f:
+        json.dump(tf4, f, indent=2)
+    again = Gemma3TextConfig.from_dict(tf4)
+    assert again.layer_types == gemma3.layer_types, again.layer_types
+    assert again.rope_parameters == AutoConfig.from_pretrained(out).rope_parameters, \
+        (again.rope_parameters, AutoConfig.from_pretrained(out).rope_parameters)
+
+    matters("gemma2", attn_logit_softcapping=None)
+    matters("gemma2", final_logit_softcapping=None)
+    matters("gemma2", sliding_window=128)
+    matters("gemma2", query_pre_attn_scalar=16)
+    matters("gemma3", sliding_window=128)
+    matters("gemma3", rope_parameters={
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}})
+    matters("gemma3", rope_parameters={
+        "sliding_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+        "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0}})
+
+
+if __name__ == "__main__":
+    main()

@@ -7,6 +7,7 @@ tree node-llama-cpp 3.22.1 ships, or LLAMACPP_SRC):
     python make_fixtures.py               # everything
     python make_fixtures.py rope-window   # only the yarn / sliding-window files (rope_window)
     python make_fixtures.py phi3          # only the Phi-3 files (phi3)
+    python make_fixtures.py gemma         # only the Gemma 2 / Gemma 3 files (gemma)
     python make_fixtures.py wide          # only blocks.gguf and the llama3-wide K-quant/IQ4 files
     python make_fixtures.py gpt2-q4_0     # only gpt2-q4_0.gguf and its references, from the
                                           # gpt2-f32.gguf here (the checkpoint made again must
@@ -189,6 +190,11 @@ LAYER = {"attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "
          "attn_k_norm": "self_attn.k_norm"}
 
 
+# Gemma's (the rest as LAYER)
+GEMMA_LAYER = {**LAYER, "post_attention_norm": "post_attention_layernorm",
+               "ffn_norm": "pre_feedforward_layernorm",
+               "post_ffw_norm": "post_feedforward_layernorm"}
+
 # Phi-3's fused tensors (the rest as LAYER)
 PHI3_LAYER = {**LAYER, "attn_qkv": "self_attn.qkv_proj", "ffn_up": "mlp.gate_up_proj"}
 
@@ -213,7 +219,8 @@ def hf_name(name, model_type="llama"):
     if name == "output_norm.weight":
         return "model.norm.weight"
     _, layer, part, kind = name.split(".")
-    return f"model.layers.{layer}.{(PHI3_LAYER if model_type == 'phi3' else LAYER)[part]}.{kind}"
+    table = {"phi3": PHI3_LAYER, "gemma": GEMMA_LAYER}.get(model_type, LAYER)
+    return f"model.layers.{layer}.{table[part]}.{kind}"
 
 
 def dequantized(path, model_type, config):
@@ -397,7 +404,7 @@ def tables():
         cls = getattr(gguf.Keys, group)
         keys += [v for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, str)]
     archs = {}
-    for arch in ("llama", "qwen2", "qwen3", "phi3", "gpt2"):
+    for arch in ("llama", "qwen2", "qwen3", "phi3", "gemma2", "gemma3", "gpt2"):
         a = next(m for m, n in gguf.MODEL_ARCH_NAMES.items() if n == arch)
         archs[arch] = sorted(gguf.TENSOR_NAMES[t] for t in gguf.MODEL_TENSORS[a])
     # llama.cpp's own LLM_KV_NAMES (llama-arch.cpp), which still names keys gguf-py dropped
@@ -550,7 +557,144 @@ def phi3():
         print("wrote", name)
 
 
+# Gemma 2 and Gemma 3 (text) as their hub checkpoints are, which is what the converter's Gemma
+# vocabulary reads: a SentencePiece tokenizer.model (no dummy prefix, byte fallback, <pad> <eos>
+# <bos> <unk> first, the turn markers user-defined), every norm an offset (1 + w), tied.
+# name -> (config class, config keys (transformers 5 form), seed). What llama.cpp's loaders take
+# from the metadata and what they fix: the score scale 1/sqrt(head_dim) but for the 27B layer
+# counts (so query_pre_attn_scalar is head_dim here), Gemma 2's window on every other layer and
+# Gemma 3's on five layers in six (the converter writes no pattern), Gemma 3's sliding layers at
+# rope.freq_base_swa without scaling.
+GEMMA = {
+    "gemma2": ("Gemma2Config", dict(
+        num_hidden_layers=2, head_dim=16, query_pre_attn_scalar=16, attn_logit_softcapping=3.0,
+        final_logit_softcapping=10.0, sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"],
+        rope_parameters=dict(rope_type="default", rope_theta=10000.0)), 420),
+    "gemma3": ("Gemma3TextConfig", dict(
+        num_hidden_layers=6, head_dim=16, query_pre_attn_scalar=16, sliding_window=6,
+        final_logit_softcapping=None, attn_logit_softcapping=None,
+        layer_types=["sliding_attention"] * 5 + ["full_attention"],
+        rope_parameters=dict(
+            full_attention=dict(rope_type="linear", rope_theta=1000000.0, factor=2.0),
+            sliding_attention=dict(rope_type="default", rope_theta=10000.0))), 408),
+}
+GEMMA_TYPES = ("f32", "q8_0", "q4_0")
+GEMMA_SPECIALS = ["<mask>", "<start_of_turn>", "<end_of_turn>"]
+
+
+def train_gemma_spm():
+    """A SentencePiece BPE model shaped as Gemma's tokenizer.model: ids 0-3 <pad> <eos> <bos>
+    <unk>, the turn markers user-defined, no dummy prefix, whitespace kept, digits split, byte
+    fallback."""
+    import io
+    import sentencepiece as spm
+    corpus = [line for t in (hf.TEXTS + hf.PROMPTS) * 20 for line in t.split("\n") if line]
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(corpus), model_writer=model, model_type="bpe", vocab_size=520,
+        byte_fallback=True, normalization_rule_name="identity", remove_extra_whitespaces=False,
+        add_dummy_prefix=False, split_digits=True, character_coverage=0.995,
+        allow_whitespace_only_pieces=True, pad_id=0, eos_id=1, bos_id=2, unk_id=3,
+        pad_piece="<pad>", eos_piece="<eos>", bos_piece="<bos>", unk_piece="<unk>",
+        user_defined_symbols=GEMMA_SPECIALS, num_threads=1, minloglevel=2)
+    return model.getvalue()
+
+
+def gemma_fixtures():
+    """../gemma/make_fixtures.py, the Gemma checkpoints' script, as a module."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "gemma_fixtures", os.path.join(HERE, "..", "gemma", "make_fixtures.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_gemma(out, config_class, extra, seed, template):
+    """A Gemma checkpoint written by transformers (bfloat16, tied), tokenizer.model and the
+    tokenizer transformers builds from it (GemmaTokenizer: <bos> added), the model's chat
+    template."""
+    import transformers
+    from transformers import AutoTokenizer, GenerationConfig
+    os.makedirs(out)
+    with open(os.path.join(out, "tokenizer.model"), "wb") as f:
+        f.write(train_gemma_spm())
+    with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "GemmaTokenizer", "add_bos_token": True,
+                   "add_eos_token": False, "bos_token": "<bos>", "eos_token": "<eos>",
+                   "pad_token": "<pad>", "unk_token": "<unk>"}, f)
+    tok = AutoTokenizer.from_pretrained(out)
+    with open(os.path.join(HERE, "..", "gemma", template)) as f:
+        tok.chat_template = f.read()
+    eos = [tok.convert_tokens_to_ids("<eos>"), tok.convert_tokens_to_ids("<end_of_turn>")]
+    shape = {k: v for k, v in SHAPE.items() if k != "max_position_embeddings"}
+    config = getattr(transformers, config_class)(
+        vocab_size=len(tok), tie_word_embeddings=True, bos_token_id=tok.bos_token_id,
+        eos_token_id=eos, pad_token_id=tok.pad_token_id, max_position_embeddings=128,
+        **{**shape, **extra})
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config)
+    gemma_fixtures().randomize(model, seed)  # the Gemma checkpoints' spread, so greedy varies
+    model = model.to(torch.bfloat16)
+    model.generation_config = GenerationConfig(bos_token_id=tok.bos_token_id, eos_token_id=eos)
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    assert os.path.exists(os.path.join(out, "tokenizer.model"))
+    # the hubs' tokenizer_config.json lists the special tokens (transformers 5 no longer writes
+    # them there); the converter's SentencePiece vocabulary types them CONTROL from it
+    path = os.path.join(out, "tokenizer_config.json")
+    with open(path) as f:
+        tc = json.load(f)
+    tc["added_tokens_decoder"] = {
+        str(tok.convert_tokens_to_ids(t)): {"content": t, "lstrip": False, "normalized": False,
+                                             "rstrip": False, "single_word": False, "special": True}
+        for t in ["<pad>", "<eos>", "<bos>", "<unk>"] + GEMMA_SPECIALS}
+    with open(path, "w") as f:
+        json.dump(tc, f, indent=2)
+    return out
+
+
+def gemma():
+    """NAME-TYPE.gguf for each GEMMA case (the converter's F32 and Q8_0, gguf-py's Q4_0), the
+    checkpoint's transformers outputs (NAME-expected.json; the quantized files' on their
+    dequantized weights, NAME-TYPE-expected.json), llama-server's on each file
+    (NAME-TYPE.llama-server.json)."""
+    for name, (config_class, extra, seed) in GEMMA.items():
+        tmp = tempfile.mkdtemp()
+        try:
+            hf_dir = write_gemma(os.path.join(tmp, name), config_class, extra, seed,
+                                 name + ".jinja")
+            hf.expected(hf_dir)
+            with open(os.path.join(hf_dir, "expected.json")) as f:
+                gaps = [s["top_logprobs"][0] - s["top_logprobs"][1]
+                        for r in json.load(f)["runs"] for s in r["steps"]]
+            # no near-tie, so that llama-server's greedy tokens (its own kernels) are comparable
+            assert min(gaps) > 0.02, (name, "seed", seed, "top-2 gap", min(gaps))
+            shutil.copy(os.path.join(hf_dir, "expected.json"),
+                        os.path.join(HERE, name + "-expected.json"))
+            with open(os.path.join(hf_dir, "config.json")) as f:
+                config = json.load(f)
+            for outtype in ("f32", "q8_0"):
+                convert(hf_dir, os.path.join(HERE, f"{name}-{outtype}.gguf"), outtype, "default")
+            requantize(os.path.join(HERE, f"{name}-f32.gguf"), os.path.join(HERE, f"{name}-q4_0.gguf"),
+                       gguf.GGMLQuantizationType.Q4_0, gguf.LlamaFileType.MOSTLY_Q4_0)
+            for qtype in ("q8_0", "q4_0"):
+                values = dequantized(os.path.join(HERE, f"{name}-{qtype}.gguf"), "gemma", config)
+                expected_with(hf_dir, values, "gemma", config,
+                              os.path.join(HERE, f"{name}-{qtype}-expected.json"))
+            subprocess.run([sys.executable, os.path.join(HERE, "llama_server_reference.py")]
+                           + [os.path.join(HERE, f"{name}-{t}.gguf") for t in GEMMA_TYPES],
+                           check=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        print("wrote", name)
+
+
 def main():
+    if sys.argv[1:] == ["gemma"]:
+        gemma()
+        return
     if sys.argv[1:] == ["rope-window"]:
         rope_window()
         return

@@ -91,11 +91,13 @@ class GgufQ8HeadTest {
    * ({@code GgufCheckpointTest}'s exact route) measured 0 for the four fixtures; with the tables
    * re-rounded into the head's int8 blocks of 64 (as served until 2026-11-29) 0.043 / 0.040 /
    * 0.019 / 0.0080 (llama3 / qwen2 / qwen3 / gpt2). Greedy decoding then gives llama-server's
-   * tokens on llama3, qwen3 and gpt2 (re-rounded, llama3 departs at its second token; qwen2's
+   * tokens on llama3, qwen3, gpt2, gemma2 and gemma3 (Gemma: the √hidden-scaled embedding
+   * gathered from the same Q8_0 table the tied head reads) (re-rounded, llama3 departs at its second token; qwen2's
    * differ on both, at a near-tie of its random weights).
    */
   @ParameterizedTest(name = "{0}")
-  @CsvSource({"llama3, true", "qwen2, false", "qwen3, true", "gpt2, true"})
+  @CsvSource({"llama3, true", "qwen2, false", "qwen3, true", "gpt2, true", "gemma2, true",
+      "gemma3, true"})
   void exactProductsGiveTheFilesOwnLogits(String model, boolean greedyAsLlamaServer)
       throws IOException {
     try (LoadedModel m = load(model)) {
@@ -116,16 +118,18 @@ class GgufQ8HeadTest {
 
   /**
    * As served (accuracy_level 4: int8 activations), against the same exact route: max |Δ logit|
-   * / max |logit| measured 0.0594 / 0.0625 / 0.0305 / 0.0128 (llama3 / qwen2 / qwen3 / gpt2)
-   * with the tables on their own blocks, 0.0679 / 0.0483 / 0.0262 / 0.0161 re-rounded: on these
+   * / max |logit| measured 0.0594 / 0.0625 / 0.0305 / 0.0128 (llama3 / qwen2 / qwen3 / gpt2;
+   * gemma2 / gemma3 0.0455 / 0.0495, 2026-12-03) with the tables on their own blocks,
+   * 0.0679 / 0.0483 / 0.0262 / 0.0161 re-rounded: on these
    * 64-wide random fixtures the activations' rounding is most of the error and moves either
    * way, so the bound asserted is the measured one (+10%), not an ordering. Greedy decoding
-   * gives llama-server's tokens where it did before (qwen3, gpt2). A prompt prefilled in three
+   * gives llama-server's tokens where it did before (qwen3, gpt2) and on Gemma's. A prompt
+   * prefilled in three
    * chunks gives the same bits as in one.
    */
   @ParameterizedTest(name = "{0}")
   @CsvSource({"llama3, 0.066, false", "qwen2, 0.069, false", "qwen3, 0.034, true",
-      "gpt2, 0.0141, true"})
+      "gpt2, 0.0141, true", "gemma2, 0.050, true", "gemma3, 0.055, true"})
   void servedFollowsTheFileAndChunkingChangesNoBit(String model, double bound,
       boolean greedyAsLlamaServer) throws IOException {
     try (LoadedModel m = load(model)) {

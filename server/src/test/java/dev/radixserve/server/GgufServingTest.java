@@ -41,12 +41,14 @@ class GgufServingTest {
   @TempDir Path tmp;
 
   /**
-   * Llama 3, and Phi-3 with its fused projections split, longrope's long factors (every prompt is
-   * past the file's original context) over 3/4 of each head.
+   * Llama 3; Phi-3 with its fused projections split, longrope's long factors (every prompt is
+   * past the file's original context) over 3/4 of each head; Gemma 2 (soft-caps, a window on
+   * every other layer) and Gemma 3 (q/k norms, a window on five layers in six, two ropes).
    */
   @ParameterizedTest(name = "{0}")
   @CsvSource({"llama3-f32.gguf, llama3-expected.json",
-      "phi3-long-f32.gguf, phi3-long-expected.json"})
+      "phi3-long-f32.gguf, phi3-long-expected.json", "gemma2-f32.gguf, gemma2-expected.json",
+      "gemma3-f32.gguf, gemma3-expected.json"})
   void servesTheFileUnderItsNameAsTransformersComputesIt(String name, String reference)
       throws Exception {
     Path file = FIXTURES.resolve(name);

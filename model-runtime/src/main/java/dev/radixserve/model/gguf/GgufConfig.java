@@ -266,17 +266,26 @@ final class GgufConfig {
   static List<Integer> slidingWindows(GgufFile f, String arch, int layers) {
     String windowKey = key(GgufKeys.SLIDING_WINDOW, arch);
     String patternKey = key(GgufKeys.SLIDING_WINDOW_PATTERN, arch);
-    Object pattern = f.get(patternKey);
     if (f.get(windowKey) == null) {
-      if (pattern != null) {
+      if (f.get(patternKey) != null) {
         throw refuse(f, patternKey + " without " + windowKey);
       }
       return List.of();
     }
-    if (f.get(windowKey) instanceof Long zero && zero == 0 && pattern == null) {
+    if (f.get(windowKey) instanceof Long zero && zero == 0 && f.get(patternKey) == null) {
       return List.of(); // llama.cpp's n_swa 0: no window (Phi-3's converter writes it for none)
     }
-    int window = uint(f, arch, GgufKeys.SLIDING_WINDOW);
+    return slidingWindows(f, arch, layers, uint(f, arch, GgufKeys.SLIDING_WINDOW), null);
+  }
+
+  /**
+   * Per layer, {@code window} on the layers {@code attention.sliding_window_pattern} marks, or
+   * {@code defaultPattern} (every n-th layer full; null: every layer) without it.
+   */
+  static List<Integer> slidingWindows(GgufFile f, String arch, int layers, int window,
+      Long defaultPattern) {
+    String patternKey = key(GgufKeys.SLIDING_WINDOW_PATTERN, arch);
+    Object pattern = f.get(patternKey) == null ? defaultPattern : f.get(patternKey);
     List<Integer> windows = new ArrayList<>();
     for (int i = 0; i < layers; i++) {
       int layer = i;
@@ -294,7 +303,7 @@ final class GgufConfig {
   }
 
   /** Rows of token_embd.weight, which {@code ARCH.vocab_size} must agree with when present. */
-  private static int vocab(GgufFile f, String arch, GgufFile.TensorInfo embed) {
+  static int vocab(GgufFile f, String arch, GgufFile.TensorInfo embed) {
     if (embed == null) {
       throw refuse(f, "has no token_embd.weight");
     }
@@ -308,7 +317,7 @@ final class GgufConfig {
   }
 
   /** A number the file must hold. */
-  private static double required(GgufFile f, String key) {
+  static double required(GgufFile f, String key) {
     double v = number(f, key, Double.NaN);
     if (Double.isNaN(v)) {
       throw refuse(f, "has no " + key);
@@ -316,7 +325,7 @@ final class GgufConfig {
     return v;
   }
 
-  private static int uint(GgufFile f, String arch, String template) {
+  static int uint(GgufFile f, String arch, String template) {
     String k = key(template, arch);
     Object v = f.get(k);
     if (v instanceof List<?>) {
@@ -328,7 +337,7 @@ final class GgufConfig {
     return (int) (long) n;
   }
 
-  private static double number(GgufFile f, String k, double absent) {
+  static double number(GgufFile f, String k, double absent) {
     Object v = f.get(k);
     if (v == null) {
       return absent;
@@ -339,7 +348,7 @@ final class GgufConfig {
     return n.doubleValue();
   }
 
-  private static ModelLoadException refuse(GgufFile f, String problem) {
+  static ModelLoadException refuse(GgufFile f, String problem) {
     return new ModelLoadException(f.primary(), problem);
   }
 }

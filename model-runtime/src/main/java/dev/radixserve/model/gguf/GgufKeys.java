@@ -46,6 +46,9 @@ public final class GgufKeys {
   public static final String YARN_EXT_FACTOR = "%s.rope.scaling.yarn_ext_factor";
   public static final String YARN_ATTN_FACTOR = "%s.rope.scaling.yarn_attn_factor";
   public static final String ROPE_SCALING_ATTN_FACTOR = "%s.rope.scaling.attn_factor";
+  public static final String ROPE_FREQ_BASE_SWA = "%s.rope.freq_base_swa";
+  public static final String ATTN_SOFTCAP = "%s.attn_logit_softcapping";
+  public static final String FINAL_SOFTCAP = "%s.final_logit_softcapping";
   // tokenizer
   public static final String TOKENIZER_MODEL = "tokenizer.ggml.model";
   public static final String TOKENIZER_PRE = "tokenizer.ggml.pre";
@@ -64,13 +67,16 @@ public final class GgufKeys {
 
   /**
    * The architectures served, with the model_type radixserve names them by: the Llama family's
-   * four (Phi-3's graph is Llama's once its fused projections are split), and GPT-2.
+   * four (Phi-3's graph is Llama's once its fused projections are split), Gemma 2 and Gemma 3's
+   * text decoder, and GPT-2.
    */
   static final Map<String, String> ARCHITECTURES = Map.of(
       "llama", "llama",
       "qwen2", "qwen2",
       "qwen3", "qwen3",
       "phi3", "phi3",
+      "gemma2", "gemma2",
+      "gemma3", "gemma3_text",
       "gpt2", "gpt2");
 
   /** Keys a Llama-family architecture's graph reads ({@link GgufConfig}). */
@@ -90,11 +96,26 @@ public final class GgufKeys {
    */
   static final Set<String> READ_PHI3 = plus(READ, ROPE_SCALING_ATTN_FACTOR);
 
+  /**
+   * Gemma 3's ({@link GgufGemmaConfig}): the Llama family's but yarn's, with the sliding layers'
+   * rope base and the logit soft-cap.
+   */
+  static final Set<String> READ_GEMMA3 = Set.of(CONTEXT_LENGTH, EMBEDDING_LENGTH, BLOCK_COUNT,
+      FEED_FORWARD_LENGTH, VOCAB_SIZE, HEAD_COUNT, HEAD_COUNT_KV, KEY_LENGTH, VALUE_LENGTH,
+      RMS_EPS, ROPE_DIMENSION_COUNT, ROPE_FREQ_BASE, ROPE_FREQ_BASE_SWA, ROPE_SCALE_LINEAR,
+      ROPE_SCALING_TYPE, ROPE_SCALING_FACTOR, SLIDING_WINDOW, SLIDING_WINDOW_PATTERN,
+      FINAL_SOFTCAP);
+
+  /** Gemma 2's: Gemma 3's and the score soft-cap. */
+  static final Set<String> READ_GEMMA2 = plus(READ_GEMMA3, ATTN_SOFTCAP);
+
   /** The keys architecture {@code arch}'s graph reads. */
   static Set<String> read(String arch) {
     return switch (arch) {
       case "gpt2" -> READ_GPT2;
       case "phi3" -> READ_PHI3;
+      case "gemma2" -> READ_GEMMA2;
+      case "gemma3" -> READ_GEMMA3;
       default -> READ;
     };
   }

@@ -22,8 +22,8 @@ import java.util.Locale;
  * hyper-parameters ({@link GgufConfig}), its tensors under radixserve's names ({@link
  * GgufTensors}), its tokenizer ({@link GgufTokenizer}), end-of-generation ids and chat template.
  * Architectures {@code llama} (Llama 2/3, Mistral, SmolLM as llama.cpp converts them), {@code
- * qwen2}, {@code qwen3}, {@code phi3} (its fused projections split, {@link GgufFusedTensors})
- * and {@code gpt2}. Every problem is a {@link ModelLoadException} naming the file.
+ * qwen2}, {@code qwen3}, {@code phi3} (its fused projections split, {@link GgufFusedTensors}),
+ * {@code gemma2}, {@code gemma3} ({@link GgufGemmaConfig}) and {@code gpt2}. Every problem is a {@link ModelLoadException} naming the file.
  */
 public final class GgufModelLoader {
 
@@ -65,6 +65,8 @@ public final class GgufModelLoader {
       EosTokens eos = new EosTokens(GgufTokenizer.endOfGeneration(f), "tokenizer.ggml");
       dev.radixserve.model.ModelWeights family = switch (config) {
         case LlamaConfig c -> new LlamaWeights(c, tensors.quantization(), tensors.tensors(), arena);
+        case dev.radixserve.model.GemmaConfig c -> new dev.radixserve.model.weights.GemmaWeights(
+            c, tensors.quantization(), tensors.tensors(), arena);
         case dev.radixserve.model.ModelConfig c ->
             new dev.radixserve.model.weights.GptWeights(c, tensors.quantization(),
                 tensors.tensors(), arena);

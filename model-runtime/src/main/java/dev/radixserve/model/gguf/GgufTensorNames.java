@@ -77,6 +77,29 @@ final class GgufTensorNames {
     return m;
   }
 
+  /**
+   * Gemma 2/3's per-layer tensors ({@link dev.radixserve.model.weights.GemmaWeights}' names): two
+   * norms more than Llama's (after attention, after the MLP), llama.cpp's {@code ffn_norm} being
+   * Gemma's pre-feed-forward one; q/k norms (Gemma 3); no biases.
+   */
+  static final Map<String, String> GEMMA_LAYER = gemmaLayers();
+
+  private static Map<String, String> gemmaLayers() {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put("attn_norm.weight", "input_layernorm.weight");
+    for (String[] p : new String[][] {{"attn_q", "self_attn.q_proj"}, {"attn_k", "self_attn.k_proj"},
+        {"attn_v", "self_attn.v_proj"}, {"attn_output", "self_attn.o_proj"},
+        {"ffn_gate", "mlp.gate_proj"}, {"ffn_up", "mlp.up_proj"}, {"ffn_down", "mlp.down_proj"}}) {
+      m.put(p[0] + ".weight", p[1] + ".weight");
+    }
+    m.put("attn_q_norm.weight", "self_attn.q_norm.weight");
+    m.put("attn_k_norm.weight", "self_attn.k_norm.weight");
+    m.put("post_attention_norm.weight", "post_attention_layernorm.weight");
+    m.put("ffn_norm.weight", "pre_feedforward_layernorm.weight");
+    m.put("post_ffw_norm.weight", "post_feedforward_layernorm.weight");
+    return m;
+  }
+
   private static Map<String, String> phi3Layers() {
     Map<String, String> m = new LinkedHashMap<>(layers());
     // tensors llama.cpp's phi3 loader does not take
@@ -113,6 +136,10 @@ final class GgufTensorNames {
       String name = switch (arch) {
         case "gpt2" -> gpt2(t.name());
         case "phi3" -> canonical(t.name(), PHI3_LAYER, PHI3_KEPT);
+        // llama.cpp's gemma2 always ties the head to token_embd: it takes no output.weight
+        case "gemma2" -> t.name().equals("output.weight") ? null
+            : canonical(t.name(), GEMMA_LAYER, Set.of());
+        case "gemma3" -> canonical(t.name(), GEMMA_LAYER, Set.of());
         default -> canonical(t.name(), LAYER, Set.of(ROPE_FREQS));
       };
       if (name == null) {

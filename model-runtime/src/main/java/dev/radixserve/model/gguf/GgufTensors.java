@@ -87,7 +87,12 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     float[] shortFactors = vector(names.remove(GgufTensorNames.ROPE_FACTORS_SHORT));
     GgufConfig.LongRope longRope = longFactors == null && shortFactors == null ? null
         : new GgufConfig.LongRope(shortFactors, longFactors);
+    boolean gemma = arch.startsWith("gemma");
+    if (gemma && (ropeFactors != null || longRope != null)) {
+      throw new ModelLoadException(f.primary(), "rope factor tensors in a " + arch + " file");
+    }
     ModelShape config = gpt2 ? GgufConfig.gpt2(f, names)
+        : gemma ? GgufGemmaConfig.read(f, arch, names)
         : GgufConfig.read(f, arch, names, ropeFactors, longRope);
     if (config instanceof LlamaConfig c && arch.equals("phi3")) {
       GgufFusedTensors.split(c, names);
@@ -111,16 +116,21 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
       } else if (q != null && isProjection(name)) {
         // the file's blocks, repacked into MatMulNBits' when the session is made
         out.put(name, GgufBlocks.decoded(name, t, rows));
-      } else if (FLOATS.contains(t.type()) && rows == GgufBlocks.IN_PLACE) {
+      } else if (FLOATS.contains(t.type()) && rows == GgufBlocks.IN_PLACE
+          && !(gemma && isNorm(name))) {
         DType dtype = DType.valueOf(t.type().name());
         out.put(name, new Tensor(name, dtype, shape, t.data()));
       } else if (t.ne().length == 1) {
-        // norms and biases: small, and a permuted bias's elements are its rows
+        // norms and biases: small, and a permuted bias's elements are its rows. Gemma's norm
+        // scales by 1 + w, and its converter wrote 1 + w (computed in fp32): w again, which is
+        // exact for the weights of 0.5 and up (1 + (file - 1) gives the file's value back)
         float[] v = new float[(int) t.ne()[0]];
         GgufBlocks.dequantizeRow(t, 0, v);
+        float shift = gemma && isNorm(name) ? 1 : 0;
         MemorySegment data = arena.allocate(4L * v.length, 64);
         for (int i = 0; i < v.length; i++) {
-          data.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, v[rows.sourceRow(i)]);
+          data.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i,
+              v[rows.sourceRow(i)] - shift);
         }
         out.put(name, new Tensor(name, DType.F32, shape, data));
       } else {
@@ -156,6 +166,11 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     float[] v = new float[(int) t.ne()[0]];
     GgufBlocks.dequantizeRow(t, 0, v);
     return v;
+  }
+
+  /** An RMSNorm's weight (Llama family and Gemma: {@code *norm.weight}, one dimension). */
+  private static boolean isNorm(String canonical) {
+    return canonical.endsWith("norm.weight");
   }
 
   /** A linear layer's weight: Llama's {@code layers.N.*_proj.weight}, GPT-2's {@code h.N.*}. */

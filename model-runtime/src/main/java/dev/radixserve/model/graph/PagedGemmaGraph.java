@@ -65,7 +65,9 @@ public final class PagedGemmaGraph implements PagedGraph {
     g = new GraphBuilder(c.modelType() + "_paged");
     io = new PagedIo(g, c, blockSize, dtype, kv, initializers(), quant, ActOrder.NONE);
     rotary = new Rotary(g, io, c.headDim(), c.nPositions());
-    String x = g.op("Mul", "embed_scaled", io.gather(GemmaWeights.EMBED, io.ids),
+    // the table in the head's blocks when the head is quantized (a tied table once for both),
+    // as the Llama graph gathers it: Gemma's 256k-row table is not widened to fp32
+    String x = g.op("Mul", "embed_scaled", io.embed(GemmaWeights.EMBED, io.ids),
         g.scalar((float) Math.sqrt(c.hiddenSize()), dtype));
     for (int i = 0; i < c.nLayer(); i++) {
       x = block(i, x);

@@ -5,6 +5,8 @@ import dev.radixserve.model.GemmaConfig.LayerType;
 import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.ModelWeights;
 import dev.radixserve.model.graph.PagedGemmaGraph;
+import dev.radixserve.model.quant.CheckpointQuantization;
+import dev.radixserve.model.quant.WeightLayout;
 import java.lang.foreign.Arena;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -40,11 +42,30 @@ public final class GemmaWeights extends TensorSet implements ModelWeights {
   public static final String LM_HEAD = LlamaWeights.LM_HEAD;
 
   private final GemmaConfig config;
+  private final CheckpointQuantization quantization;
 
   /** @param arena owner of the tensors' memory, closed with these weights (may be null) */
   public GemmaWeights(GemmaConfig config, Map<String, Tensor> tensors, Arena arena) {
-    super(tensors, expectedShapes(config), arena);
+    this(config, null, tensors, arena);
+  }
+
+  /**
+   * @param quantization the blocks the projections are stored in (a GGUF file's Q8_0/Q4_0,
+   *     repacked when the session is made), or null for float weights
+   * @param arena owner of the tensors' memory, closed with these weights (may be null)
+   */
+  public GemmaWeights(GemmaConfig config, CheckpointQuantization quantization,
+      Map<String, Tensor> tensors, Arena arena) {
+    super(tensors, CheckpointLayers.storedShapes(expectedShapes(config), quantization,
+        name -> name.startsWith("layers.") && name.endsWith("_proj.weight"), WeightLayout.OUT_IN),
+        arena);
     this.config = config;
+    this.quantization = quantization;
+  }
+
+  @Override
+  public CheckpointQuantization checkpointQuantization() {
+    return quantization;
   }
 
   public static String lmHeadName(GemmaConfig c) {
@@ -122,7 +143,9 @@ public final class GemmaWeights extends TensorSet implements ModelWeights {
         c.headDim(), c.hiddenSize(), c.intermediateSize(), c.nPositions(), c.vocabSize(),
         c.rmsNormEps(), c.queryPreAttnScalar(), cap(c.attnSoftcap()), cap(c.finalSoftcap()),
         c.attentionBias() ? ", q/k/v/o bias" : "", c.qkNorm() ? ", q/k norm" : "",
-        c.tieWordEmbeddings() ? EMBED + " (tied)" : LM_HEAD + " (untied)") + layers;
+        c.tieWordEmbeddings() ? EMBED + " (tied)" : LM_HEAD + " (untied)") + layers
+        + (quantization == null ? "" : String.format("%nquantized   %s",
+            quantization.describeServed()));
   }
 
   private static String cap(double cap) {

@@ -57,7 +57,7 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--model", paramLabel = "DIR|FILE.gguf", order = 3,
       description = "A model directory in Hugging Face layout (config.json, safetensors, "
           + "tokenizer files; GPT-2, Llama, Qwen2/3, Mistral, Phi-3, Gemma 2/3), or a GGUF file "
-          + "(llama, qwen2, qwen3, phi3, gpt2; the first of its shards). "
+          + "(llama, qwen2, qwen3, phi3, gemma2, gemma3, gpt2; the first of its shards). "
           + "Default: the embedded random-weight GPT-2. Env RADIXSERVE_MODEL.")
   String model;
 

@@ -15,6 +15,8 @@ import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** {@code check-model FILE.gguf} on files llama.cpp's converter wrote, and on a refused one. */
 class CheckModelGgufTest {
@@ -32,6 +34,24 @@ class CheckModelGgufTest {
   }
 
   /** Family, context, types per tensor, footprint; the next token and logprob of transformers. */
+  /** Phi-3's longrope and its fused projections, Gemma 3's layer types and ropes, each in blocks. */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(delimiter = '|', value = {
+      "phi3-q4_0.gguf|config      phi3: 2 layers, 4 heads, 2 kv heads, head_dim 16|rope longrope"
+          + " theta 10000.0 factor 2.0 original_max_position_embeddings 256|projections Q4_0 ×14"
+          + " repacked bit for bit",
+      "gemma3-q8_0.gguf|config      gemma3_text (Gemma 3, text): 6 layers|5 sliding_attention"
+          + " layers (window 6), rope default theta 10000.0|quantized   gguf Q8_0 blocks"})
+  void describesPhi3AndGemmaFiles(String file, String config, String rope, String blocks) {
+    ServeCommandTest.Run r = run("check-model", FIXTURES.resolve(file).toString(), "--threads",
+        "1");
+    assertEquals(0, r.status(), r.err() + r.out());
+    for (String line : new String[] {config, rope, blocks}) {
+      assertTrue(r.out().contains(line), line + " in\n" + r.out());
+    }
+    assertTrue(r.out().endsWith("ok\n"), r.out());
+  }
+
   @Test
   void describesTheFileAndRunsItAsTransformers() throws IOException {
     JsonNode run = new ObjectMapper().readTree(FIXTURES.resolve("llama3-expected.json").toFile())
