@@ -8,6 +8,7 @@ tree node-llama-cpp 3.22.1 ships, or LLAMACPP_SRC):
     python make_fixtures.py rope-window   # only the yarn / sliding-window files (rope_window)
     python make_fixtures.py phi3          # only the Phi-3 files (phi3)
     python make_fixtures.py gemma         # only the Gemma 2 / Gemma 3 files (gemma)
+    python make_fixtures.py k-wide        # only the Phi-3 Q4_K_M file (k_wide)
     python make_fixtures.py wide          # only blocks.gguf and the llama3-wide K-quant/IQ4 files
     python make_fixtures.py gpt2-q4_0     # only gpt2-q4_0.gguf and its references, from the
                                           # gpt2-f32.gguf here (the checkpoint made again must
@@ -691,9 +692,46 @@ def gemma():
         print("wrote", name)
 
 
+# A K-quant file of the family whose layout differs from Llama's, at WIDE's 256-wide rows:
+# Phi-3's fused attn_qkv / ffn_up in Q4_K_M's blocks, cut into parts by rows. (A one-layer
+# 256-wide Gemma 3 made by write_gemma's randomization repeats one token whatever its seed, and
+# was left out: Gemma's tensors are Llama's separate ones, which llama3-wide covers.)
+# name -> (config keys, seed)
+K_WIDE = {
+    "phi3-wide": (dict(rope_parameters=dict(rope_type="default", rope_theta=10000.0)), 410),
+}
+
+
+def k_wide():
+    """NAME-q4_k_m.gguf for each K_WIDE case (llama-quantize from the converter's F32, which is
+    not kept), transformers on its dequantized weights (NAME-q4_k_m-expected.json) and
+    llama-server's answers on it."""
+    for name, (extra, seed) in K_WIDE.items():
+        tmp = tempfile.mkdtemp()
+        try:
+            hf_dir = write_phi3(os.path.join(tmp, name), {**WIDE, **extra}, False, seed)
+            with open(os.path.join(hf_dir, "config.json")) as f:
+                config = json.load(f)
+            f32 = os.path.join(tmp, name + "-f32.gguf")
+            convert(hf_dir, f32, "f32", "default")
+            out = os.path.join(HERE, f"{name}-q4_k_m.gguf")
+            subprocess.run([QUANTIZE, f32, out, "Q4_K_M", "1"], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            expected_with(hf_dir, dequantized(out, "phi3", config), "phi3", config,
+                          os.path.join(HERE, f"{name}-q4_k_m-expected.json"))
+            subprocess.run([sys.executable, os.path.join(HERE, "llama_server_reference.py"), out],
+                           check=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        print("wrote", name)
+
+
 def main():
     if sys.argv[1:] == ["gemma"]:
         gemma()
+        return
+    if sys.argv[1:] == ["k-wide"]:
+        k_wide()
         return
     if sys.argv[1:] == ["rope-window"]:
         rope_window()

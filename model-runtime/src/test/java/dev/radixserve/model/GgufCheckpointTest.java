@@ -89,7 +89,8 @@ class GgufCheckpointTest {
       "phi3-window, f32, phi3-window-expected.json",
       "gemma2, f32, gemma2-expected.json", "gemma2, q8_0, gemma2-q8_0-expected.json",
       "gemma2, q4_0, gemma2-q4_0-expected.json", "gemma3, f32, gemma3-expected.json",
-      "gemma3, q8_0, gemma3-q8_0-expected.json", "gemma3, q4_0, gemma3-q4_0-expected.json"})
+      "gemma3, q8_0, gemma3-q8_0-expected.json", "gemma3, q4_0, gemma3-q4_0-expected.json",
+      "phi3-wide, q4_k_m, phi3-wide-q4_k_m-expected.json"})
   void greedyStepsMatchTheReference(String model, String type, String reference)
       throws IOException {
     JsonNode expected = expected(reference);
@@ -203,6 +204,54 @@ class GgufCheckpointTest {
   }
 
   /**
+   * llama-quantize's Q4_K_M of a 256-wide Phi-3 (make_fixtures.py k-wide) holds the fused
+   * gate/up (and o_proj) in Q4_K and the fused qkv in Q6_K: served by default, gate and up are
+   * each served on the file's own Q4_K codes (a slice of the fused rows, {@code
+   * GgufQ4KBlocksTest}'s route), q/k/v requantized to int8. Greedy decoding gives transformers' tokens on the file's dequantized
+   * weights and llama-server's, up to the first near-tie (a top-2 gap under 0.05, where the
+   * int8 activations of either server may choose the other token).
+   */
+  @Test
+  void aKQuantFilesFusedProjectionsAreServedOnTheirOwnBlocks() throws IOException {
+    try (LoadedModel m = GgufModelLoader.load(fixtures().resolve("phi3-wide-q4_k_m.gguf"))) {
+      assertEquals(java.util.Set.of("layers.0.mlp.gate_proj.weight",
+          "layers.0.mlp.up_proj.weight", "layers.0.self_attn.o_proj.weight"),
+          m.weights().offsetWeights());
+      QuantSpec served = QuantSpec.forModel(QuantSpec.none(), null, m.weights().requantizeAs(),
+          m.weights().offsetWeights(), QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO)
+          .resolvedFor(m.weights().config().hiddenSize());
+      assertEquals(QuantMode.INT8, served.mode());
+      JsonNode reference = expected("phi3-wide-q4_k_m-expected.json");
+      JsonNode server = expected("phi3-wide-q4_k_m.llama-server.json");
+      int[] table = {5, 2, 11, 0, 7, 19, 3, 14, 9, 1, 22, 6, 17, 4, 12, 8};
+      try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
+          served)) {
+        for (int r = 0; r < reference.get("runs").size(); r++) {
+          JsonNode run = reference.get("runs").get(r);
+          int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
+          float[] logits = runner.forward(new ForwardBatch(List.of(
+              new ForwardBatch.Seq(prompt, 0, table))))[0];
+          int checked = 0;
+          for (JsonNode s : run.get("steps")) {
+            JsonNode top = s.get("top_logprobs");
+            if (top.get(0).asDouble() - top.get(1).asDouble() < 0.05) {
+              break;
+            }
+            int token = OnnxModelRunnerTest.argmax(logits);
+            assertEquals(s.get("token").asInt(), token, "run " + r + " step " + checked);
+            assertEquals(server.get("runs").get(r).get("tokens").get(checked).asInt(), token,
+                "llama-server, run " + r + " step " + checked);
+            logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+                new int[] {token}, prompt.length + checked++, table))))[0];
+          }
+          // the reference's first near-ties: step 5 of run 0 (0.020), step 8 of run 1 (0.008)
+          assertEquals(r == 0 ? 5 : 8, checked, "run " + r + ": steps before a near-tie");
+        }
+      }
+    }
+  }
+
+  /**
    * llama.cpp's own answers on the same files ({@code llama_server_reference.py}): /tokenize of
    * the fixed texts (BOS as the file says, special tokens parsed) equals radixserve's ids; greedy
    * decoding gives llama-server's tokens (F32/F16; the quantized files' agreement is in
@@ -214,7 +263,7 @@ class GgufCheckpointTest {
       "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0", "qwen3, f32", "qwen3, q8_0", "gpt2, f32",
       "gpt2, q8_0", "llama3-wide, q4_k_m", "llama3-wide, q6_k", "llama3-wide, iq4_nl",
       "llama3-wide, iq4_xs", "phi3, f32", "phi3-long, f32", "gemma2, f32", "gemma2, q8_0",
-      "gemma2, q4_0", "gemma3, f32", "gemma3, q8_0", "gemma3, q4_0"})
+      "gemma2, q4_0", "gemma3, f32", "gemma3, q8_0", "gemma3, q4_0", "phi3-wide, q4_k_m"})
   void matchesLlamaServer(String model, String type) throws IOException {
     JsonNode server = expected(model + "-" + type + ".llama-server.json");
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"),
