@@ -482,11 +482,24 @@ PHI3 = {
 PHI3_TYPES = {"phi3": ("f32", "q8_0", "q4_0"), "phi3-long": ("f32",), "phi3-window": ("f32",)}
 
 
+def save_random(config, tok, eos, seed, out, randomize):
+    """A model of config with seeded random weights (randomize), saved by transformers in
+    bfloat16 as the hubs store them, with tok and a generation config ending at eos."""
+    from transformers import GenerationConfig
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config)
+    randomize(model, seed)
+    model = model.to(torch.bfloat16)
+    model.generation_config = GenerationConfig(bos_token_id=tok.bos_token_id, eos_token_id=eos)
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+
+
 def write_phi3(out, extra, tie, seed):
     """A Phi3ForCausalLM checkpoint written by transformers, with tokenizer.model (train_spm) and
     the tokenizer transformers builds from it plus Phi-3's five chat markers, its chat template
     (Phi-3.5-mini's), <s> / <|end|>."""
-    from transformers import AutoTokenizer, GenerationConfig, Phi3Config
+    from transformers import AutoTokenizer, Phi3Config
     os.makedirs(out)
     spm_path = os.path.join(out, "tokenizer.model")
     with open(spm_path, "wb") as f:
@@ -502,13 +515,7 @@ def write_phi3(out, extra, tie, seed):
     eos = [tok.convert_tokens_to_ids("<|end|>")]
     config = Phi3Config(vocab_size=len(tok), tie_word_embeddings=tie, bos_token_id=tok.bos_token_id,
                         eos_token_id=eos, pad_token_id=eos[0], **{**SHAPE, **extra})
-    torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_config(config)
-    hf.randomize(model, seed)
-    model = model.to(torch.bfloat16)
-    model.generation_config = GenerationConfig(bos_token_id=tok.bos_token_id, eos_token_id=eos)
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
+    save_random(config, tok, eos, seed, out, hf.randomize)
     if not os.path.exists(spm_path):  # the converter reads the vocabulary from it
         with open(spm_path, "wb") as f:
             f.write(train_spm())
@@ -617,7 +624,7 @@ def write_gemma(out, config_class, extra, seed, template):
     tokenizer transformers builds from it (GemmaTokenizer: <bos> added), the model's chat
     template."""
     import transformers
-    from transformers import AutoTokenizer, GenerationConfig
+    from transformers import AutoTokenizer
     os.makedirs(out)
     with open(os.path.join(out, "tokenizer.model"), "wb") as f:
         f.write(train_gemma_spm())
@@ -634,13 +641,8 @@ def write_gemma(out, config_class, extra, seed, template):
         vocab_size=len(tok), tie_word_embeddings=True, bos_token_id=tok.bos_token_id,
         eos_token_id=eos, pad_token_id=tok.pad_token_id, max_position_embeddings=128,
         **{**shape, **extra})
-    torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_config(config)
-    gemma_fixtures().randomize(model, seed)  # the Gemma checkpoints' spread, so greedy varies
-    model = model.to(torch.bfloat16)
-    model.generation_config = GenerationConfig(bos_token_id=tok.bos_token_id, eos_token_id=eos)
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
+    # the Gemma checkpoints' spread, so that greedy decoding varies
+    save_random(config, tok, eos, seed, out, gemma_fixtures().randomize)
     assert os.path.exists(os.path.join(out, "tokenizer.model"))
     # the hubs' tokenizer_config.json lists the special tokens (transformers 5 no longer writes
     # them there); the converter's SentencePiece vocabulary types them CONTROL from it

@@ -43,6 +43,26 @@ final class GgufConfig {
   }
 
   /**
+   * The sizes every decoder architecture reads as llama.cpp's {@code load_hparams} does: head_count_kv
+   * defaults to head_count, key_length to embedding_length / head_count, value_length to
+   * key_length.
+   */
+  record Heads(int hidden, int layers, int heads, int kvHeads, int headDim, int valueDim) {
+
+    static Heads read(GgufFile f, String arch) {
+      int hidden = uint(f, arch, GgufKeys.EMBEDDING_LENGTH);
+      int heads = uint(f, arch, GgufKeys.HEAD_COUNT);
+      int headDim = f.get(key(GgufKeys.KEY_LENGTH, arch)) == null ? hidden / heads
+          : uint(f, arch, GgufKeys.KEY_LENGTH);
+      return new Heads(hidden, uint(f, arch, GgufKeys.BLOCK_COUNT), heads,
+          f.get(key(GgufKeys.HEAD_COUNT_KV, arch)) == null ? heads
+              : uint(f, arch, GgufKeys.HEAD_COUNT_KV), headDim,
+          f.get(key(GgufKeys.VALUE_LENGTH, arch)) == null ? headDim
+              : uint(f, arch, GgufKeys.VALUE_LENGTH));
+    }
+  }
+
+  /**
    * Phi-3's longrope divisors as its converter writes them ({@code rope_factors_short.weight},
    * {@code rope_factors_long.weight}); both null when the file has neither.
    */
@@ -52,15 +72,13 @@ final class GgufConfig {
   static LlamaConfig read(GgufFile f, String arch, Map<String, GgufFile.TensorInfo> names,
       float[] ropeFactors, LongRope longRope) {
     String type = GgufKeys.ARCHITECTURES.get(arch);
-    int hidden = uint(f, arch, GgufKeys.EMBEDDING_LENGTH);
-    int layers = uint(f, arch, GgufKeys.BLOCK_COUNT);
-    int heads = uint(f, arch, GgufKeys.HEAD_COUNT);
-    int kvHeads = f.get(key(GgufKeys.HEAD_COUNT_KV, arch)) == null ? heads
-        : uint(f, arch, GgufKeys.HEAD_COUNT_KV);
-    int headDim = f.get(key(GgufKeys.KEY_LENGTH, arch)) == null ? hidden / heads
-        : uint(f, arch, GgufKeys.KEY_LENGTH);
-    int valueDim = f.get(key(GgufKeys.VALUE_LENGTH, arch)) == null ? headDim
-        : uint(f, arch, GgufKeys.VALUE_LENGTH);
+    Heads h = Heads.read(f, arch);
+    int hidden = h.hidden();
+    int layers = h.layers();
+    int heads = h.heads();
+    int kvHeads = h.kvHeads();
+    int headDim = h.headDim();
+    int valueDim = h.valueDim();
     if (valueDim != headDim) {
       throw refuse(f, key(GgufKeys.VALUE_LENGTH, arch) + " " + valueDim + " differs from "
           + key(GgufKeys.KEY_LENGTH, arch) + " " + headDim);

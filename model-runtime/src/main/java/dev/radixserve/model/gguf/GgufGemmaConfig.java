@@ -41,19 +41,13 @@ final class GgufGemmaConfig {
 
   static GemmaConfig read(GgufFile f, String arch, Map<String, GgufFile.TensorInfo> names) {
     boolean gemma2 = arch.equals("gemma2");
-    int hidden = uint(f, arch, GgufKeys.EMBEDDING_LENGTH);
-    int layers = uint(f, arch, GgufKeys.BLOCK_COUNT);
-    int heads = uint(f, arch, GgufKeys.HEAD_COUNT);
-    int kvHeads = f.get(key(GgufKeys.HEAD_COUNT_KV, arch)) == null ? heads
-        : uint(f, arch, GgufKeys.HEAD_COUNT_KV);
-    int headDim = f.get(key(GgufKeys.KEY_LENGTH, arch)) == null ? hidden / heads
-        : uint(f, arch, GgufKeys.KEY_LENGTH);
-    int valueDim = f.get(key(GgufKeys.VALUE_LENGTH, arch)) == null ? headDim
-        : uint(f, arch, GgufKeys.VALUE_LENGTH);
+    GgufConfig.Heads h = GgufConfig.Heads.read(f, arch);
+    int layers = h.layers();
+    int headDim = h.headDim();
     int ropeDim = f.get(key(GgufKeys.ROPE_DIMENSION_COUNT, arch)) == null ? headDim
         : uint(f, arch, GgufKeys.ROPE_DIMENSION_COUNT);
-    if (valueDim != headDim || ropeDim != headDim) {
-      throw refuse(f, key(GgufKeys.VALUE_LENGTH, arch) + " " + valueDim + " / "
+    if (h.valueDim() != headDim || ropeDim != headDim) {
+      throw refuse(f, key(GgufKeys.VALUE_LENGTH, arch) + " " + h.valueDim() + " / "
           + key(GgufKeys.ROPE_DIMENSION_COUNT, arch) + " " + ropeDim + ": " + arch
           + " is served with value heads and rotary of the key heads' " + headDim);
     }
@@ -62,7 +56,7 @@ final class GgufGemmaConfig {
     double eps = required(f, key(GgufKeys.RMS_EPS, arch));
     // llama.cpp's LLM_TYPE_27B: scores scaled by hidden / heads
     boolean is27b = layers == (gemma2 ? 46 : 62);
-    double scalar = is27b ? (double) hidden / heads : headDim;
+    double scalar = is27b ? (double) h.hidden() / h.heads() : headDim;
     double attnCap = gemma2 ? number(f, key(GgufKeys.ATTN_SOFTCAP, arch), 50) : 0;
     double finalCap = number(f, key(GgufKeys.FINAL_SOFTCAP, arch), gemma2 ? 30 : 0);
     int window = 0;
@@ -90,8 +84,8 @@ final class GgufGemmaConfig {
     }
     boolean qkNorm = names.containsKey("layers.0.self_attn.q_norm.weight");
     try {
-      return new GemmaConfig(GgufKeys.ARCHITECTURES.get(arch), layers, hidden, heads, kvHeads,
-          headDim, uint(f, arch, GgufKeys.FEED_FORWARD_LENGTH), context, vocab, eps, scalar,
+      return new GemmaConfig(GgufKeys.ARCHITECTURES.get(arch), layers, h.hidden(), h.heads(),
+          h.kvHeads(), headDim, uint(f, arch, GgufKeys.FEED_FORWARD_LENGTH), context, vocab, eps, scalar,
           attnCap, finalCap, window, types,
           Map.of(LayerType.FULL_ATTENTION, full, LayerType.SLIDING_ATTENTION, sliding), false,
           qkNorm, !names.containsKey("lm_head.weight"));

@@ -85,17 +85,10 @@ final class GgufTensorNames {
   static final Map<String, String> GEMMA_LAYER = gemmaLayers();
 
   private static Map<String, String> gemmaLayers() {
-    Map<String, String> m = new LinkedHashMap<>();
-    m.put("attn_norm.weight", "input_layernorm.weight");
-    for (String[] p : new String[][] {{"attn_q", "self_attn.q_proj"}, {"attn_k", "self_attn.k_proj"},
-        {"attn_v", "self_attn.v_proj"}, {"attn_output", "self_attn.o_proj"},
-        {"ffn_gate", "mlp.gate_proj"}, {"ffn_up", "mlp.up_proj"}, {"ffn_down", "mlp.down_proj"}}) {
-      m.put(p[0] + ".weight", p[1] + ".weight");
-    }
-    m.put("attn_q_norm.weight", "self_attn.q_norm.weight");
-    m.put("attn_k_norm.weight", "self_attn.k_norm.weight");
+    Map<String, String> m = new LinkedHashMap<>(layers());
+    m.keySet().removeIf(name -> name.endsWith(".bias"));
     m.put("post_attention_norm.weight", "post_attention_layernorm.weight");
-    m.put("ffn_norm.weight", "pre_feedforward_layernorm.weight");
+    m.put("ffn_norm.weight", "pre_feedforward_layernorm.weight"); // Llama's: post_attention
     m.put("post_ffw_norm.weight", "post_feedforward_layernorm.weight");
     return m;
   }
