@@ -9,6 +9,7 @@ tree node-llama-cpp 3.22.1 ships, or LLAMACPP_SRC):
     python make_fixtures.py phi3          # only the Phi-3 files (phi3)
     python make_fixtures.py gemma         # only the Gemma 2 / Gemma 3 files (gemma)
     python make_fixtures.py k-wide        # only the Phi-3 Q4_K_M file (k_wide)
+    python make_fixtures.py pres          # only the smollm / gpt-4o pre-tokenizer files (pres)
     python make_fixtures.py wide          # only blocks.gguf and the llama3-wide K-quant/IQ4 files
     python make_fixtures.py gpt2-q4_0     # only gpt2-q4_0.gguf and its references, from the
                                           # gpt2-f32.gguf here (the checkpoint made again must
@@ -150,8 +151,9 @@ def convert(hf_dir, out, outtype, pre, *extra):
         sys.argv = argv
 
 
-def requantize(src, dst, qtype, file_type):
-    """src's metadata and tensors, with every 2-D .weight whose rows are whole blocks in qtype."""
+def requantize(src, dst, qtype, file_type, metadata=None):
+    """src's metadata (with metadata's values in place of its own) and tensors, with every 2-D
+    .weight whose rows are whole blocks in qtype (none: qtype None)."""
     reader = gguf.GGUFReader(src)
     arch = reader.get_field(gguf.Keys.General.ARCHITECTURE).contents()
     writer = gguf.GGUFWriter(dst, arch)
@@ -160,13 +162,14 @@ def requantize(src, dst, qtype, file_type):
                                                              gguf.Keys.General.FILE_TYPE):
             continue
         sub = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
-        writer.add_key_value(field.name, field.contents(), field.types[0], sub_type=sub)
+        value = (metadata or {}).get(field.name, field.contents())
+        writer.add_key_value(field.name, value, field.types[0], sub_type=sub)
     writer.add_file_type(file_type)
-    block = gguf.GGML_QUANT_SIZES[qtype][0]
+    block = gguf.GGML_QUANT_SIZES[qtype][0] if qtype is not None else 0
     for t in reader.tensors:
         data = np.array(t.data)
-        if (t.tensor_type == gguf.GGMLQuantizationType.F32 and data.ndim == 2
-                and t.name.endswith(".weight") and data.shape[-1] % block == 0):
+        if (qtype is not None and t.tensor_type == gguf.GGMLQuantizationType.F32
+                and data.ndim == 2 and t.name.endswith(".weight") and data.shape[-1] % block == 0):
             q = gguf.quants.quantize(data, qtype)
             writer.add_tensor(t.name, q, raw_shape=q.shape, raw_dtype=qtype)
         else:
@@ -728,7 +731,26 @@ def k_wide():
         print("wrote", name)
 
 
+# BPE pre-tokenizers beyond the families' own: tokenizer.ggml.pre NAME on llama3-f32.gguf's
+# vocabulary (llama3-pre-NAME.gguf, the F32 file with that one key changed). llama.cpp tokenizes
+# by the name, so the reference is llama-server's /tokenize of the same file.
+PRES = ("smollm", "gpt-4o")
+
+
+def pres():
+    for pre in PRES:
+        out = os.path.join(HERE, f"llama3-pre-{pre}.gguf")
+        requantize(os.path.join(HERE, "llama3-f32.gguf"), out, None,
+                   gguf.LlamaFileType.ALL_F32, {gguf.Keys.Tokenizer.PRE: pre})
+        subprocess.run([sys.executable, os.path.join(HERE, "llama_server_reference.py"), out],
+                       check=True)
+        print("wrote", out)
+
+
 def main():
+    if sys.argv[1:] == ["pres"]:
+        pres()
+        return
     if sys.argv[1:] == ["gemma"]:
         gemma()
         return

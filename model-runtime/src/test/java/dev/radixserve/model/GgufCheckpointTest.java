@@ -263,7 +263,8 @@ class GgufCheckpointTest {
       "qwen2, f16", "qwen2, q8_0", "qwen2, q4_0", "qwen3, f32", "qwen3, q8_0", "gpt2, f32",
       "gpt2, q8_0", "llama3-wide, q4_k_m", "llama3-wide, q6_k", "llama3-wide, iq4_nl",
       "llama3-wide, iq4_xs", "phi3, f32", "phi3-long, f32", "gemma2, f32", "gemma2, q8_0",
-      "gemma2, q4_0", "gemma3, f32", "gemma3, q8_0", "gemma3, q4_0", "phi3-wide, q4_k_m"})
+      "gemma2, q4_0", "gemma3, f32", "gemma3, q8_0", "gemma3, q4_0", "phi3-wide, q4_k_m",
+      "llama3-pre, smollm", "llama3-pre, gpt-4o"})
   void matchesLlamaServer(String model, String type) throws IOException {
     JsonNode server = expected(model + "-" + type + ".llama-server.json");
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"),

@@ -36,13 +36,31 @@ final class GgufTokenizer {
    * words, and add_bos_token's default.
    *
    * @param regex null: GPT-2's ByteLevel pre-tokenizer with its built-in regex
+   * @param digits each digit split off first (llama.cpp's {@code \p{N}} expression before the
+   *     regex; Hugging Face's {@code Digits} with {@code individual_digits})
    */
-  record Pre(String regex, boolean ignoreMerges, boolean addBos) {}
+  record Pre(String regex, boolean ignoreMerges, boolean addBos, boolean digits) {
+
+    Pre(String regex, boolean ignoreMerges, boolean addBos) {
+      this(regex, ignoreMerges, addBos, false);
+    }
+  }
 
   static final String LLAMA3_REGEX = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+"
       + "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
   static final String QWEN2_REGEX = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+"
       + "|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+  /**
+   * o200k's (GPT-4o's, Phi-4-mini's) as its tokenizer.json spells it: llama.cpp's {@code
+   * LLAMA_VOCAB_PRE_TYPE_GPT4O} keeps it as "the original regex from tokenizer.json" and runs an
+   * adaptation for its own regex engine.
+   */
+  static final String GPT4O_REGEX = "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}"
+      + "\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}"
+      + "\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s"
+      + "|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+"
+      + "|\\s+(?!\\S)|\\s+";
 
   /** tokenizer.ggml.pre → its pre-tokenizer (llama.cpp's names). */
   static final Map<String, Pre> PRE = Map.of(
@@ -51,7 +69,10 @@ final class GgufTokenizer {
       "llama-v3", new Pre(LLAMA3_REGEX, true, true),
       "qwen2", new Pre(QWEN2_REGEX, false, false),
       "deepseek-r1-qwen", new Pre(QWEN2_REGEX, false, false),
-      "gpt-2", new Pre(null, false, false));
+      "gpt-2", new Pre(null, false, false),
+      // SmolLM / SmolLM2: digits one by one, then GPT-2's
+      "smollm", new Pre(null, false, false, true),
+      "gpt-4o", new Pre(GPT4O_REGEX, false, false));
 
   static final int CONTROL = 3;
   static final int USER_DEFINED = 4;
@@ -119,17 +140,22 @@ final class GgufTokenizer {
     byteLevel.put("add_prefix_space", false);
     byteLevel.put("trim_offsets", true);
     byteLevel.put("use_regex", pre.regex() == null);
-    if (pre.regex() == null) {
+    if (pre.regex() == null && !pre.digits()) {
       root.set("pre_tokenizer", byteLevel);
     } else {
       ObjectNode seq = root.putObject("pre_tokenizer");
       seq.put("type", "Sequence");
       ArrayNode list = seq.putArray("pretokenizers");
-      ObjectNode split = list.addObject();
-      split.put("type", "Split");
-      split.putObject("pattern").put("Regex", pre.regex());
-      split.put("behavior", "Isolated");
-      split.put("invert", false);
+      if (pre.digits()) {
+        list.addObject().put("type", "Digits").put("individual_digits", true);
+      }
+      if (pre.regex() != null) {
+        ObjectNode split = list.addObject();
+        split.put("type", "Split");
+        split.putObject("pattern").put("Regex", pre.regex());
+        split.put("behavior", "Isolated");
+        split.put("invert", false);
+      }
       list.add(byteLevel);
     }
     root.set("post_processor", postProcessor(f, pre, tokens));
