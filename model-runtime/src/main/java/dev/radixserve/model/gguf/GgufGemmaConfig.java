@@ -61,9 +61,10 @@ final class GgufGemmaConfig {
     double finalCap = number(f, key(GgufKeys.FINAL_SOFTCAP, arch), gemma2 ? 30 : 0);
     int window = 0;
     List<Integer> windows = List.of();
-    if (gemma2 || f.get(key(GgufKeys.SLIDING_WINDOW, arch)) != null) {
-      window = f.get(key(GgufKeys.SLIDING_WINDOW, arch)) == null ? 4096
-          : uint(f, arch, GgufKeys.SLIDING_WINDOW);
+    Object stated = f.get(key(GgufKeys.SLIDING_WINDOW, arch));
+    // Gemma 3 without a window, or with 0, attends to the whole sequence on every layer
+    if (gemma2 || stated != null && !(stated instanceof Long zero && zero == 0)) {
+      window = stated == null ? 4096 : uint(f, arch, GgufKeys.SLIDING_WINDOW);
       windows = GgufConfig.slidingWindows(f, arch, layers, window, gemma2 ? 2L : 6L);
     }
     List<LayerType> types = new ArrayList<>();

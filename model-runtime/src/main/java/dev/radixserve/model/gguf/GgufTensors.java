@@ -87,10 +87,8 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
     float[] shortFactors = vector(names.remove(GgufTensorNames.ROPE_FACTORS_SHORT));
     GgufConfig.LongRope longRope = longFactors == null && shortFactors == null ? null
         : new GgufConfig.LongRope(shortFactors, longFactors);
+    // (a Gemma file's names never hold rope factors: GgufTensorNames refuses them by name)
     boolean gemma = arch.startsWith("gemma");
-    if (gemma && (ropeFactors != null || longRope != null)) {
-      throw new ModelLoadException(f.primary(), "rope factor tensors in a " + arch + " file");
-    }
     ModelShape config = gpt2 ? GgufConfig.gpt2(f, names)
         : gemma ? GgufGemmaConfig.read(f, arch, names)
         : GgufConfig.read(f, arch, names, ropeFactors, longRope);
@@ -122,8 +120,9 @@ record GgufTensors(ModelShape config, Map<String, Tensor> tensors,
         out.put(name, new Tensor(name, dtype, shape, t.data()));
       } else if (t.ne().length == 1) {
         // norms and biases: small, and a permuted bias's elements are its rows. Gemma's norm
-        // scales by 1 + w, and its converter wrote 1 + w (computed in fp32): w again, which is
-        // exact for the weights of 0.5 and up (1 + (file - 1) gives the file's value back)
+        // scales by 1 + w, and its converter wrote 1 + w (computed in fp32): w again, so the
+        // graph's 1 + w is the file's value (exactly where it is 0.5 or more, within 2^-24
+        // below)
         float[] v = new float[(int) t.ne()[0]];
         GgufBlocks.dequantizeRow(t, 0, v);
         float shift = gemma && isNorm(name) ? 1 : 0;

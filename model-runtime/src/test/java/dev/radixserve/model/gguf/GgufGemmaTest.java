@@ -78,6 +78,8 @@ class GgufGemmaTest {
     GemmaConfig noWindow = config("gemma3-f32.gguf",
         kv -> kv.remove("gemma3.attention.sliding_window"));
     assertEquals(Collections.nCopies(6, F), noWindow.layerTypes());
+    assertEquals(Collections.nCopies(6, F), config("gemma3-f32.gguf",
+        kv -> kv.put("gemma3.attention.sliding_window", 0L)).layerTypes(), "llama.cpp's n_swa 0");
   }
 
   /** llama.cpp's LLM_TYPE_27B (46 / 62 layers) scales scores by hidden / heads. */
