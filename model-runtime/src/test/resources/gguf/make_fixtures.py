@@ -747,28 +747,19 @@ def pres():
         print("wrote", out)
 
 
+def wide():
+    blocks(os.path.join(HERE, "blocks.gguf"))
+    write_case("llama3-wide")
+
+
+# the parts that can be made alone (the module's docstring), by their argument
+PARTS = {"rope-window": rope_window, "phi3": phi3, "gemma": gemma, "k-wide": k_wide,
+         "pres": pres, "wide": wide, "gpt2-q4_0": lambda: write_case("gpt2", only=("q4_0",))}
+
+
 def main():
-    if sys.argv[1:] == ["pres"]:
-        pres()
-        return
-    if sys.argv[1:] == ["gemma"]:
-        gemma()
-        return
-    if sys.argv[1:] == ["k-wide"]:
-        k_wide()
-        return
-    if sys.argv[1:] == ["rope-window"]:
-        rope_window()
-        return
-    if sys.argv[1:] == ["phi3"]:
-        phi3()
-        return
-    if sys.argv[1:] == ["gpt2-q4_0"]:
-        write_case("gpt2", only=("q4_0",))
-        return
-    if sys.argv[1:] == ["wide"]:
-        blocks(os.path.join(HERE, "blocks.gguf"))
-        write_case("llama3-wide")
+    if sys.argv[1:]:
+        PARTS[sys.argv[1]]()
         return
     value_types(os.path.join(HERE, "value-types.gguf"))
     blocks(os.path.join(HERE, "blocks.gguf"))
