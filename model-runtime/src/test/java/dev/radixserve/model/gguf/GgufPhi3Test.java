@@ -131,6 +131,28 @@ class GgufPhi3Test {
     assertTrue(e.getMessage().contains("phi3.attn_logit_softcapping"), e.getMessage());
   }
 
+  /** A fused tensor beside one of its parts, or of the wrong height, is refused by name. */
+  @Test
+  void aFusedTensorThatDoesNotSplitIsRefused() {
+    ModelLoadException e = assertThrows(ModelLoadException.class, () -> edited(kv -> { }, t -> {
+      GgufTestFiles.Entry o = entry(t, "blk.0.attn_output.weight");
+      t.add(new GgufTestFiles.Entry("blk.0.attn_q.weight", o.ne(), o.type(), o.data()));
+    }));
+    assertTrue(e.getMessage().contains("blk.0.attn_qkv.weight and a separate"
+        + " layers.0.self_attn.q_proj.weight both given"), e.getMessage());
+    e = assertThrows(ModelLoadException.class, () -> edited(kv -> { }, t -> {
+      GgufTestFiles.Entry o = entry(t, "blk.1.attn_output.weight");
+      t.removeIf(x -> x.name().equals("blk.1.attn_qkv.weight"));
+      t.add(new GgufTestFiles.Entry("blk.1.attn_qkv.weight", o.ne(), o.type(), o.data()));
+    }));
+    assertTrue(e.getMessage().contains("tensor blk.1.attn_qkv.weight has ne [64, 64], expected"
+        + " [64, 128]"), e.getMessage());
+  }
+
+  private static GgufTestFiles.Entry entry(List<GgufTestFiles.Entry> t, String name) {
+    return t.stream().filter(x -> x.name().equals(name)).findFirst().orElseThrow();
+  }
+
   private void edited(Consumer<Map<String, Object>> kv, Consumer<List<GgufTestFiles.Entry>> t)
       throws IOException {
     Path file = GgufTestFiles.rewrite("phi3-f32.gguf", tmp.resolve("edited.gguf"), kv, t);
