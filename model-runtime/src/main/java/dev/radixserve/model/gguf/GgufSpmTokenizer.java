@@ -68,6 +68,7 @@ final class GgufSpmTokenizer implements Tokenizer {
           + " scores, " + t.size() + " types");
     }
     int n = tokens.size();
+    java.util.function.Predicate<String> rstripped = GgufTokenizer.rstrip(f);
     pieces = new String[n];
     scores = new float[n];
     types = new int[n];
@@ -81,7 +82,7 @@ final class GgufSpmTokenizer implements Tokenizer {
       ids.put(pieces[id], id);
       if (types[id] == CONTROL || types[id] == USER_DEFINED || types[id] == UNKNOWN) {
         specials.add(id);
-        rstrip.set(id, GgufTokenizer.rstrip(f, text));
+        rstrip.set(id, rstripped.test(text));
       }
       if (types[id] == CONTROL || types[id] == UNKNOWN) {
         special.set(id);

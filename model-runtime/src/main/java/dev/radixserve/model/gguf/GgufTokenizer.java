@@ -116,6 +116,7 @@ final class GgufTokenizer {
     root.putNull("truncation");
     root.putNull("padding");
     ArrayNode added = root.putArray("added_tokens");
+    java.util.function.Predicate<String> rstripped = rstrip(f);
     ObjectNode vocab = JSON.createObjectNode();
     for (int id = 0; id < tokens.size(); id++) {
       String text = tokens.get(id).toString();
@@ -129,7 +130,7 @@ final class GgufTokenizer {
         a.put("content", text);
         a.put("single_word", false);
         a.put("lstrip", false);
-        a.put("rstrip", rstrip(f, text));
+        a.put("rstrip", rstripped.test(text));
         a.put("normalized", false);
         a.put("special", type == CONTROL);
       }
@@ -263,16 +264,17 @@ final class GgufTokenizer {
       java.util.Set.of("<unk>", "<s>", "<|endoftext|>");
 
   /**
-   * Whether llama.cpp strips the whitespace after special token {@code text} ({@code
-   * LLAMA_TOKEN_ATTR_RSTRIP}), which it sets by the file's {@code general.name}: in a file whose
-   * name, lowercased, contains {@code phi-3} or {@code phi3}, every special token but {@code
-   * <unk>}, {@code <s>} and {@code <|endoftext|>} (as Phi-3's own tokenizer.json marks its chat
-   * markers {@code rstrip}); in any other file none.
+   * Which special tokens llama.cpp strips the whitespace after ({@code LLAMA_TOKEN_ATTR_RSTRIP}),
+   * which it sets by the file's {@code general.name}: in a file whose name, lowercased, contains
+   * {@code phi-3} or {@code phi3}, every special token but {@code <unk>}, {@code <s>} and {@code
+   * <|endoftext|>} (as Phi-3's own tokenizer.json marks its chat markers {@code rstrip}); in any
+   * other file none.
    */
-  static boolean rstrip(GgufFile f, String text) {
+  static java.util.function.Predicate<String> rstrip(GgufFile f) {
     String name = f.get(GgufKeys.NAME) instanceof String n ? n.toLowerCase(java.util.Locale.ROOT)
         : "";
-    return (name.contains("phi-3") || name.contains("phi3")) && !NOT_RSTRIPPED.contains(text);
+    boolean phi3 = name.contains("phi-3") || name.contains("phi3");
+    return text -> phi3 && !NOT_RSTRIPPED.contains(text);
   }
 
   /**

@@ -20,6 +20,10 @@ final class CheckpointLayers {
 
   private CheckpointLayers() {}
 
+  /** A decoder layer's linear weight under the Llama and Gemma families' canonical names. */
+  static final Predicate<String> LAYER_PROJECTION =
+      name -> name.startsWith("layers.") && name.endsWith("_proj.weight");
+
   /**
    * {@code graph} (the float model's tensors and shapes) with each projection's {@code .weight},
    * as {@code projection} picks them, replaced by the packed tensors of {@code quantization}

@@ -57,7 +57,7 @@ public final class GemmaWeights extends TensorSet implements ModelWeights {
   public GemmaWeights(GemmaConfig config, CheckpointQuantization quantization,
       Map<String, Tensor> tensors, Arena arena) {
     super(tensors, CheckpointLayers.storedShapes(expectedShapes(config), quantization,
-        name -> name.startsWith("layers.") && name.endsWith("_proj.weight"), WeightLayout.OUT_IN),
+        CheckpointLayers.LAYER_PROJECTION, WeightLayout.OUT_IN),
         arena);
     this.config = config;
     this.quantization = quantization;

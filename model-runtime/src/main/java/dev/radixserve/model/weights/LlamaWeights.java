@@ -66,7 +66,7 @@ public final class LlamaWeights extends TensorSet implements ModelWeights {
   public static Map<String, long[]> storedShapes(LlamaConfig c,
       CheckpointQuantization quantization) {
     return CheckpointLayers.storedShapes(expectedShapes(c), quantization,
-        name -> name.startsWith("layers.") && name.endsWith("_proj.weight"), WeightLayout.OUT_IN);
+        CheckpointLayers.LAYER_PROJECTION, WeightLayout.OUT_IN);
   }
 
   @Override
