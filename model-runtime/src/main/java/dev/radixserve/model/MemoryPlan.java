@@ -189,7 +189,8 @@ public record MemoryPlan(long weightBytes, long residentBytes, long releasedByte
 
   /**
    * The checkpoint tensor whose work while loading is largest ({@link WeightTensors#forEach}
-   * makes one tensor's initializers per task): {its bytes as stored, twice the bytes made}.
+   * makes one tensor's initializers per task): {its bytes as stored, the bytes made} (made on the
+   * heap and written from there; until 2026-12-03 also copied to native memory first, twice).
    */
   private static long[] largestTask(Map<String, Tensor> tensors, OnnxGraph graph) {
     Map<String, Long> made = new LinkedHashMap<>();
@@ -204,9 +205,9 @@ public record MemoryPlan(long weightBytes, long residentBytes, long releasedByte
     made.forEach((name, bytes) -> {
       Tensor t = tensors.get(name);
       long stored = t == null ? 0 : t.data().byteSize();
-      if (stored + 2 * bytes > largest[0] + largest[1]) {
+      if (stored + bytes > largest[0] + largest[1]) {
         largest[0] = stored;
-        largest[1] = 2 * bytes;
+        largest[1] = bytes;
       }
     });
     return largest;

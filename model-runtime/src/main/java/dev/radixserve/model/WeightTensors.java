@@ -36,7 +36,10 @@ final class WeightTensors {
 
   private WeightTensors() {}
 
-  /** Takes one initializer's data (by its index in the graph's list), valid during the call. */
+  /**
+   * Takes one initializer's data (by its index in the graph's list), valid during the call: native
+   * memory, or a heap array's segment (quantized parts, fp32 scales).
+   */
   interface Sink {
     void accept(int index, MemorySegment data);
   }
@@ -199,10 +202,12 @@ final class WeightTensors {
   /** @param scaleType the scales' type: A's, the graph's float type */
   private static MemorySegment part(QuantizedWeight w, WeightSource.Part part,
       GraphDtype scaleType, Arena arena) {
+    // the arrays as they are: a native copy of each (faulted in, zeroed, copied, freed) was most
+    // of a load's time beside the quantization itself (the sink copies them a slice at a time)
     return switch (part) {
-      case WEIGHT -> arena.allocateFrom(ValueLayout.JAVA_BYTE, w.packed());
+      case WEIGHT -> MemorySegment.ofArray(w.packed());
       case ZERO_POINTS -> w.zeroPoints() != null
-          ? arena.allocateFrom(ValueLayout.JAVA_BYTE, w.zeroPoints())
+          ? MemorySegment.ofArray(w.zeroPoints())
           : defaultZeroPoints(w, arena);
       case SCALES -> floats(w.scales(), scaleType, arena);
       case INPUT_ORDER, OFFSETS -> throw new IllegalStateException("no part of " + w + ": "
@@ -212,6 +217,9 @@ final class WeightTensors {
 
   /** {@code values} in {@code type} (scales, offsets: of A's type, the graph's float type). */
   private static MemorySegment floats(float[] values, GraphDtype type, Arena arena) {
+    if (type == GraphDtype.FLOAT32) {
+      return MemorySegment.ofArray(values); // native order, as GraphDtype.store writes them
+    }
     MemorySegment out = arena.allocate((long) values.length * type.bytes(), 64);
     for (int i = 0; i < values.length; i++) {
       type.store(out, i, values[i]);

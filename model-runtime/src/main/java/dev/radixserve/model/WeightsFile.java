@@ -14,6 +14,7 @@ import dev.radixserve.model.weights.Tensor;
 import dev.radixserve.model.weights.WeightsDigest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -67,6 +68,8 @@ final class WeightsFile {
   private static final long PAGER_PERIOD_MILLIS = 100;
   /** Writes go in slices of this size (a ByteBuffer view is limited to 2 GiB). */
   private static final long WRITE_SLICE = 64L << 20;
+  /** A heap array is written through a native buffer of this size (it stays in the caches). */
+  private static final long STAGING = 1L << 20;
 
   private WeightsFile() {}
 
@@ -228,14 +231,36 @@ final class WeightsFile {
   }
 
   private static void writeAt(FileChannel ch, MemorySegment data, long offset) {
+    if (!data.isNative()) {
+      writeHeapAt(ch, data, offset);
+      return;
+    }
+    for (long at = 0; at < data.byteSize(); at += WRITE_SLICE) {
+      write(ch, data.asSlice(at, Math.min(WRITE_SLICE, data.byteSize() - at)), offset + at);
+    }
+  }
+
+  /**
+   * A heap array's bytes (any element type) through a small native buffer: a channel copies a
+   * heap buffer into a temporary direct one of its size anyway, which the JDK keeps per thread,
+   * and a float array has no byte buffer view at all.
+   */
+  private static void writeHeapAt(FileChannel ch, MemorySegment data, long offset) {
+    try (Arena staging = Arena.ofConfined()) {
+      MemorySegment buffer = staging.allocate(Math.min(STAGING, data.byteSize()));
+      for (long at = 0; at < data.byteSize(); at += buffer.byteSize()) {
+        long n = Math.min(buffer.byteSize(), data.byteSize() - at);
+        MemorySegment.copy(data, at, buffer, 0, n);
+        write(ch, buffer.asSlice(0, n), offset + at);
+      }
+    }
+  }
+
+  private static void write(FileChannel ch, MemorySegment slice, long position) {
     try {
-      for (long at = 0; at < data.byteSize(); at += WRITE_SLICE) {
-        ByteBuffer slice = data.asSlice(at, Math.min(WRITE_SLICE, data.byteSize() - at))
-            .asByteBuffer();
-        long position = offset + at;
-        while (slice.hasRemaining()) {
-          position += ch.write(slice, position);
-        }
+      ByteBuffer buffer = slice.asByteBuffer();
+      while (buffer.hasRemaining()) {
+        position += ch.write(buffer, position);
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);

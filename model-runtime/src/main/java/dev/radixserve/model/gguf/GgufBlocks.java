@@ -162,6 +162,11 @@ final class GgufBlocks {
     }
 
     @Override
+    public boolean rowsInParallel() {
+      return false; // one block of columns is kept for the next call: read in order
+    }
+
+    @Override
     public synchronized void decodeRow(MemorySegment data, long row, float[] out) {
       int size = block.length;
       long b = row / size;

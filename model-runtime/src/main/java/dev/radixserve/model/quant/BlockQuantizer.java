@@ -34,6 +34,13 @@ public final class BlockQuantizer {
   /** As above, a mapped [N, K] tensor's pages dropped every {@code releaseBytes} read (tests). */
   static QuantizedWeight quantize(Tensor weight, WeightLayout layout, int bits, int blockSize,
       boolean zeroPoints, int releaseBytes) {
+    return quantize(weight, layout, bits, blockSize, zeroPoints, releaseBytes,
+        RowRanges.MIN_WEIGHTS);
+  }
+
+  /** As above, an [N, K] tensor's outputs made in ranges of {@code rangeWeights} (tests). */
+  static QuantizedWeight quantize(Tensor weight, WeightLayout layout, int bits, int blockSize,
+      boolean zeroPoints, int releaseBytes, long rangeWeights) {
     long[] kn = layout.kn(weight.shape());
     int k = Math.toIntExact(kn[0]);
     int n = Math.toIntExact(kn[1]);
@@ -47,27 +54,39 @@ public final class BlockQuantizer {
     float[] scales = new float[Math.multiplyExact(n, blocks)];
     int zpRow = QuantizedWeight.zeroPointRow(blocks, bits);
     byte[] zps = zeroPoints ? new byte[Math.multiplyExact(n, zpRow)] : null;
-    int[] codes = new int[blockSize];
-    float[] values = new float[blockSize];
     if (layout == WeightLayout.OUT_IN) {
-      // output n is row n of [N, K]: read it once (a decoded tensor decodes rows, not elements)
-      float[] row = new float[k];
       // a large table (a 128k-row embedding: 525 MB of bf16) read whole would be resident on
       // top of its quantized copy: its pages go behind the reader, a slice at a time
       int slice = Math.max(1, releaseBytes / (k * weight.dtype().bytes()));
-      for (int col = 0; col < n; col++) {
-        if (col % slice == 0 && col > 0) {
-          weight.releaseRows(col - slice, col);
+      RowRanges.Range outputs = (from, to) -> {
+        // output n is row n of [N, K]: read it once (a decoded tensor decodes rows, not elements)
+        float[] row = new float[k];
+        int[] codes = new int[blockSize];
+        float[] values = new float[blockSize];
+        int released = from;
+        for (int col = from; col < to; col++) {
+          if (col - released == slice) {
+            weight.releaseRows(released, col);
+            released = col;
+          }
+          weight.readRow(col, row);
+          for (int block = 0; block < blocks; block++) {
+            System.arraycopy(row, block * blockSize, values, 0, blockSize);
+            quantizeBlock(values, bits, zeroPoints, codes, scales, zps, zpRow, packed, blob, col,
+                blocks, block);
+          }
         }
-        weight.readRow(col, row);
-        for (int block = 0; block < blocks; block++) {
-          System.arraycopy(row, block * blockSize, values, 0, blockSize);
-          quantizeBlock(values, bits, zeroPoints, codes, scales, zps, zpRow, packed, blob, col,
-              blocks, block);
-        }
+        weight.releaseRows(released, to);
+      };
+      if (weight.rowsInParallel()) {
+        RowRanges.forEach(n, k, rangeWeights, outputs);
+      } else {
+        outputs.make(0, n);
       }
       return new QuantizedWeight(k, n, bits, blockSize, packed, scales, zps);
     }
+    int[] codes = new int[blockSize];
+    float[] values = new float[blockSize];
     float[] tile = new float[blockSize * n];
     for (int block = 0; block < blocks; block++) {
       long k0 = (long) block * blockSize;

@@ -49,6 +49,11 @@ public final class GgmlBlockRepacker {
    * {@code layout}: GPT-2's Conv1D reads the file's rows as [K, N]) as MatMulNBits' blocks of 32.
    */
   public static QuantizedWeight repack(Tensor weight, WeightLayout layout) {
+    return repack(weight, layout, RowRanges.MIN_WEIGHTS);
+  }
+
+  /** As above, its outputs made in ranges of {@code rangeWeights} (tests). */
+  public static QuantizedWeight repack(Tensor weight, WeightLayout layout, long rangeWeights) {
     if (!(weight.decoder() instanceof BlockRows rows)) {
       throw new IllegalStateException(weight.name() + " is not stored in Q8_0/Q4_0 blocks");
     }
@@ -62,24 +67,31 @@ public final class GgmlBlockRepacker {
     MemorySegment data = weight.data();
     byte[] packed = new byte[n * groups * blob];
     float[] scales = new float[n * groups];
-    byte[] block = new byte[blob];
-    for (int out = 0; out < n; out++) {
-      long rowAt = rows.rowOffset(out);
-      for (int g = 0; g < groups; g++) {
-        long at = rowAt + (long) g * typeSize;
-        int dst = (out * groups + g) * blob;
-        scales[out * groups + g] = Float.float16ToFloat(data.get(U16, at));
-        MemorySegment.copy(data, ValueLayout.JAVA_BYTE, at + 2, block, 0, blob);
-        if (bits == 8) {
-          for (int j = 0; j < BLOCK; j++) {
-            packed[dst + j] = (byte) (block[j] + 128);
-          }
-        } else {
-          for (int j = 0; j < BLOCK / 2; j++) {
-            packed[dst + j] = (byte) (code4(block, 2 * j) | code4(block, 2 * j + 1) << 4);
+    RowRanges.Range outputs = (from, to) -> {
+      byte[] block = new byte[blob];
+      for (int out = from; out < to; out++) {
+        long rowAt = rows.rowOffset(out);
+        for (int g = 0; g < groups; g++) {
+          long at = rowAt + (long) g * typeSize;
+          int dst = (out * groups + g) * blob;
+          scales[out * groups + g] = Float.float16ToFloat(data.get(U16, at));
+          MemorySegment.copy(data, ValueLayout.JAVA_BYTE, at + 2, block, 0, blob);
+          if (bits == 8) {
+            for (int j = 0; j < BLOCK; j++) {
+              packed[dst + j] = (byte) (block[j] + 128);
+            }
+          } else {
+            for (int j = 0; j < BLOCK / 2; j++) {
+              packed[dst + j] = (byte) (code4(block, 2 * j) | code4(block, 2 * j + 1) << 4);
+            }
           }
         }
       }
+    };
+    if (weight.rowsInParallel()) {
+      RowRanges.forEach(n, k, rangeWeights, outputs);
+    } else {
+      outputs.make(0, n);
     }
     return new QuantizedWeight(k, n, bits, BLOCK, packed, scales, null);
   }

@@ -30,6 +30,14 @@ public record Tensor(String name, DType dtype, long[] shape, MemorySegment data,
 
     /** Row {@code row} of the tensor into {@code out} ({@code k} floats). */
     void decodeRow(MemorySegment data, long row, float[] out);
+
+    /**
+     * Whether threads may decode rows at once: false for a decoder that keeps the rows it
+     * decoded last for the next call (a file's columns read as rows).
+     */
+    default boolean rowsInParallel() {
+      return true;
+    }
   }
 
   private static final ValueLayout.OfFloat F32_LE =
@@ -80,6 +88,17 @@ public record Tensor(String name, DType dtype, long[] shape, MemorySegment data,
   }
 
   /** Row {@code r} (the last dimension's {@code out.length} elements) as floats. */
+  /**
+   * Whether {@link #readRow} may be called from several threads at once: the decoder allows it and
+   * the data is not confined to one thread (a confined arena's segment is its owner's alone).
+   */
+  public boolean rowsInParallel() {
+    return (decoder == null || decoder.rowsInParallel()) && data.isAccessibleBy(ANY_OTHER_THREAD);
+  }
+
+  /** Never started: a thread other than every segment owner's, to ask about confinement. */
+  private static final Thread ANY_OTHER_THREAD = Thread.ofPlatform().unstarted(() -> { });
+
   public void readRow(long r, float[] out) {
     if (decoder != null) {
       decoder.decodeRow(data, r, out);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.radixserve.model.quant.CheckpointRepacker;
+import dev.radixserve.model.quant.GgmlBlockRepacker;
 import dev.radixserve.model.quant.QuantizedWeight;
 import dev.radixserve.model.quant.WeightLayout;
 import java.io.IOException;
@@ -97,6 +98,29 @@ class GgufBlocksTest {
               fileName + " row " + r + " input " + kk);
         }
       }
+    }
+  }
+
+  /**
+   * A projection repacked in ranges of a few rows on the common pool (as a large table is at
+   * load) is the same bytes as repacked in one range: rows in file order or unpermuted.
+   */
+  @ParameterizedTest(name = "{0}-{1} {2}")
+  @CsvSource({"llama3, q8_0, layers.0.self_attn.q_proj.weight",
+      "llama3, q4_0, layers.0.self_attn.q_proj.weight",
+      "llama3, q4_0, layers.1.mlp.down_proj.weight"})
+  void aRepackInRangesIsTheRepackInOne(String model, String type, String canonical) {
+    try (Arena arena = Arena.ofShared()) {
+      GgufFile f = GgufFile.map(GgufTestFiles.fixtures().resolve(model + "-" + type + ".gguf"),
+          arena);
+      GgufTensors tensors = GgufTensors.read(f, (String) f.get(GgufKeys.ARCHITECTURE), arena);
+      dev.radixserve.model.weights.Tensor t = tensors.tensors().get(canonical);
+      assertTrue(t.rowsInParallel(), canonical);
+      QuantizedWeight one = GgmlBlockRepacker.repack(t, WeightLayout.OUT_IN, Long.MAX_VALUE);
+      QuantizedWeight ranges = GgmlBlockRepacker.repack(t, WeightLayout.OUT_IN,
+          3L * t.shape()[1]);
+      assertArrayEquals(one.packed(), ranges.packed(), canonical);
+      assertArrayEquals(one.scales(), ranges.scales(), canonical);
     }
   }
 
