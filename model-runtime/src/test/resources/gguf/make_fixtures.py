@@ -8,7 +8,7 @@ tree node-llama-cpp 3.22.1 ships, or LLAMACPP_SRC):
     python make_fixtures.py rope-window   # only the yarn / sliding-window files (rope_window)
     python make_fixtures.py phi3          # only the Phi-3 files (phi3)
     python make_fixtures.py gemma         # only the Gemma 2 / Gemma 3 files (gemma)
-    python make_fixtures.py k-wide        # only the Phi-3 Q4_K_M file (k_wide)
+    python make_fixtures.py k-wide        # only the Phi-3 and Gemma 3 Q4_K_M files (k_wide)
     python make_fixtures.py pres          # only the smollm / gpt-4o pre-tokenizer files (pres)
     python make_fixtures.py wide          # only blocks.gguf and the llama3-wide K-quant/IQ4 files
     python make_fixtures.py gpt2-q4_0     # only gpt2-q4_0.gguf and its references, from the
@@ -622,10 +622,10 @@ def gemma_fixtures():
     return module
 
 
-def write_gemma(out, config_class, extra, seed, template):
+def write_gemma(out, config_class, extra, seed, template, embed_scale=1.0):
     """A Gemma checkpoint written by transformers (bfloat16, tied), tokenizer.model and the
     tokenizer transformers builds from it (GemmaTokenizer: <bos> added), the model's chat
-    template."""
+    template; the embedding's spread times embed_scale (a wider model scales it up by more)."""
     import transformers
     from transformers import AutoTokenizer
     os.makedirs(out)
@@ -645,7 +645,13 @@ def write_gemma(out, config_class, extra, seed, template):
         eos_token_id=eos, pad_token_id=tok.pad_token_id, max_position_embeddings=128,
         **{**shape, **extra})
     # the Gemma checkpoints' spread, so that greedy decoding varies
-    save_random(config, tok, eos, seed, out, gemma_fixtures().randomize)
+    spread = gemma_fixtures().randomize
+
+    def randomize(model, seed):
+        spread(model, seed)
+        with torch.no_grad():
+            model.model.embed_tokens.weight.mul_(embed_scale)
+    save_random(config, tok, eos, seed, out, randomize)
     assert os.path.exists(os.path.join(out, "tokenizer.model"))
     # the hubs' tokenizer_config.json lists the special tokens (transformers 5 no longer writes
     # them there); the converter's SentencePiece vocabulary types them CONTROL from it
@@ -697,13 +703,28 @@ def gemma():
         print("wrote", name)
 
 
-# A K-quant file of the family whose layout differs from Llama's, at WIDE's 256-wide rows:
-# Phi-3's fused attn_qkv / ffn_up in Q4_K_M's blocks, cut into parts by rows. (A one-layer
-# 256-wide Gemma 3 made by write_gemma's randomization repeats one token whatever its seed, and
-# was left out: Gemma's tensors are Llama's separate ones, which llama3-wide covers.)
-# name -> (config keys, seed)
+# K-quant files of the families whose layout or graph differs from Llama's, at WIDE's 256-wide
+# rows (Q4_K's super-blocks): Phi-3's fused attn_qkv / ffn_up in Q4_K_M's blocks, cut into parts
+# by rows; Gemma 3 (its norms, score scale and windows on the Gemma graph). Gemma multiplies its
+# embedding by sqrt(hidden): at 256 wide, with the 64-wide checkpoints' spread, the residual is
+# the input token's own row and greedy decoding repeats the prompt's last token whatever the seed
+# (as the one-layer Gemma 3 tried on 2026-12-03 did); a tenth of the spread varies. Both layers
+# slide: llama.cpp reads Gemma 3's windows as five layers in six (the converter writes no
+# pattern), so a [sliding, full] checkpoint would be another model in its file. Seed 421: the
+# first near-tie (top-2 gap < 0.05) of the bf16 checkpoint's greedy runs at steps 7 and 6.
+# name -> (model_type, seed, writer(out, seed) -> checkpoint folder)
 K_WIDE = {
-    "phi3-wide": (dict(rope_parameters=dict(rope_type="default", rope_theta=10000.0)), 410),
+    "phi3-wide": ("phi3", 410, lambda out, seed: write_phi3(out, {**WIDE, **dict(
+        rope_parameters=dict(rope_type="default", rope_theta=10000.0))}, False, seed)),
+    "gemma3-wide": ("gemma", 421, lambda out, seed: write_gemma(out, "Gemma3TextConfig", {
+        **{k: v for k, v in WIDE.items() if k != "max_position_embeddings"},
+        **dict(num_hidden_layers=2, head_dim=64, query_pre_attn_scalar=64, sliding_window=6,
+               final_logit_softcapping=None, attn_logit_softcapping=None,
+               layer_types=["sliding_attention", "sliding_attention"],
+               rope_parameters=dict(
+                   full_attention=dict(rope_type="default", rope_theta=1000000.0),
+                   sliding_attention=dict(rope_type="default", rope_theta=10000.0)))},
+        seed, "gemma3.jinja", embed_scale=0.1)),
 }
 
 
@@ -711,10 +732,10 @@ def k_wide():
     """NAME-q4_k_m.gguf for each K_WIDE case (llama-quantize from the converter's F32, which is
     not kept), transformers on its dequantized weights (NAME-q4_k_m-expected.json) and
     llama-server's answers on it."""
-    for name, (extra, seed) in K_WIDE.items():
+    for name, (model_type, seed, write) in K_WIDE.items():
         tmp = tempfile.mkdtemp()
         try:
-            hf_dir = write_phi3(os.path.join(tmp, name), {**WIDE, **extra}, False, seed)
+            hf_dir = write(os.path.join(tmp, name), seed)
             with open(os.path.join(hf_dir, "config.json")) as f:
                 config = json.load(f)
             f32 = os.path.join(tmp, name + "-f32.gguf")
@@ -722,7 +743,7 @@ def k_wide():
             out = os.path.join(HERE, f"{name}-q4_k_m.gguf")
             subprocess.run([QUANTIZE, f32, out, "Q4_K_M", "1"], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            expected_with(hf_dir, dequantized(out, "phi3", config), "phi3", config,
+            expected_with(hf_dir, dequantized(out, model_type, config), model_type, config,
                           os.path.join(HERE, f"{name}-q4_k_m-expected.json"))
             subprocess.run([sys.executable, os.path.join(HERE, "llama_server_reference.py"), out],
                            check=True)

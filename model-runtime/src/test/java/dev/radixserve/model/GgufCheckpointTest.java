@@ -90,7 +90,8 @@ class GgufCheckpointTest {
       "gemma2, f32, gemma2-expected.json", "gemma2, q8_0, gemma2-q8_0-expected.json",
       "gemma2, q4_0, gemma2-q4_0-expected.json", "gemma3, f32, gemma3-expected.json",
       "gemma3, q8_0, gemma3-q8_0-expected.json", "gemma3, q4_0, gemma3-q4_0-expected.json",
-      "phi3-wide, q4_k_m, phi3-wide-q4_k_m-expected.json"})
+      "phi3-wide, q4_k_m, phi3-wide-q4_k_m-expected.json",
+      "gemma3-wide, q4_k_m, gemma3-wide-q4_k_m-expected.json"})
   void greedyStepsMatchTheReference(String model, String type, String reference)
       throws IOException {
     JsonNode expected = expected(reference);
@@ -221,32 +222,73 @@ class GgufCheckpointTest {
           m.weights().offsetWeights(), QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO)
           .resolvedFor(m.weights().config().hiddenSize());
       assertEquals(QuantMode.INT8, served.mode());
-      JsonNode reference = expected("phi3-wide-q4_k_m-expected.json");
-      JsonNode server = expected("phi3-wide-q4_k_m.llama-server.json");
-      int[] table = {5, 2, 11, 0, 7, 19, 3, 14, 9, 1, 22, 6, 17, 4, 12, 8};
-      try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
-          served)) {
-        for (int r = 0; r < reference.get("runs").size(); r++) {
-          JsonNode run = reference.get("runs").get(r);
-          int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
-          float[] logits = runner.forward(new ForwardBatch(List.of(
-              new ForwardBatch.Seq(prompt, 0, table))))[0];
-          int checked = 0;
-          for (JsonNode s : run.get("steps")) {
-            JsonNode top = s.get("top_logprobs");
-            if (top.get(0).asDouble() - top.get(1).asDouble() < 0.05) {
-              break;
-            }
-            int token = OnnxModelRunnerTest.argmax(logits);
-            assertEquals(s.get("token").asInt(), token, "run " + r + " step " + checked);
-            assertEquals(server.get("runs").get(r).get("tokens").get(checked).asInt(), token,
-                "llama-server, run " + r + " step " + checked);
-            logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
-                new int[] {token}, prompt.length + checked++, table))))[0];
+      // the reference's first near-ties: step 5 of run 0 (0.020), step 8 of run 1 (0.008)
+      assertServedGreedyUpToANearTie(m, served, "phi3-wide-q4_k_m", 5, 8);
+    }
+  }
+
+  /**
+   * llama-quantize's Q4_K_M of a 256-wide two-layer Gemma 3 (make_fixtures.py k-wide): its q, k,
+   * o, gate and up projections in Q4_K (and layer 0's v and down), the rest and the tied table in
+   * Q6_K. Served by default on the Gemma graph, the Q4_K layers on the file's own codes (norms
+   * less the converter's +1, the embedding gathered from the head's int8 table): greedy decoding
+   * gives transformers' tokens on the file's dequantized weights and llama-server's, up to the
+   * first near-tie.
+   */
+  @Test
+  void aGemmaKQuantFileIsServedOnItsOwnBlocks() throws IOException {
+    try (LoadedModel m = GgufModelLoader.load(fixtures().resolve("gemma3-wide-q4_k_m.gguf"))) {
+      assertInstanceOf(GemmaConfig.class, m.weights().config());
+      assertEquals(java.util.Set.of("layers.0.self_attn.q_proj.weight",
+          "layers.0.self_attn.k_proj.weight", "layers.0.self_attn.v_proj.weight",
+          "layers.0.self_attn.o_proj.weight", "layers.0.mlp.gate_proj.weight",
+          "layers.0.mlp.up_proj.weight", "layers.0.mlp.down_proj.weight",
+          "layers.1.self_attn.q_proj.weight", "layers.1.self_attn.k_proj.weight",
+          "layers.1.self_attn.o_proj.weight", "layers.1.mlp.gate_proj.weight",
+          "layers.1.mlp.up_proj.weight"), m.weights().offsetWeights());
+      QuantSpec served = QuantSpec.forModel(QuantSpec.none(), null, m.weights().requantizeAs(),
+          m.weights().offsetWeights(), QuantSpec.CPU_ACCURACY_LEVEL, QuantSpec.HeadSetting.AUTO)
+          .resolvedFor(m.weights().config().hiddenSize());
+      assertEquals(QuantMode.INT8, served.mode());
+      // run 0 has no near-tie in its 10 steps; run 1's first step is one (0.013), where both
+      // references chose the same token, which int8 activations may not
+      assertServedGreedyUpToANearTie(m, served, "gemma3-wide-q4_k_m", 10, 0);
+    }
+  }
+
+  /**
+   * Greedy decoding of {@code name}'s file served by {@code served} gives the reference's tokens
+   * (transformers on the file's dequantized weights) and llama-server's, each run up to the
+   * reference's first near-tie (a top-2 gap under 0.05, where the int8 activations of either
+   * server may choose the other token): {@code checkedRuns[r]} steps of run r.
+   */
+  private static void assertServedGreedyUpToANearTie(LoadedModel m, QuantSpec served,
+      String name, int... checkedRuns) throws IOException {
+    JsonNode reference = expected(name + "-expected.json");
+    JsonNode server = expected(name + ".llama-server.json");
+    int[] table = {5, 2, 11, 0, 7, 19, 3, 14, 9, 1, 22, 6, 17, 4, 12, 8};
+    try (OnnxModelRunner runner = OnnxModelRunner.create(m.weights(), 4, 24, 1, Map.of(),
+        served)) {
+      assertEquals(checkedRuns.length, reference.get("runs").size());
+      for (int r = 0; r < checkedRuns.length; r++) {
+        JsonNode run = reference.get("runs").get(r);
+        int[] prompt = m.tokenizer().encode(run.get("prompt").asText());
+        float[] logits = runner.forward(new ForwardBatch(List.of(
+            new ForwardBatch.Seq(prompt, 0, table))))[0];
+        int checked = 0;
+        for (JsonNode s : run.get("steps")) {
+          JsonNode top = s.get("top_logprobs");
+          if (top.get(0).asDouble() - top.get(1).asDouble() < 0.05) {
+            break;
           }
-          // the reference's first near-ties: step 5 of run 0 (0.020), step 8 of run 1 (0.008)
-          assertEquals(r == 0 ? 5 : 8, checked, "run " + r + ": steps before a near-tie");
+          int token = OnnxModelRunnerTest.argmax(logits);
+          assertEquals(s.get("token").asInt(), token, name + " run " + r + " step " + checked);
+          assertEquals(server.get("runs").get(r).get("tokens").get(checked).asInt(), token,
+              name + " llama-server, run " + r + " step " + checked);
+          logits = runner.forward(new ForwardBatch(List.of(new ForwardBatch.Seq(
+              new int[] {token}, prompt.length + checked++, table))))[0];
         }
+        assertEquals(checkedRuns[r], checked, name + " run " + r + ": steps before a near-tie");
       }
     }
   }
@@ -264,7 +306,7 @@ class GgufCheckpointTest {
       "gpt2, q8_0", "llama3-wide, q4_k_m", "llama3-wide, q6_k", "llama3-wide, iq4_nl",
       "llama3-wide, iq4_xs", "phi3, f32", "phi3-long, f32", "gemma2, f32", "gemma2, q8_0",
       "gemma2, q4_0", "gemma3, f32", "gemma3, q8_0", "gemma3, q4_0", "phi3-wide, q4_k_m",
-      "llama3-pre, smollm", "llama3-pre, gpt-4o"})
+      "gemma3-wide, q4_k_m", "llama3-pre, smollm", "llama3-pre, gpt-4o"})
   void matchesLlamaServer(String model, String type) throws IOException {
     JsonNode server = expected(model + "-" + type + ".llama-server.json");
     try (LoadedModel m = GgufModelLoader.load(fixtures().resolve(model + "-" + type + ".gguf"),
