@@ -78,11 +78,7 @@ public final class BlockQuantizer {
         }
         weight.releaseRows(released, to);
       };
-      if (weight.rowsInParallel()) {
-        RowRanges.forEach(n, k, rangeWeights, outputs);
-      } else {
-        outputs.make(0, n);
-      }
+      RowRanges.forEach(weight, n, k, rangeWeights, outputs);
       return new QuantizedWeight(k, n, bits, blockSize, packed, scales, zps);
     }
     int[] codes = new int[blockSize];

@@ -88,11 +88,7 @@ public final class GgmlBlockRepacker {
         }
       }
     };
-    if (weight.rowsInParallel()) {
-      RowRanges.forEach(n, k, rangeWeights, outputs);
-    } else {
-      outputs.make(0, n);
-    }
+    RowRanges.forEach(weight, n, k, rangeWeights, outputs);
     return new QuantizedWeight(k, n, bits, BLOCK, packed, scales, null);
   }
 

@@ -1,5 +1,6 @@
 package dev.radixserve.model.quant;
 
+import dev.radixserve.model.weights.Tensor;
 import java.util.stream.IntStream;
 
 /**
@@ -25,6 +26,19 @@ final class RowRanges {
   /** {@code rows} rows of {@code rowWeights} each, in ranges of at least {@link #MIN_WEIGHTS}. */
   static void forEach(int rows, long rowWeights, Range range) {
     forEach(rows, rowWeights, MIN_WEIGHTS, range);
+  }
+
+  /**
+   * {@code weight}'s outputs as above, in ranges of at least {@code minWeights}; on the calling
+   * thread alone where its rows may not be read from several threads ({@link
+   * Tensor#rowsInParallel}).
+   */
+  static void forEach(Tensor weight, int rows, long rowWeights, long minWeights, Range range) {
+    if (weight.rowsInParallel()) {
+      forEach(rows, rowWeights, minWeights, range);
+    } else {
+      range.make(0, rows);
+    }
   }
 
   /** As above, in ranges of at least {@code minWeights} (tests split small tensors too). */
