@@ -3,7 +3,20 @@
 The templates (*.jinja) are the families' tokenizer_config.json chat_template texts (Llama 3.0,
 Llama 3.1/3.2, Qwen2.5, Qwen3, Mistral 7B Instruct v0.1, Mistral Nemo Instruct 2407, SmolLM2;
 deepseek_r1_distill is DeepSeek-R1-Distill-Qwen-32B's as llama.cpp's models/templates keeps it,
-which adds an `enable_thinking` switch to the original's generation prompt).
+which adds an `enable_thinking` switch to the original's generation prompt). Since 2026-12-03
+also, copied as they are from llama.cpp's models/templates (the tree node-llama-cpp 3.22.1
+ships): llama3_3 (meta-llama-Llama-3.3-70B-Instruct), hermes3_tool_use
+(NousResearch-Hermes-3-Llama-3.1-8B-tool_use), phi3_5 (microsoft-Phi-3.5-mini-instruct), gemma2
+(google-gemma-2-2b-it), mistral_small_3_2 (Mistral-Small-3.2-24B-Instruct-2506).
+loop_neighbours (written here) reads loop.previtem / loop.nextitem in nested loops.
+
+Named templates (NAMED): a tokenizer whose chat_template is a dict, {"default": ...,
+"tool_use": ...}, as Hermes 2 Pro / Hermes 3 ship theirs; transformers' get_chat_template picks
+tool_use whenever tools are passed, default otherwise. hermes3's tool_use is the template above,
+its default chatml_default.jinja (ChatML, written here). The tokenizer is saved by
+save_pretrained in both of transformers' forms: named-files/ (chat_template.jinja and
+additional_chat_templates/tool_use.jinja) and named-config/ (save_jinja_files=False: the
+tokenizer_config.json list of {"name", "template"}); its cases have "named": true.
 The thinking templates are also rendered with `chat_template_kwargs` (KWARGS): a case has
 "kwargs" when they were passed.
 Each conversation is rendered without tools, and the tool conversations (TOOL_CASES) with
@@ -44,6 +57,11 @@ TOKENS = {
     "mistral_nemo": ("<s>", "</s>"),
     "smollm2": ("<|im_start|>", "<|im_end|>"),
     "deepseek_r1_distill": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
+    "llama3_3": ("<|begin_of_text|>", "<|eot_id|>"),
+    "phi3_5": ("<s>", "<|endoftext|>"),
+    "gemma2": ("<bos>", "<eos>"),
+    "mistral_small_3_2": ("<s>", "</s>"),
+    "loop_neighbours": (None, None),
 }
 
 # chat_template_kwargs: extra keyword arguments of apply_chat_template, as vLLM passes them
@@ -109,6 +127,41 @@ TOOL_CASES = [
 ]
 
 
+NAMED = {"hermes3": ({"default": "chatml_default", "tool_use": "hermes3_tool_use"},
+                     "<|begin_of_text|>", "<|im_end|>")}
+
+
+def named(out):
+    import shutil
+    for name, (files, bos, eos) in NAMED.items():
+        templates = {}
+        for role, file in files.items():
+            with open(file + ".jinja", encoding="utf-8") as f:
+                templates[role] = f.read()
+        tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.BPE()), bos_token=bos,
+                                      eos_token=eos)
+        tok.chat_template = templates
+        for folder, jinja_files in (("named-files", True), ("named-config", False)):
+            shutil.rmtree(folder, ignore_errors=True)
+            tok.save_pretrained(folder, save_jinja_files=jinja_files)
+            for extra in ("tokenizer.json", "special_tokens_map.json"):
+                if os.path.exists(os.path.join(folder, extra)):
+                    os.remove(os.path.join(folder, extra))  # only the templates are read
+        cases = [(m, None) for m in CONVERSATIONS[:3]]
+        cases += [(m, t) for m in TOOL_CASES for t in (TOOLS, [])]
+        for messages, tools in cases:
+            case = {"template": name, "named": True, "bos_token": bos, "eos_token": eos,
+                    "messages": messages}
+            if tools is not None:
+                case["tools"] = tools
+            try:
+                case["rendered"] = tok.apply_chat_template(messages, tools=tools, tokenize=False,
+                                                           add_generation_prompt=True)
+            except Exception as e:
+                case["error"] = str(e)
+            out.append(case)
+
+
 def main():
     out = []
     for name, (bos, eos) in TOKENS.items():
@@ -145,6 +198,7 @@ def main():
                 except Exception as e:
                     case["error"] = str(e)
                 out.append(case)
+    named(out)
     with open("expected.json", "w", encoding="utf-8") as f:
         json.dump(out, f, ensure_ascii=False, indent=1)
 

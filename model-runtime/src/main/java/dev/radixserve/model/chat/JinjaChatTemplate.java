@@ -59,6 +59,8 @@ public final class JinjaChatTemplate implements ChatTemplate {
     this.jinjava = new Jinjava(JinjavaConfig.newBuilder().withTrimBlocks(true)
         .withLstripBlocks(true).withElResolver(resolver).build());
     jinjava.getGlobalContext().registerFilter(new PythonJson());
+    jinjava.getGlobalContext().registerFilter(new PythonItems());
+    jinjava.getGlobalContext().registerFilter(new PythonTrim());
     jinjava.getGlobalContext().registerExpTest(new ExpTest() {
       @Override
       public String getName() {
@@ -87,13 +89,15 @@ public final class JinjaChatTemplate implements ChatTemplate {
    * statements only, so every {@code -} marker is applied here, as text), {@code x[::-1]} (no
    * step slicing: {@code (x|reverse|list)}), and a keyword argument whose value is an expression
    * with operators ({@code namespace(i=messages|length - 1)}: parenthesized), and {@code not a
-   * == b} (Jinja2: {@code not (a == b)}; jinjava binds {@code not} tighter: parenthesized).
+   * == b} (Jinja2: {@code not (a == b)}; jinjava binds {@code not} tighter: parenthesized), and
+   * {@code loop.previtem} / {@code loop.nextitem} ({@link LoopNeighbours}).
    */
   static String bridge(String template) {
     String t = template.replaceAll("\\s*\\{([{%#])-", "{$1")
         .replaceAll("-([}%#])\\}\\s*", "$1}");
     t = t.replaceAll("([A-Za-z_][\\w.]*)\\[::-1\\]", "($1|reverse|list)");
     t = t.replaceAll("\\bnot ([\\w.|\\[\\]'\"]+ (?:==|!=) [\\w.'\"]+)", "not ($1)");
+    t = LoopNeighbours.rewrite(t);
     return parenthesizeKeywordArguments(t, "namespace(");
   }
 

@@ -63,6 +63,8 @@ public final class GgufKeys {
   public static final String ADD_BOS = "tokenizer.ggml.add_bos_token";
   public static final String ADD_EOS = "tokenizer.ggml.add_eos_token";
   public static final String CHAT_TEMPLATE = "tokenizer.chat_template";
+  /** gguf-py's {@code CHAT_TEMPLATE_N} for the template named tool_use. */
+  public static final String CHAT_TEMPLATE_TOOL_USE = "tokenizer.chat_template.tool_use";
   public static final String ADD_SPACE_PREFIX = "tokenizer.ggml.add_space_prefix";
 
   /**

@@ -3,6 +3,7 @@ package dev.radixserve.model.gguf;
 import dev.radixserve.model.LlamaConfig;
 import dev.radixserve.model.chat.ChatMlTemplate;
 import dev.radixserve.model.chat.ChatTemplate;
+import dev.radixserve.model.chat.ChatTemplates;
 import dev.radixserve.model.chat.JinjaChatTemplate;
 import dev.radixserve.model.weights.EosTokens;
 import dev.radixserve.model.weights.LlamaWeights;
@@ -16,6 +17,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Clock;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * Loads a GGUF file (or the first of its shards) as llama.cpp reads it: the architecture's
@@ -109,14 +111,20 @@ public final class GgufModelLoader {
 
   /**
    * {@code tokenizer.chat_template} through the Jinja engine, with the BOS/EOS texts llama.cpp
-   * passes it; ChatML-like when the file has none.
+   * passes it; ChatML-like when the file has none. {@code tokenizer.chat_template.tool_use}
+   * (the converter's copy of a checkpoint's template named tool_use) renders the requests that
+   * pass tools, as llama-server renders them.
    */
-  private static ChatTemplate chatTemplate(GgufFile f, Clock clock) {
+  static ChatTemplate chatTemplate(GgufFile f, Clock clock) {
     if (!(f.get(GgufKeys.CHAT_TEMPLATE) instanceof String source)) {
       return new ChatMlTemplate();
     }
-    return new JinjaChatTemplate(source, tokenText(f, GgufKeys.BOS_ID),
-        tokenText(f, GgufKeys.EOS_ID), clock);
+    String bos = tokenText(f, GgufKeys.BOS_ID);
+    String eos = tokenText(f, GgufKeys.EOS_ID);
+    Optional<JinjaChatTemplate> toolUse = f.get(GgufKeys.CHAT_TEMPLATE_TOOL_USE)
+        instanceof String t ? Optional.of(new JinjaChatTemplate(t, bos, eos, clock))
+        : Optional.empty();
+    return ChatTemplates.withToolUse(new JinjaChatTemplate(source, bos, eos, clock), toolUse);
   }
 
   private static String tokenText(GgufFile f, String key) {

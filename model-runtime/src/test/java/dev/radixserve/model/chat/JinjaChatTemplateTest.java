@@ -10,7 +10,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -23,8 +25,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * The families' chat templates (Llama 3.0, Llama 3.1/3.2, Qwen2.5, Qwen3, Mistral v0.1, Mistral
- * Nemo, SmolLM2) rendered by jinjava equal transformers' {@code apply_chat_template} byte for
+ * The families' chat templates (Llama 3.0, Llama 3.1/3.2/3.3, Qwen2.5, Qwen3, Mistral v0.1, Mistral
+ * Nemo, Mistral Small 3.2, SmolLM2, Phi-3.5, Gemma 2, DeepSeek-R1 distills, Hermes 3's tool_use)
+ * rendered by jinjava equal transformers' {@code apply_chat_template} byte for
  * byte, refusals included, with and without {@code tools}, assistant {@code tool_calls} and
  * {@code tool} messages. Fixtures and the script that made them: {@code src/test/resources/chat-templates}.
  */
@@ -47,6 +50,9 @@ class JinjaChatTemplateTest {
     List<DynamicTest> tests = new ArrayList<>();
     int i = 0;
     for (JsonNode c : cases) {
+      if (c.has("named")) {
+        continue; // toolUseTemplateIsPickedAsTransformersPicks
+      }
       String name = c.get("template").asText();
       tests.add(DynamicTest.dynamicTest(name + " #" + (i++) + (c.has("kwargs") ? " "
           + c.get("kwargs") : ""), () -> {
@@ -76,6 +82,42 @@ class JinjaChatTemplateTest {
         }
       }));
     }
+    return tests;
+  }
+
+  /**
+   * A default template beside one named tool_use, in both forms transformers saves them
+   * (chat_template.jinja + additional_chat_templates/tool_use.jinja; the tokenizer_config.json
+   * list): requests with tools, even an empty list, render by tool_use, the others by default,
+   * each as transformers' apply_chat_template renders them.
+   */
+  @TestFactory
+  List<DynamicTest> toolUseTemplateIsPickedAsTransformersPicks() throws IOException,
+      URISyntaxException {
+    JsonNode cases = JSON.readTree(resource("expected.json"));
+    Path fixtures = Path.of(JinjaChatTemplateTest.class.getResource("/chat-templates").toURI());
+    List<DynamicTest> tests = new ArrayList<>();
+    for (String form : List.of("named-files", "named-config")) {
+      ChatTemplate t = ChatTemplates.load(fixtures.resolve(form), FIXTURE_DAY).orElseThrow();
+      assertTrue(t.takesTools(), form);
+      int i = 0;
+      for (JsonNode c : cases) {
+        if (!c.has("named")) {
+          continue;
+        }
+        tests.add(DynamicTest.dynamicTest(form + " #" + (i++) + (c.has("tools") ? " tools "
+            + c.get("tools").size() : ""), () -> {
+              List<ChatTemplate.Message> messages = new ArrayList<>();
+              for (JsonNode m : c.get("messages")) {
+                messages.add(message(m));
+              }
+              List<Map<String, Object>> tools = c.has("tools") ? JSON.convertValue(c.get("tools"),
+                  new TypeReference<List<Map<String, Object>>>() {}) : null;
+              assertEquals(c.get("rendered").asText(), t.render(messages, tools, Map.of()));
+            }));
+      }
+    }
+    assertEquals(2 * 11, tests.size());
     return tests;
   }
 
