@@ -25,6 +25,22 @@ class PromptLookupTest {
   }
 
   @Test
+  void theLongestMatchGoesBeforeALaterShorterOne() {
+    //           0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18
+    int[] seq = {6, 1, 2, 3, 4, 5, 9, 8, 8, 2, 3, 4, 7, 0, 6, 1, 2, 3, 4};
+    // (2, 3, 4) last occurred at 9..11 (then 7); (6, 1, 2, 3, 4) only at 0..4 (then 5, 9)
+    assertArrayEquals(new int[] {5, 9}, new PromptLookup().propose(seq, 19, 2));
+    // with four tokens of the suffix matching there: (1, 2, 3, 4) at 1..4
+    int[] four = seq.clone();
+    four[14] = 0;
+    assertArrayEquals(new int[] {5, 9}, new PromptLookup().propose(four, 19, 2));
+    // with only three matching anywhere, the latest three
+    int[] three = seq.clone();
+    three[15] = 0;
+    assertArrayEquals(new int[] {7, 0}, new PromptLookup().propose(three, 19, 2));
+  }
+
+  @Test
   void incrementalIndexProposesWhatAFreshOneDoes() {
     int[] seq = new int[200];
     for (int i = 0; i < seq.length; i++) {
