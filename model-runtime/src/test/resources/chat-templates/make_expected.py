@@ -127,6 +127,18 @@ TOOL_CASES = [
 ]
 
 
+def rendered(case, tok, tools):
+    """CASE with "tools" (when given) and transformers' render of its messages, or its error."""
+    if tools is not None:
+        case["tools"] = tools
+    try:
+        case["rendered"] = tok.apply_chat_template(case["messages"], tools=tools, tokenize=False,
+                                                   add_generation_prompt=True)
+    except Exception as e:  # the template's raise_exception
+        case["error"] = str(e)
+    return case
+
+
 NAMED = {"hermes3": ({"default": "chatml_default", "tool_use": "hermes3_tool_use"},
                      "<|begin_of_text|>", "<|im_end|>")}
 
@@ -150,16 +162,8 @@ def named(out):
         cases = [(m, None) for m in CONVERSATIONS[:3]]
         cases += [(m, t) for m in TOOL_CASES for t in (TOOLS, [])]
         for messages, tools in cases:
-            case = {"template": name, "named": True, "bos_token": bos, "eos_token": eos,
-                    "messages": messages}
-            if tools is not None:
-                case["tools"] = tools
-            try:
-                case["rendered"] = tok.apply_chat_template(messages, tools=tools, tokenize=False,
-                                                           add_generation_prompt=True)
-            except Exception as e:
-                case["error"] = str(e)
-            out.append(case)
+            out.append(rendered({"template": name, "named": True, "bos_token": bos,
+                                 "eos_token": eos, "messages": messages}, tok, tools))
 
 
 def main():
@@ -189,15 +193,8 @@ def main():
         # definitions in the system message, calls as text), so only the others render these
         for messages in TOOL_CASES if re.search(r"\btools\b", template) else []:
             for tools in (TOOLS, None):
-                case = {"template": name, "bos_token": bos, "eos_token": eos, "messages": messages}
-                if tools is not None:
-                    case["tools"] = tools
-                try:
-                    case["rendered"] = tok.apply_chat_template(messages, tools=tools, tokenize=False,
-                                                               add_generation_prompt=True)
-                except Exception as e:
-                    case["error"] = str(e)
-                out.append(case)
+                out.append(rendered({"template": name, "bos_token": bos, "eos_token": eos,
+                                     "messages": messages}, tok, tools))
     named(out)
     with open("expected.json", "w", encoding="utf-8") as f:
         json.dump(out, f, ensure_ascii=False, indent=1)

@@ -64,12 +64,8 @@ class JinjaChatTemplateTest {
             throw new IllegalStateException(e);
           }
         });
-        List<ChatTemplate.Message> messages = new ArrayList<>();
-        for (JsonNode m : c.get("messages")) {
-          messages.add(message(m));
-        }
-        List<Map<String, Object>> tools = c.has("tools") ? JSON.convertValue(c.get("tools"),
-            new TypeReference<List<Map<String, Object>>>() {}) : null;
+        List<ChatTemplate.Message> messages = ChatFixtures.messages(c);
+        List<Map<String, Object>> tools = ChatFixtures.tools(c);
         Map<String, Object> kwargs = c.has("kwargs") ? JSON.convertValue(c.get("kwargs"),
             new TypeReference<Map<String, Object>>() {}) : Map.of();
         if (c.has("rendered")) {
@@ -94,42 +90,19 @@ class JinjaChatTemplateTest {
   @TestFactory
   List<DynamicTest> toolUseTemplateIsPickedAsTransformersPicks() throws IOException,
       URISyntaxException {
-    JsonNode cases = JSON.readTree(resource("expected.json"));
     Path fixtures = Path.of(JinjaChatTemplateTest.class.getResource("/chat-templates").toURI());
     List<DynamicTest> tests = new ArrayList<>();
     for (String form : List.of("named-files", "named-config")) {
       ChatTemplate t = ChatTemplates.load(fixtures.resolve(form), FIXTURE_DAY).orElseThrow();
       assertTrue(t.takesTools(), form);
       int i = 0;
-      for (JsonNode c : cases) {
-        if (!c.has("named")) {
-          continue;
-        }
+      for (JsonNode c : ChatFixtures.namedCases()) {
         tests.add(DynamicTest.dynamicTest(form + " #" + (i++) + (c.has("tools") ? " tools "
-            + c.get("tools").size() : ""), () -> {
-              List<ChatTemplate.Message> messages = new ArrayList<>();
-              for (JsonNode m : c.get("messages")) {
-                messages.add(message(m));
-              }
-              List<Map<String, Object>> tools = c.has("tools") ? JSON.convertValue(c.get("tools"),
-                  new TypeReference<List<Map<String, Object>>>() {}) : null;
-              assertEquals(c.get("rendered").asText(), t.render(messages, tools, Map.of()));
-            }));
+            + c.get("tools").size() : ""), () -> ChatFixtures.assertRendersAsTransformers(t, c)));
       }
     }
     assertEquals(2 * 11, tests.size());
     return tests;
-  }
-
-  /** A fixture message (OpenAI's shape) as the server hands it over. */
-  private static ChatTemplate.Message message(JsonNode m) {
-    JsonNode content = m.get("content");
-    List<Map<String, Object>> calls = m.has("tool_calls") ? JSON.convertValue(m.get("tool_calls"),
-        new TypeReference<List<Map<String, Object>>>() {}) : null;
-    return new ChatTemplate.Message(m.get("role").asText(),
-        content == null || content.isNull() ? null : content.asText(), calls,
-        m.path("tool_call_id").asText(null), m.path("name").asText(null),
-        m.path("reasoning_content").asText(null));
   }
 
   @Test
