@@ -10,6 +10,7 @@ tree node-llama-cpp 3.22.1 ships, or LLAMACPP_SRC):
     python make_fixtures.py gemma         # only the Gemma 2 / Gemma 3 files (gemma)
     python make_fixtures.py k-wide        # only the Phi-3 and Gemma 3 Q4_K_M files (k_wide)
     python make_fixtures.py pres          # only the smollm / gpt-4o pre-tokenizer files (pres)
+    python make_fixtures.py tool-use      # only llama3-tool-use-vocab.gguf (tool_use)
     python make_fixtures.py wide          # only blocks.gguf and the llama3-wide K-quant/IQ4 files
     python make_fixtures.py gpt2-q4_0     # only gpt2-q4_0.gguf and its references, from the
                                           # gpt2-f32.gguf here (the checkpoint made again must
@@ -768,6 +769,29 @@ def pres():
         print("wrote", out)
 
 
+def tool_use():
+    """llama3-tool-use-vocab.gguf: the Llama 3 checkpoint beside (transformers-checkpoints/
+    llama-llama3) with a default template and one named tool_use, as transformers 5's
+    save_pretrained writes the pair (chat-templates/named-files: chat_template.jinja and
+    additional_chat_templates/tool_use.jinja), converted --vocab-only by llama.cpp's converter,
+    whose gguf-py writes tokenizer.chat_template and tokenizer.chat_template.tool_use. The
+    references are transformers' renders of that pair (chat-templates/expected.json)."""
+    src = os.path.join(HERE, "..", "transformers-checkpoints", "llama-llama3")
+    named = os.path.join(HERE, "..", "chat-templates", "named-files")
+    work = tempfile.mkdtemp()
+    try:
+        for f in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+            shutil.copy(os.path.join(src, f), work)
+        shutil.copy(os.path.join(named, "chat_template.jinja"), work)
+        shutil.copytree(os.path.join(named, "additional_chat_templates"),
+                        os.path.join(work, "additional_chat_templates"))
+        out = os.path.join(HERE, "llama3-tool-use-vocab.gguf")
+        convert(work, out, "f32", "llama-bpe", "--vocab-only")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("wrote", out)
+
+
 def wide():
     blocks(os.path.join(HERE, "blocks.gguf"))
     write_case("llama3-wide")
@@ -775,7 +799,7 @@ def wide():
 
 # the parts that can be made alone (the module's docstring), by their argument
 PARTS = {"rope-window": rope_window, "phi3": phi3, "gemma": gemma, "k-wide": k_wide,
-         "pres": pres, "wide": wide, "gpt2-q4_0": lambda: write_case("gpt2", only=("q4_0",))}
+         "pres": pres, "tool-use": tool_use, "wide": wide, "gpt2-q4_0": lambda: write_case("gpt2", only=("q4_0",))}
 
 
 def main():

@@ -21,8 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
  * A file's {@code tokenizer.chat_template.tool_use} (the converter's copy of a checkpoint's
  * template named tool_use: gguf-py's {@code CHAT_TEMPLATE_N}) renders the requests that pass
  * tools, as llama-server and transformers pick it; the default one the others. Checked on the
- * Llama 3 fixture with Hermes 3's tool_use template and a ChatML default beside it, against
- * transformers' renders of the same pair ({@code chat-templates/expected.json}'s named cases).
+ * file llama.cpp's converter wrote ({@code make_fixtures.py tool-use}: the Llama 3 checkpoint with
+ * Hermes 3's tool_use template and a ChatML default beside it, as transformers 5 saves the pair),
+ * against transformers' renders of that pair ({@code chat-templates/expected.json}'s named cases).
  */
 class GgufToolUseTemplateTest {
 
@@ -36,16 +37,12 @@ class GgufToolUseTemplateTest {
   }
 
   @Test
-  void requestsWithToolsRenderByTheToolUseTemplate(@TempDir Path dir) throws IOException {
-    String defaultTemplate = text("chatml_default.jinja");
-    String toolUse = text("hermes3_tool_use.jinja");
-    Path file = GgufTestFiles.rewrite("llama3-f32.gguf", dir.resolve("tool-use.gguf"), kv -> {
-      kv.put(GgufKeys.CHAT_TEMPLATE, defaultTemplate);
-      kv.put(GgufKeys.CHAT_TEMPLATE_TOOL_USE, toolUse);
-    }, tensors -> {});
+  void requestsWithToolsRenderByTheToolUseTemplate() throws IOException {
+    Path file = GgufTestFiles.fixtures().resolve("llama3-tool-use-vocab.gguf");
     int checked = 0;
     try (Arena arena = Arena.ofConfined()) {
-      ChatTemplate t = GgufModelLoader.chatTemplate(GgufFile.map(file, arena), ChatFixtures.FIXTURE_DAY);
+      ChatTemplate t = GgufModelLoader.chatTemplate(GgufFile.map(file, arena),
+          ChatFixtures.FIXTURE_DAY);
       assertTrue(t.takesTools());
       for (JsonNode c : ChatFixtures.namedCases()) {
         ChatFixtures.assertRendersAsTransformers(t, c);
@@ -61,8 +58,8 @@ class GgufToolUseTemplateTest {
     Path file = GgufTestFiles.rewrite("llama3-f32.gguf", dir.resolve("default.gguf"),
         kv -> kv.put(GgufKeys.CHAT_TEMPLATE, defaultTemplate), tensors -> {});
     try (Arena arena = Arena.ofConfined()) {
-      assertFalse(GgufModelLoader.chatTemplate(GgufFile.map(file, arena), ChatFixtures.FIXTURE_DAY)
-          .takesTools());
+      assertFalse(GgufModelLoader.chatTemplate(GgufFile.map(file, arena),
+          ChatFixtures.FIXTURE_DAY).takesTools());
     }
   }
 
