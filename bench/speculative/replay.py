@@ -3,9 +3,10 @@
 
 Asks a running radixserve server (best with --speculative off) for the greedy completion of each
 round's summarise-with-quotes and code-edit request (workloads.py's prompts), then replays the
-drafting policy over those tokens in Python: prompt lookup by the last 3 tokens, the prefix
-cache's index by 3 (other rounds' prompts and outputs when --warm: a server in use), optionally
-the sequence's own last 2 tokens, DraftLength's adaptive length (2, doubling, pauses after two
+drafting policy over those tokens in Python: prompt lookup by the last 3 tokens (or the longest of
+5/4/3, as PromptLookup since 2026-12-03), the prefix cache's index by 3 (other rounds' prompts and
+outputs when --warm: a server in use), optionally the sequence's own last 2 tokens (latest, or only
+where they occurred exactly once before: the pair source since 2026-12-03), DraftLength's adaptive length (2, doubling, pauses after two
 misses), and a step cost per verified length T from VerifyStepBench (the 1B shape at int8,
 journal 2026-11-29-speculative-quiet.md). Prints the predicted speed-up per round, per source
 order. A replay on the fp32 small model's outputs had predicted 2.19x for first-time summarise
@@ -48,6 +49,11 @@ def draft(seq, source, n, k, others):
     key = tuple(seq[-n:])
     if len(seq) <= n:
         return []
+    if source == "pair":  # ShortKeyLookup.proposeByUniquePair: the key occurred exactly once
+        ends = [e for e in range(n, len(seq)) if tuple(seq[e - n:e]) == key]
+        if len(ends) != 1:
+            return []
+        source = "own"
     if source == "own":
         e = latest(seq, key, len(seq))  # the suffix itself ends at len(seq): never found
         if e is None:
@@ -121,7 +127,11 @@ def main():
     with urllib.request.urlopen(url + "/v1/models") as r:
         model = json.load(r)["data"][0]["id"]
     orders = {"own 3, cache 3": [("own", 3), ("cache", 3)],
-              "own 3, cache 3, own 2": [("own", 3), ("cache", 3), ("own", 2)]}
+              "own 3, cache 3, own 2": [("own", 3), ("cache", 3), ("own", 2)],
+              # PromptLookup since 2026-12-03, then the pair held once (Speculator.strongDraft)
+              "own 5/4/3, cache 3": [("own", 5), ("own", 4), ("own", 3), ("cache", 3)],
+              "own 5/4/3, cache 3, pair": [("own", 5), ("own", 4), ("own", 3), ("cache", 3),
+                                           ("pair", 2)]}
     for name in ("summarise-with-quotes", "code-edit"):
         runs = []
         for rnd in range(1, args.rounds + 1):

@@ -140,8 +140,9 @@ public final class Engine {
   }
 
   /**
-   * @param drafts a draft source asked first when speculation is on (a test's, proposing what
-   *     the built-in sources would not)
+   * @param drafts a draft source asked instead of the built-in ones when speculation is on (a
+   *     test's, proposing what the built-in sources would not, which must know every draft that
+   *     is verified)
    */
   Engine(ModelRunner runner, BlockPool pool, Optional<PrefixCache> cache,
       Optional<BlockTiers> tiers, Tokenizer tokenizer, Set<Integer> eosTokenIds,
@@ -161,7 +162,7 @@ public final class Engine {
       loader = null;
     }
     blocks = new SequenceBlocks(pool, cache, runner.blockSize(), counting, tiers, loads);
-    this.speculator = new Speculator(settings.speculation(), drafts,
+    this.speculator = new Speculator(settings.speculation(), drafts, drafts.isEmpty(),
         speculationIndex(cache, settings.speculation(), runner.blockSize()), counting);
     this.scheduler = new Scheduler(blocks, settings.policy(), settings.maxNumSeqs(),
         settings.maxBatchedTokens(), settings.prefillChunkSize(), settings.fairShare(), counting,

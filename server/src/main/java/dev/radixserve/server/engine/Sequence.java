@@ -63,11 +63,14 @@ final class Sequence {
   /** Speculative decoding: drafts from its own tokens, and how many to verify (set lazily). */
   dev.radixserve.server.spec.PromptLookup promptLookup;
   dev.radixserve.server.spec.DraftLength draftLength;
-  /** One-token guesses by a shorter key, into a row that costs nothing, and their own length. */
+  /**
+   * Drafts by a shorter key (where the last two tokens occurred once before; one-token guesses
+   * into a row that costs nothing), and the guesses' own length.
+   */
   dev.radixserve.server.spec.ShortKeyLookup shortKeyLookup;
   dev.radixserve.server.spec.DraftLength oneTokenLength;
-  /** The latest draft came from {@link #shortKeyLookup}: its verification goes to its length. */
-  boolean draftByShortKey;
+  /** The length whose rules chose the latest draft: its verification goes there. */
+  dev.radixserve.server.spec.DraftLength draftFrom;
 
   Sequence(EngineRequest request, RequestState state, int choice, Sampler sampler) {
     this.request = request;

@@ -1,18 +1,29 @@
 package dev.radixserve.server.spec;
 
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 
 /**
- * Drafts from a sequence's own tokens by a key shorter than {@link PromptLookup}'s: the latest
- * earlier place where its last two tokens occurred, or failing that its last token, and what
- * followed there. Such a key matches far more often and holds far less often than three tokens
- * (on prose about one draft in five to ten holds), so it is only worth a row that costs nothing:
- * the engine asks it where the sequence's own sources found nothing and a step of one more token
- * is measured to cost what the step costs anyway, as on ONNX Runtime's CPU kernels in the blocks
- * that compute rows in pairs, where a one-token step computes a padded second row
- * ({@code QuantSpec.evenRows}). The index grows incrementally, one entry per position and key
- * length, as {@link PromptLookup}'s. One per sequence.
+ * Drafts from a sequence's own tokens by a key shorter than {@link PromptLookup}'s, two ways.
+ *
+ * <p>{@link #propose}: the latest earlier place where its last two tokens occurred, or failing
+ * that its last token, and what followed there. Such a key matches far more often and holds far
+ * less often than three tokens (on prose about one draft in five to ten holds), so it is only
+ * worth a row that costs nothing: the engine asks it where the sequence's own sources found
+ * nothing and a step of one more token is measured to cost what the step costs anyway, as on
+ * ONNX Runtime's CPU kernels in the blocks that compute rows in pairs, where a one-token step
+ * computes a padded second row ({@code QuantSpec.evenRows}).
+ *
+ * <p>{@link #proposeByUniquePair}: only where the last two tokens occurred exactly once before,
+ * what followed there, as a draft of any length. That is where a copy starts: an answer that
+ * quotes its context opens each quote at a place no key predicts, and the three-token key finds
+ * the quoted run only at its third token, often later (a quote's first word is tokenized
+ * otherwise after the quote mark than after the space it had in the context); a pair that the
+ * text holds once finds it a token or two earlier. A pair the text holds twice or more is as
+ * likely the wrong place. The index grows incrementally, one entry per position and key length,
+ * as {@link PromptLookup}'s. One per sequence.
  */
 public final class ShortKeyLookup implements DraftSource {
 
@@ -20,6 +31,8 @@ public final class ShortKeyLookup implements DraftSource {
   private final Map<Long, Integer> afterPair = new HashMap<>();
   /** A token's latest occurrence: the position right after it. */
   private final Map<Integer, Integer> afterToken = new HashMap<>();
+  /** Pairs that occurred more than once (with a continuation). */
+  private final Set<Long> repeatedPairs = new HashSet<>();
   /** Positions {@code e < indexedTo} have the key(s) ending before them indexed. */
   private int indexedTo = 1;
 
@@ -28,19 +41,43 @@ public final class ShortKeyLookup implements DraftSource {
     if (length < 2) {
       return NONE;
     }
-    // index every key that has a continuation (ends before length - 1), latest wins; the
-    // suffix itself is looked up before it is indexed, so it never finds itself
-    for (; indexedTo < length; indexedTo++) {
-      afterToken.put(tokens[indexedTo - 1], indexedTo);
-      if (indexedTo >= 2) {
-        afterPair.put(pair(tokens, indexedTo), indexedTo);
-      }
-    }
+    index(tokens, length);
     Integer end = afterPair.get(pair(tokens, length));
     if (end == null) {
       end = afterToken.get(tokens[length - 1]);
     }
     return end == null ? NONE : PromptLookup.copyAfter(tokens, length, end, max);
+  }
+
+  /**
+   * Up to {@code max} tokens that followed the one earlier occurrence of the sequence's last two
+   * tokens, or none where they occurred never or more than once before.
+   */
+  public int[] proposeByUniquePair(int[] tokens, int length, int max) {
+    if (length < 2) {
+      return NONE;
+    }
+    index(tokens, length);
+    long key = pair(tokens, length);
+    Integer end = afterPair.get(key);
+    return end == null || repeatedPairs.contains(key) ? NONE
+        : PromptLookup.copyAfter(tokens, length, end, max);
+  }
+
+  /**
+   * Indexes every key that has a continuation (ends before {@code length - 1}), latest wins; the
+   * suffix itself is looked up before it is indexed, so it never finds itself.
+   */
+  private void index(int[] tokens, int length) {
+    for (; indexedTo < length; indexedTo++) {
+      afterToken.put(tokens[indexedTo - 1], indexedTo);
+      if (indexedTo >= 2) {
+        long key = pair(tokens, indexedTo);
+        if (afterPair.put(key, indexedTo) != null) {
+          repeatedPairs.add(key);
+        }
+      }
+    }
   }
 
   /** The two tokens ending before {@code end} ({@code end >= 2}), as one key. */

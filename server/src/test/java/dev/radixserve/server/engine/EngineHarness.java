@@ -202,8 +202,8 @@ class EngineHarness {
       cache.addListener(index.get());
     }
     Speculator speculator = new Speculator(speculation,
-        Optional.of((tokens, length, max) -> firstDrafts.propose(tokens, length, max)), index,
-        observer);
+        Optional.of((tokens, length, max) -> firstDrafts.propose(tokens, length, max)), true,
+        index, observer);
     scheduler = new Scheduler(sb, policy, maxNumSeqs, maxBatchedTokens, prefillChunk, fairShare,
         observer, speculator);
     outputs = new OutputProcessor(scheduler, sb, p -> new LogitsSampler(p, vocabSize), TOKENIZER,
