@@ -99,13 +99,7 @@ class SpeculativeDecodingTest {
     EngineHarness unpriced = EngineHarness.speculative(64, 4, caching, 64, VOCAB, pairs,
         Speculation.ngram(5).unpriced());
     unpriced.submit("r", prompt, 1, 60, SamplingParams.greedy());
-    for (EngineHarness h : List.of(plain, spec, unpriced)) {
-      for (int i = 0; i < 1_000 && h.scheduler.hasWork(); i++) {
-        h.step();
-        h.assertAccounting();
-      }
-      assertEquals(List.of(), h.liveRequests());
-    }
+    runToEnd(plain, spec, unpriced);
     assertEquals(List.of(60), plain.tokens.values().stream().map(List::size).toList());
     assertEquals(plain.tokens, spec.tokens);
     assertEquals(plain.tokens, unpriced.tokens);
@@ -169,13 +163,7 @@ class SpeculativeDecodingTest {
       h.submit("r", prompt, 1, 60, SamplingParams.greedy());
     }
     sampledSpec.submit("r", prompt, 1, 60, sampled);
-    for (EngineHarness h : List.of(plain, priced, unpriced, sampledSpec)) {
-      for (int i = 0; i < 1_000 && h.scheduler.hasWork(); i++) {
-        h.step();
-        h.assertAccounting();
-      }
-      assertEquals(List.of(), h.liveRequests());
-    }
+    runToEnd(plain, priced, unpriced, sampledSpec);
     assertEquals(List.of(60), plain.tokens.values().stream().map(List::size).toList());
     assertEquals(plain.tokens, priced.tokens);
     assertEquals(plain.tokens, unpriced.tokens);
@@ -316,5 +304,16 @@ class SpeculativeDecodingTest {
     }
     assertEquals(List.of(), h.liveRequests());
     return new TreeMap<>(h.tokens);
+  }
+
+  /** Steps each harness until its requests end (at most 1,000 steps), checking the accounting. */
+  private static void runToEnd(EngineHarness... harnesses) {
+    for (EngineHarness h : harnesses) {
+      for (int i = 0; i < 1_000 && h.scheduler.hasWork(); i++) {
+        h.step();
+        h.assertAccounting();
+      }
+      assertEquals(List.of(), h.liveRequests());
+    }
   }
 }

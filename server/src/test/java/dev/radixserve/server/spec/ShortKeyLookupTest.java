@@ -31,10 +31,7 @@ class ShortKeyLookupTest {
 
   @Test
   void incrementalIndexProposesWhatAFreshOneDoes() {
-    int[] seq = new int[300];
-    for (int i = 0; i < seq.length; i++) {
-      seq[i] = (i * 7 + i / 13 + i * i / 29) % 23;
-    }
+    int[] seq = mixed(23);
     ShortKeyLookup grown = new ShortKeyLookup();
     for (int len = 1; len <= seq.length; len++) {
       assertArrayEquals(new ShortKeyLookup().propose(seq, len, 3), grown.propose(seq, len, 3),
@@ -49,7 +46,8 @@ class ShortKeyLookupTest {
     // (3, 4) occurred once before position 9 (before 4): 1, 2, then 5 followed
     assertArrayEquals(new int[] {1, 2, 5},
         new ShortKeyLookup().proposeByUniquePair(seq, 9, 3));
-    // (1, 2) occurred twice before length 8 (before 2 and before 6): the wrong place as likely
+    // (1, 2) occurred twice before the suffix (ending before 2 and before 6): the wrong place as
+    // likely
     int[] twice = {1, 2, 3, 4, 1, 2, 5, 1, 2};
     assertArrayEquals(new int[0], new ShortKeyLookup().proposeByUniquePair(twice, 9, 3));
     // ... where the latest-occurrence lookup still proposes what followed the later one
@@ -61,10 +59,7 @@ class ShortKeyLookupTest {
 
   @Test
   void aGrownIndexFindsTheUniquePairsAFreshOneFinds() {
-    int[] seq = new int[300];
-    for (int i = 0; i < seq.length; i++) {
-      seq[i] = (i * 7 + i / 13 + i * i / 29) % 41;
-    }
+    int[] seq = mixed(41);
     ShortKeyLookup grown = new ShortKeyLookup();
     int proposed = 0;
     for (int len = 1; len <= seq.length; len++) {
@@ -79,5 +74,14 @@ class ShortKeyLookupTest {
     // the sequence holds unique and repeated pairs both, so the test sees both answers
     assertTrue(proposed > 10 && proposed < 290,
         "proposed at " + proposed);
+  }
+
+  /** 300 tokens below {@code vocabulary} that repeat some pairs and runs and not others. */
+  private static int[] mixed(int vocabulary) {
+    int[] seq = new int[300];
+    for (int i = 0; i < seq.length; i++) {
+      seq[i] = (i * 7 + i / 13 + i * i / 29) % vocabulary;
+    }
+    return seq;
   }
 }
