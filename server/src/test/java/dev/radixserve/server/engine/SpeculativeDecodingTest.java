@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.IntBinaryOperator;
 import java.util.stream.IntStream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -32,20 +33,28 @@ class SpeculativeDecodingTest {
    * at every 11th position, where a token depending on p comes (a surprise no draft predicts).
    * Each row is computed from the token the batch holds at its position (drafts included).
    */
-  private static final EngineHarness.Forward CYCLING = (step, batch) -> {
-    float[][] out = new float[batch.logitRows()][VOCAB];
-    for (int k = 0; k < batch.seqs().size(); k++) {
-      ForwardBatch.Seq s = batch.seqs().get(k);
-      int first = s.newTokens().length - s.logitRows();
-      for (int i = first; i < s.newTokens().length; i++) {
-        int p = s.pastLen() + i;
-        int t = s.newTokens()[i];
-        int next = (p + 1) % 11 == 0 ? 300 + p % 13 : 100 + (t - 100 + 1 + 7) % 7;
-        out[batch.firstRow(k) + i - first][next] = 10;
+  private static final EngineHarness.Forward CYCLING = peaked(10,
+      (p, t) -> (p + 1) % 11 == 0 ? 300 + p % 13 : 100 + (t - 100 + 1 + 7) % 7);
+
+  /**
+   * A fake model whose every logits row has one token at {@code logit} (the rest 0): {@code
+   * next.applyAsInt(p, t)} for the row of token t at position p, so it is computed from the token
+   * the batch holds there (drafts included).
+   */
+  private static EngineHarness.Forward peaked(float logit, IntBinaryOperator next) {
+    return (step, batch) -> {
+      float[][] out = new float[batch.logitRows()][VOCAB];
+      for (int k = 0; k < batch.seqs().size(); k++) {
+        ForwardBatch.Seq s = batch.seqs().get(k);
+        int first = s.newTokens().length - s.logitRows();
+        for (int i = first; i < s.newTokens().length; i++) {
+          out[batch.firstRow(k) + i - first][next.applyAsInt(s.pastLen() + i, s.newTokens()[i])]
+              = logit;
+        }
       }
-    }
-    return out;
-  };
+      return out;
+    };
+  }
 
   @ParameterizedTest
   @CsvSource({"true, 64", "false, 64", "true, 14", "false, 14"})
@@ -74,21 +83,9 @@ class SpeculativeDecodingTest {
   @ParameterizedTest
   @CsvSource({"true", "false"})
   void oneTokenGuessesByAShortKeyKeepTheTokensWhereNoLongerKeyMatches(boolean caching) {
-    EngineHarness.Forward pairs = (step, batch) -> {
-      float[][] out = new float[batch.logitRows()][VOCAB];
-      for (int k = 0; k < batch.seqs().size(); k++) {
-        ForwardBatch.Seq s = batch.seqs().get(k);
-        int first = s.newTokens().length - s.logitRows();
-        for (int i = first; i < s.newTokens().length; i++) {
-          int next = s.pastLen() + i + 1;
-          int t = s.newTokens()[i];
-          int row = batch.firstRow(k) + i - first;
-          out[row][t == 100 ? (next % 12 == 1 ? 102 : 101) : next % 3 == 0 ? 100 : 200 + next]
-              = 100; // so peaked that sampling at temperature 1 draws it too
-        }
-      }
-      return out;
-    };
+    // so peaked (100) that sampling at temperature 1 draws it too
+    EngineHarness.Forward pairs = peaked(100, (p, t) -> t == 100 ? ((p + 1) % 12 == 1 ? 102 : 101)
+        : (p + 1) % 3 == 0 ? 100 : 200 + p + 1);
     int[] prompt = {300, 301, 302, 303};
     EngineHarness plain = new EngineHarness(64, 4, caching,
         dev.radixserve.server.config.SchedulePolicy.FCFS, 64, VOCAB, pairs);
@@ -134,21 +131,13 @@ class SpeculativeDecodingTest {
   @CsvSource({"true", "false"})
   void aPairHeldOnceBeforeDraftsTheRestOfAQuote(boolean caching) {
     int promptLength = 64;
-    EngineHarness.Forward quoting = (step, batch) -> {
-      float[][] out = new float[batch.logitRows()][VOCAB];
-      for (int k = 0; k < batch.seqs().size(); k++) {
-        ForwardBatch.Seq s = batch.seqs().get(k);
-        int first = s.newTokens().length - s.logitRows();
-        for (int i = first; i < s.newTokens().length; i++) {
-          int output = s.pastLen() + i + 1 - promptLength; // the output position predicted
-          int quote = Math.floorDiv(output, 4);
-          int start = Math.floorMod(quote * 13, 60); // distinct for the 15 quotes of 60 tokens
-          int at = Math.floorMod(output, 4);
-          out[batch.firstRow(k) + i - first][at == 0 ? 400 + output : 300 + start + at - 1] = 100;
-        }
-      }
-      return out;
-    };
+    EngineHarness.Forward quoting = peaked(100, (p, t) -> {
+      int output = p + 1 - promptLength; // the output position predicted
+      int quote = Math.floorDiv(output, 4);
+      int start = Math.floorMod(quote * 13, 60); // distinct for the 15 quotes of 60 tokens
+      int at = Math.floorMod(output, 4);
+      return at == 0 ? 400 + output : 300 + start + at - 1;
+    });
     int[] prompt = IntStream.range(300, 300 + promptLength).toArray();
     EngineHarness plain = new EngineHarness(64, 4, caching,
         dev.radixserve.server.config.SchedulePolicy.FCFS, 64, VOCAB, quoting);
