@@ -1,8 +1,5 @@
 package dev.radixserve.server.spec;
 
-import java.util.HashMap;
-import java.util.Map;
-
 /**
  * Drafts from a sequence's own tokens (prompt lookup, vLLM's and llama.cpp's n-gram mode): finds
  * the latest earlier place where its last {@value #LONGEST} tokens occurred, else its last 4,
@@ -11,30 +8,24 @@ import java.util.Map;
  * tokens occurred in several places, the place that also shares the tokens before it is the
  * likelier to go on the same way (on prose and code predicting themselves, 0-9% more draft tokens
  * held for the same drafts: {@code bench/speculative/longest_key_count.py}). The index grows
- * incrementally as the sequence grows (one map entry per position and key length, indexed once),
- * so a proposal costs at most three lookups and never a scan of the sequence. One per sequence.
+ * incrementally as the sequence grows (a {@link RunIndex} slot per position and key length,
+ * indexed once), so a proposal costs at most three lookups and never a scan of the sequence. One per sequence.
  */
 public final class PromptLookup implements DraftSource {
 
   /** Tokens of the longest key looked up. */
   static final int LONGEST = 5;
 
-  /**
-   * The up to {@value #LONGEST} tokens before a position, exact (no hash collisions), the first
-   * {@code LONGEST - n} of a shorter key -1 (no token's id).
-   */
-  private record Key(int a, int b, int c, int d, int e) {
+  /** Where each run of {@code NGram.N + i} tokens last occurred, for i = 0, 1, 2. */
+  private final RunIndex[] after = new RunIndex[LONGEST - NGram.N + 1];
+  /** Positions {@code e < indexedTo} have their preceding runs in {@link #after}. */
+  private int indexedTo = NGram.N;
 
-    static Key before(int[] tokens, int end, int n) {
-      return new Key(n >= 5 ? tokens[end - 5] : -1, n >= 4 ? tokens[end - 4] : -1,
-          tokens[end - 3], tokens[end - 2], tokens[end - 1]);
+  public PromptLookup() {
+    for (int i = 0; i < after.length; i++) {
+      after[i] = new RunIndex(NGram.N + i);
     }
   }
-
-  /** A key's latest occurrence: the position right after it. */
-  private final Map<Key, Integer> after = new HashMap<>();
-  /** Positions {@code e < indexedTo} have their preceding keys in {@link #after}. */
-  private int indexedTo = NGram.N;
 
   @Override
   public int[] propose(int[] tokens, int length, int max) {
@@ -45,12 +36,12 @@ public final class PromptLookup implements DraftSource {
     // suffix itself is looked up before it is indexed, so it never finds itself
     for (; indexedTo < length; indexedTo++) {
       for (int n = NGram.N; n <= Math.min(LONGEST, indexedTo); n++) {
-        after.put(Key.before(tokens, indexedTo, n), indexedTo);
+        after[n - NGram.N].put(tokens, indexedTo);
       }
     }
     for (int n = Math.min(LONGEST, length); n >= NGram.N; n--) {
-      Integer end = after.get(Key.before(tokens, length, n));
-      if (end != null) {
+      int end = after[n - NGram.N].latest(tokens, length);
+      if (end >= 0) {
         return copyAfter(tokens, length, end, max);
       }
     }

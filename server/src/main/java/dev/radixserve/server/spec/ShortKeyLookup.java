@@ -1,10 +1,5 @@
 package dev.radixserve.server.spec;
 
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.Map;
-import java.util.Set;
-
 /**
  * Drafts from a sequence's own tokens by a key shorter than {@link PromptLookup}'s, two ways.
  *
@@ -22,17 +17,15 @@ import java.util.Set;
  * the quoted run only at its third token, often later (a quote's first word is tokenized
  * otherwise after the quote mark than after the space it had in the context); a pair that the
  * text holds once finds it a token or two earlier. A pair the text holds twice or more is as
- * likely the wrong place. The index grows incrementally, one entry per position and key length,
- * as {@link PromptLookup}'s. One per sequence.
+ * likely the wrong place. The index grows incrementally, a {@link RunIndex} slot per position and key
+ * length, as {@link PromptLookup}'s. One per sequence.
  */
 public final class ShortKeyLookup implements DraftSource {
 
-  /** A pair of tokens' latest occurrence: the position right after it. */
-  private final Map<Long, Integer> afterPair = new HashMap<>();
-  /** A token's latest occurrence: the position right after it. */
-  private final Map<Integer, Integer> afterToken = new HashMap<>();
-  /** Pairs that occurred more than once (with a continuation). */
-  private final Set<Long> repeatedPairs = new HashSet<>();
+  /** Where each pair of tokens last occurred, and whether more than once. */
+  private final RunIndex afterPair = new RunIndex(2);
+  /** Where each token last occurred. */
+  private final RunIndex afterToken = new RunIndex(1);
   /** Positions {@code e < indexedTo} have the key(s) ending before them indexed. */
   private int indexedTo = 1;
 
@@ -42,11 +35,11 @@ public final class ShortKeyLookup implements DraftSource {
       return NONE;
     }
     index(tokens, length);
-    Integer end = afterPair.get(pair(tokens, length));
-    if (end == null) {
-      end = afterToken.get(tokens[length - 1]);
+    int end = afterPair.latest(tokens, length);
+    if (end < 0) {
+      end = afterToken.latest(tokens, length);
     }
-    return end == null ? NONE : PromptLookup.copyAfter(tokens, length, end, max);
+    return end < 0 ? NONE : PromptLookup.copyAfter(tokens, length, end, max);
   }
 
   /**
@@ -58,10 +51,8 @@ public final class ShortKeyLookup implements DraftSource {
       return NONE;
     }
     index(tokens, length);
-    long key = pair(tokens, length);
-    Integer end = afterPair.get(key);
-    return end == null || repeatedPairs.contains(key) ? NONE
-        : PromptLookup.copyAfter(tokens, length, end, max);
+    int end = afterPair.once(tokens, length);
+    return end < 0 ? NONE : PromptLookup.copyAfter(tokens, length, end, max);
   }
 
   /**
@@ -70,18 +61,10 @@ public final class ShortKeyLookup implements DraftSource {
    */
   private void index(int[] tokens, int length) {
     for (; indexedTo < length; indexedTo++) {
-      afterToken.put(tokens[indexedTo - 1], indexedTo);
+      afterToken.put(tokens, indexedTo);
       if (indexedTo >= 2) {
-        long key = pair(tokens, indexedTo);
-        if (afterPair.put(key, indexedTo) != null) {
-          repeatedPairs.add(key);
-        }
+        afterPair.put(tokens, indexedTo);
       }
     }
-  }
-
-  /** The two tokens ending before {@code end} ({@code end >= 2}), as one key. */
-  private static long pair(int[] tokens, int end) {
-    return ((long) tokens[end - 2] << 32) | (tokens[end - 1] & 0xffffffffL);
   }
 }

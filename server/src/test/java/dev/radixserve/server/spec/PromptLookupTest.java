@@ -3,6 +3,7 @@ package dev.radixserve.server.spec;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
 import java.util.Arrays;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class PromptLookupTest {
@@ -61,5 +62,35 @@ class PromptLookupTest {
     // (6, 7, 6) last ended at 4: 7, 6, then the copy's own 7, 6, 7
     assertArrayEquals(new int[] {7, 6, 7, 6, 7}, new PromptLookup().propose(period2, 6, 5));
     assertArrayEquals(new int[0], new PromptLookup().propose(seq, 3, 3)); // no earlier run yet
+  }
+
+  @Test
+  void proposesWhatAScanForTheLongestLatestMatchFinds() {
+    Random random = new Random(3);
+    for (int vocabulary : new int[] {3, 8, 60}) {
+      int[] seq = new int[800];
+      for (int i = 0; i < seq.length; i++) {
+        // runs copied from earlier, as text that quotes itself, between random tokens
+        seq[i] = i > 20 && random.nextInt(3) > 0 ? seq[i - 1 - random.nextInt(20)]
+            : random.nextInt(vocabulary);
+      }
+      PromptLookup grown = new PromptLookup();
+      for (int len = 1; len <= seq.length; len++) {
+        assertArrayEquals(scan(seq, len, 6), grown.propose(seq, len, 6),
+            "vocabulary " + vocabulary + ", length " + len);
+      }
+    }
+  }
+
+  /** The reference: the latest earlier match of the last 5, else 4, else 3 tokens, by a scan. */
+  private static int[] scan(int[] seq, int length, int max) {
+    for (int n = Math.min(PromptLookup.LONGEST, length - 1); n >= NGram.N; n--) {
+      for (int end = length - 1; end >= n; end--) {
+        if (Arrays.equals(seq, end - n, end, seq, length - n, length)) {
+          return PromptLookup.copyAfter(seq, length, end, max);
+        }
+      }
+    }
+    return new int[0];
   }
 }
