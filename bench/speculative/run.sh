@@ -34,6 +34,11 @@ lcpp=${LLAMA_CPP:-/work/llamacpp/src}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../.ci/java-home.sh"
 gguf=${GGUF:-/tmp/spec1b/bench-1b-q8_0.gguf}
+# the client encodes with the tokenizer the server reads: the checkpoint's own where it has one
+# (make_8b.py writes Llama 3's), else r50k_base's files (TOKENIZER_DIR, workloads.py's default)
+if [ -z "${TOKENIZER_DIR:-}" ] && [ -f "$model/tokenizer.json" ]; then
+  export TOKENIZER_DIR=$model
+fi
 mkdir -p "$out"
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null' EXIT
