@@ -9,7 +9,8 @@ package dev.radixserve.server.spec;
  * likelier to go on the same way (on prose and code predicting themselves, 0-9% more draft tokens
  * held for the same drafts: {@code bench/speculative/longest_key_count.py}). The index grows
  * incrementally as the sequence grows (a {@link RunIndex} slot per position and key length,
- * indexed once), so a proposal costs at most three lookups and never a scan of the sequence. One per sequence.
+ * indexed once), so a proposal costs at most three lookups and never a scan of the sequence.
+ * One per sequence.
  */
 public final class PromptLookup implements DraftSource {
 

@@ -17,8 +17,8 @@ package dev.radixserve.server.spec;
  * the quoted run only at its third token, often later (a quote's first word is tokenized
  * otherwise after the quote mark than after the space it had in the context); a pair that the
  * text holds once finds it a token or two earlier. A pair the text holds twice or more is as
- * likely the wrong place. The index grows incrementally, a {@link RunIndex} slot per position and key
- * length, as {@link PromptLookup}'s. One per sequence.
+ * likely the wrong place. The index grows incrementally, a {@link RunIndex} slot per position
+ * and key length, as {@link PromptLookup}'s. One per sequence.
  */
 public final class ShortKeyLookup implements DraftSource {
 

@@ -1,5 +1,6 @@
 package dev.radixserve.server.spec;
 
+import java.lang.ref.Reference;
 import java.util.Random;
 
 /**
@@ -38,10 +39,9 @@ public final class DraftIndexHeapBench {
       System.out.printf("PromptLookup %.1f B/position, %.1f ms; ShortKeyLookup %.1f B/position,"
           + " %.1f ms%n", (afterPrompt - before) / (double) n, (t1 - t0) / 1e6,
           (afterShort - afterPrompt) / (double) n, (t3 - t2) / 1e6);
-      // keep both alive until measured
-      if (prompt.hashCode() == shortKey.hashCode()) {
-        System.out.println();
-      }
+      // both measured alive: not collected before the last usedAfterGc
+      Reference.reachabilityFence(prompt);
+      Reference.reachabilityFence(shortKey);
     }
   }
 
