@@ -12,7 +12,8 @@ import jdk.incubator.vector.VectorShuffle;
  * The scores of a multi-query run, two query rows by four key rows at a time, with each (row,
  * position) pair's operations those of {@link VectorRowAttention#dot} (or {@link
  * VectorRowAttention#dot8} for a head of 8 vectors), in its order, so that a token's score has
- * a decode step's bits. 256-bit vectors only (the 128-bit path keeps the per-pair loops).
+ * a decode step's bits. 256-bit vectors only (the 128-bit path keeps the per-pair loops; on
+ * AVX-512, {@link WideTiles} takes the tiles with the same bits).
  *
  * <pre>
  *   for each pair of vectors d of the head:  x = q_t[d], y = q_t+1[d], u.. = k_j..j+3[d]
@@ -105,6 +106,10 @@ final class TiledScores {
    */
   static void row(QueryRun run, float[] queries, int q, float[] keys, int k0, int from,
       int to, float[] scores, int base, float[] max, int r) {
+    if (WideTiles.ON) {
+      WideTiles.scoreRow(run, queries, q, keys, k0, from, to, scores, base, max, r);
+      return;
+    }
     int hd = run.headSize();
     boolean eight = hd == 8 * L;
     float m = max[r];
@@ -141,6 +146,10 @@ final class TiledScores {
    */
   static void pairs(QueryRun run, float[] queries, int q0, float[] keys, int k0,
       int from, int to, float[] scores, int base0, float[] max, int r) {
+    if (WideTiles.ON && WideTiles.holdsQueries(run.headSize())) {
+      WideTiles.scorePairs(run, queries, q0, keys, k0, from, to, scores, base0, max, r);
+      return;
+    }
     int hd = run.headSize();
     int q1 = q0 + hd;
     int base1 = base0 + run.width();

@@ -67,6 +67,10 @@ final class TiledValues {
     if (from >= to) {
       return;
     }
+    if (WideTiles.ON) {
+      WideTiles.valueRow(p, base, values, v0, from, to, acc, a, hd);
+      return;
+    }
     for (int d = 0; d < hd; d += 8 * L) {
       FloatVector o0 = FloatVector.fromArray(SP, acc, a + d);
       FloatVector o1 = FloatVector.fromArray(SP, acc, a + d + L);
@@ -106,6 +110,10 @@ final class TiledValues {
    */
   static void pair(float[] p, int base0, int base1, float[] values, int v0, int from,
       int to, float[] acc, int a, int hd) {
+    if (WideTiles.ON) {
+      WideTiles.valuePair(p, base0, base1, values, v0, from, to, acc, a, hd);
+      return;
+    }
     int b = a + hd;
     FloatVector o0 = FloatVector.fromArray(SP, acc, a);
     FloatVector o1 = FloatVector.fromArray(SP, acc, a + L);

@@ -52,8 +52,9 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * A head of exactly 8 vectors (GPT-2's 64 floats) keeps a query or an accumulator in 8
  * registers; other head sizes take a general loop with a scalar tail. Vectors are capped at 256
- * bits so that a 64-float head is 8 vectors on AVX-512 machines too. Sums across lanes and exp go
- * through {@link StableLanes}, so a step gives the same bits before and after the JIT compiles it.
+ * bits so that a 64-float head is 8 vectors on AVX-512 machines too (the tiles alone go to 512
+ * bits there, {@link WideTiles}, with the same bits). Sums across lanes and exp go through {@link
+ * StableLanes}, so a step gives the same bits before and after the JIT compiles it.
  *
  * <p>The caches may hold another type than fp32 ({@link KvDtype}): every cache read goes through
  * {@link Rows#convert}, which converts L values of a head row to floats (bf16: a shift; fp16: a
@@ -800,6 +801,10 @@ final class VectorRowAttention implements RowAttention {
   private void copyBlock(MemorySegment pool, long start, QueryRun run, int rows, float[] out,
       int at, Scratch scratch) {
     int headSize = run.headSize();
+    if (kv.convertsToArray(headSize)) {
+      kv.convert(pool, start, run.rowBytes(), rows, headSize, out, at);
+      return;
+    }
     if (converts) {
       MemorySegment converted = scratch.converted(rows * headSize);
       convert(pool, start, run.rowBytes(), rows, headSize, converted);
@@ -941,6 +946,24 @@ final class VectorRowAttention implements RowAttention {
      */
     abstract void convert(MemorySegment m, long row, long d, MemorySegment out, long o);
 
+    /**
+     * Whether {@link #convert(MemorySegment, long, long, int, int, float[], int)} takes rows of
+     * this head size: bf16 only, whose conversion (a shift) is cheap enough to write straight
+     * into the tiles' heap rows; the other narrow types go through {@link #convert} and a copy.
+     */
+    boolean convertsToArray(int headSize) {
+      return false;
+    }
+
+    /**
+     * {@code rows} head rows, {@code rowBytes} apart from {@code start}, as fp32 rows of {@code
+     * out} from {@code at}: the values {@link #convert} gives, without the copy through a segment.
+     */
+    void convert(MemorySegment m, long start, long rowBytes, int rows, int headSize, float[] out,
+        int at) {
+      throw new UnsupportedOperationException(dtype.name());
+    }
+
     /** Values per {@link #convert}. */
     static int lanes() {
       return L;
@@ -1000,6 +1023,34 @@ final class VectorRowAttention implements RowAttention {
         ((IntVector) ShortVector.fromMemorySegment(SS, m, row + 2L * d, BO)
             .convertShape(VectorOperators.S2I, IS, 0)).lanewise(VectorOperators.LSHL, 16)
             .reinterpretAsFloats().intoMemorySegment(out, o, BO);
+      }
+
+      // The tiles' block copies: 16 values a step with the wide tiles (their heads are whole
+      // 512-bit vectors), L otherwise. A decode step of the 1B shape at a 1,500-token context
+      // spent half its attention time converting through a segment and copying (JFR).
+      private static final VectorSpecies<Short> ROW_SHORTS =
+          WideTiles.ON ? ShortVector.SPECIES_256 : SS;
+      private static final VectorSpecies<Integer> ROW_INTS =
+          WideTiles.ON ? IntVector.SPECIES_512 : IS;
+
+      @Override
+      boolean convertsToArray(int headSize) {
+        return headSize % ROW_INTS.length() == 0;
+      }
+
+      @Override
+      void convert(MemorySegment m, long start, long rowBytes, int rows, int headSize,
+          float[] out, int at) {
+        int step = ROW_INTS.length();
+        for (int r = 0; r < rows; r++) {
+          long src = start + r * rowBytes;
+          int dst = at + r * headSize;
+          for (int d = 0; d < headSize; d += step) {
+            ((IntVector) ShortVector.fromMemorySegment(ROW_SHORTS, m, src + 2L * d, BO)
+                .convertShape(VectorOperators.S2I, ROW_INTS, 0))
+                .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(out, dst + d);
+          }
+        }
       }
     }
 
